@@ -1,0 +1,84 @@
+// Command vc-controller-manager-paddle is Volcano's controller manager (every
+// stock controller and job plugin) with the paddle job plugin compiled in.
+// Volcano's job controller cannot load plugins at run time, so a job plugin
+// needs its own build. It takes exactly the flags of vc-controller-manager.
+package main
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"sort"
+	"time"
+
+	"github.com/spf13/pflag"
+	_ "go.uber.org/automaxprocs"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	_ "k8s.io/client-go/plugin/pkg/client/auth"
+	cliflag "k8s.io/component-base/cli/flag"
+	componentbaseoptions "k8s.io/component-base/config/options"
+	"k8s.io/klog/v2"
+
+	"volcano.sh/volcano/cmd/controller-manager/app"
+	"volcano.sh/volcano/cmd/controller-manager/app/options"
+	_ "volcano.sh/volcano/pkg/controllers/colocationconfig"
+	_ "volcano.sh/volcano/pkg/controllers/cronjob"
+	"volcano.sh/volcano/pkg/controllers/framework"
+	_ "volcano.sh/volcano/pkg/controllers/garbagecollector"
+	_ "volcano.sh/volcano/pkg/controllers/hypernode"
+	_ "volcano.sh/volcano/pkg/controllers/job"
+	_ "volcano.sh/volcano/pkg/controllers/jobflow"
+	_ "volcano.sh/volcano/pkg/controllers/jobtemplate"
+	_ "volcano.sh/volcano/pkg/controllers/podgroup"
+	_ "volcano.sh/volcano/pkg/controllers/queue"
+	_ "volcano.sh/volcano/pkg/controllers/sharding"
+	commonutil "volcano.sh/volcano/pkg/util"
+
+	"github.com/volcano-paddle/volcano-paddle/pkg/version"
+)
+
+var logFlushFreq = pflag.Duration("log-flush-frequency", 5*time.Second, "Maximum number of seconds between log flushes")
+
+func main() {
+	runtime.GOMAXPROCS(runtime.NumCPU())
+	klog.InitFlags(nil)
+	version.Stamp()
+
+	fs := pflag.CommandLine
+	s := options.NewServerOption()
+	var known []string
+	framework.ForeachController(func(c framework.Controller) { known = append(known, c.Name()) })
+	sort.Strings(known)
+	s.AddFlags(fs, known)
+	utilfeature.DefaultMutableFeatureGate.AddFlag(fs)
+
+	commonutil.LeaderElectionDefault(&s.LeaderElection)
+	s.LeaderElection.ResourceName = "vc-controller-manager"
+	componentbaseoptions.BindLeaderElectionFlags(&s.LeaderElection, fs)
+
+	cliflag.InitFlags()
+
+	if s.PrintVersion {
+		version.Print(os.Stdout, "vc-controller-manager-paddle")
+		return
+	}
+	if err := s.CheckOptionOrDie(); err != nil {
+		fmt.Fprintf(os.Stderr, "%v\n", err)
+		os.Exit(1)
+	}
+	if s.CaCertFile != "" && s.CertFile != "" && s.KeyFile != "" {
+		if err := s.ParseCAFiles(nil); err != nil {
+			fmt.Fprintf(os.Stderr, "failed to parse CA file: %v\n", err)
+			os.Exit(1)
+		}
+	}
+
+	klog.StartFlushDaemon(*logFlushFreq)
+	defer klog.Flush()
+	klog.InfoS("Starting vc-controller-manager-paddle", "version", version.Version, "volcano", version.VolcanoVersion())
+
+	if err := app.Run(s); err != nil {
+		fmt.Fprintf(os.Stderr, "%v\n", err)
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,10 @@
+//go:build tools
+
+// Package tools pins the control-plane commands built by the Makefile.
+package tools
+
+import (
+	_ "go.etcd.io/etcd/server/v3"
+	_ "k8s.io/kubernetes/cmd/kube-apiserver"
+	_ "k8s.io/kubernetes/cmd/kubectl"
+)
