@@ -124,8 +124,8 @@ func (p *process) stop(grace time.Duration) error {
 	}
 }
 
-// processAlive reports whether pid names a live (not zombie) process.
-func processAlive(pid int) bool {
+// ProcessAlive reports whether pid names a live (not zombie) process.
+func ProcessAlive(pid int) bool {
 	if err := syscall.Kill(pid, 0); err != nil {
 		return !errors.Is(err, syscall.ESRCH)
 	}

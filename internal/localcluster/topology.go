@@ -146,6 +146,7 @@ func (t *Topology) Nodes() []*corev1.Node {
 		if g.GPUs > 0 {
 			res["nvidia.com/gpu"] = *resource.NewQuantity(int64(g.GPUs), resource.DecimalSI)
 		}
+		groupIndex := len(nodes)
 		for r := 0; r < g.Racks; r++ {
 			for n := 0; n < g.NodesPerRack; n++ {
 				name := fmt.Sprintf("%s-r%d-n%d", g.Name, r, n)
@@ -168,7 +169,13 @@ func (t *Topology) Nodes() []*corev1.Node {
 							"kwok.x-k8s.io/node": "fake",
 						},
 					},
-					Status: corev1.NodeStatus{Capacity: res.DeepCopy(), Allocatable: res.DeepCopy()},
+					Status: corev1.NodeStatus{
+						Capacity: res.DeepCopy(), Allocatable: res.DeepCopy(),
+						Addresses: []corev1.NodeAddress{
+							{Type: corev1.NodeInternalIP, Address: nodeIP(groupIndex + r*g.NodesPerRack + n)},
+							{Type: corev1.NodeHostName, Address: name},
+						},
+					},
 				}
 				if g.GPUs > 0 && g.GPUFabric != "" && !g.NoGPUTopology {
 					node.Annotations[paddleapi.GPUTopologyAnnotation] =
@@ -179,4 +186,11 @@ func (t *Topology) Nodes() []*corev1.Node {
 		}
 	}
 	return nodes
+}
+
+// nodeIP gives node i a distinct address in 10.128.0.0/9, out of the pod
+// range KWOK allocates from (10.0.0.0/16).
+func nodeIP(i int) string {
+	i++
+	return fmt.Sprintf("10.%d.%d.%d", 128+(i>>16)&0x7f, (i>>8)&0xff, i&0xff)
 }

@@ -1,0 +1,148 @@
+package framework
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	batchv1alpha1 "volcano.sh/apis/pkg/apis/batch/v1alpha1"
+	busv1alpha1 "volcano.sh/apis/pkg/apis/bus/v1alpha1"
+
+	"github.com/volcano-paddle/volcano-paddle/internal/localcluster"
+)
+
+// Annotations understood by the local cluster's KWOK stages.
+const (
+	SucceedAfter = "pod-succeed.stage.kwok.x-k8s.io/delay"
+	FailAfter    = "pod-fail.stage.kwok.x-k8s.io/delay"
+)
+
+// Task describes one task of a test job.
+type Task struct {
+	Name     string
+	Replicas int32
+	CPU      string
+	GPUs     int
+	// SucceedAfter makes the task's pods finish successfully this long after
+	// they start ("" keeps them running).
+	SucceedAfter string
+	// CompleteJob adds the policy TaskCompleted -> CompleteJob to the task.
+	CompleteJob bool
+}
+
+// NewJob builds a Volcano Job in the shape users write: schedulerName
+// volcano, a gang via minAvailable, restart policies on failure.
+func NewJob(ns, name string, minAvailable int32, tasks ...Task) *batchv1alpha1.Job {
+	job := &batchv1alpha1.Job{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: batchv1alpha1.JobSpec{
+			SchedulerName: "volcano",
+			MinAvailable:  minAvailable,
+			Policies: []batchv1alpha1.LifecyclePolicy{
+				{Event: busv1alpha1.PodEvictedEvent, Action: busv1alpha1.RestartJobAction},
+				{Event: busv1alpha1.PodFailedEvent, Action: busv1alpha1.RestartJobAction},
+			},
+		},
+	}
+	for _, tk := range tasks {
+		cpu := tk.CPU
+		if cpu == "" {
+			cpu = "1"
+		}
+		res := corev1.ResourceList{
+			corev1.ResourceCPU:    resource.MustParse(cpu),
+			corev1.ResourceMemory: resource.MustParse("1Gi"),
+		}
+		if tk.GPUs > 0 {
+			res["nvidia.com/gpu"] = *resource.NewQuantity(int64(tk.GPUs), resource.DecimalSI)
+		}
+		spec := batchv1alpha1.TaskSpec{
+			Name:     tk.Name,
+			Replicas: tk.Replicas,
+			Template: corev1.PodTemplateSpec{
+				Spec: corev1.PodSpec{
+					RestartPolicy: corev1.RestartPolicyNever,
+					Containers: []corev1.Container{{
+						Name:      "paddle",
+						Image:     "registry.example.com/paddle:2.6",
+						Resources: corev1.ResourceRequirements{Requests: res, Limits: res},
+					}},
+				},
+			},
+		}
+		if tk.SucceedAfter != "" {
+			spec.Template.Annotations = map[string]string{SucceedAfter: tk.SucceedAfter}
+		}
+		if tk.CompleteJob {
+			spec.Policies = []batchv1alpha1.LifecyclePolicy{{Event: busv1alpha1.TaskCompletedEvent, Action: busv1alpha1.CompleteJobAction}}
+		}
+		job.Spec.Tasks = append(job.Spec.Tasks, spec)
+	}
+	return job
+}
+
+// CreateJob submits a job and fails the test on error.
+func CreateJob(t *testing.T, c *localcluster.Cluster, job *batchv1alpha1.Job) *batchv1alpha1.Job {
+	t.Helper()
+	out, err := c.Volcano.BatchV1alpha1().Jobs(job.Namespace).Create(context.Background(), job, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("creating job %s/%s: %v", job.Namespace, job.Name, err)
+	}
+	return out
+}
+
+// WaitJobPhase waits until the job reaches phase, failing with the job's
+// last state and its pods when it does not.
+func WaitJobPhase(t *testing.T, c *localcluster.Cluster, ns, name string, phase batchv1alpha1.JobPhase, timeout time.Duration) *batchv1alpha1.Job {
+	t.Helper()
+	var job *batchv1alpha1.Job
+	err := Poll(context.Background(), timeout, func(ctx context.Context) (bool, error) {
+		j, err := c.Volcano.BatchV1alpha1().Jobs(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		job = j
+		return j.Status.State.Phase == phase, nil
+	})
+	if err != nil {
+		last := "unknown"
+		if job != nil {
+			last = fmt.Sprintf("%s (%s: %s)", job.Status.State.Phase, job.Status.State.Reason, job.Status.State.Message)
+		}
+		t.Fatalf("job %s/%s did not reach %s within %s: last phase %s\npods:\n%s", ns, name, phase, timeout, last, DescribePods(c, ns))
+	}
+	return job
+}
+
+// JobPods lists the pods of a job sorted by name.
+func JobPods(t *testing.T, c *localcluster.Cluster, ns, job string) []corev1.Pod {
+	t.Helper()
+	pods, err := c.Kube.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{LabelSelector: batchv1alpha1.JobNameKey + "=" + job})
+	if err != nil {
+		t.Fatalf("listing pods of %s/%s: %v", ns, job, err)
+	}
+	sort.Slice(pods.Items, func(i, j int) bool { return pods.Items[i].Name < pods.Items[j].Name })
+	return pods.Items
+}
+
+// DescribePods is a one-line-per-pod view of a namespace for failure messages.
+func DescribePods(c *localcluster.Cluster, ns string) string {
+	pods, err := c.Kube.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		return err.Error()
+	}
+	var b strings.Builder
+	for _, p := range pods.Items {
+		fmt.Fprintf(&b, "  %s phase=%s node=%q\n", p.Name, p.Status.Phase, p.Spec.NodeName)
+	}
+	if b.Len() == 0 {
+		return "  (no pods)\n"
+	}
+	return b.String()
+}
