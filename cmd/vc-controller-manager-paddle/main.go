@@ -34,6 +34,8 @@ import (
 	_ "volcano.sh/volcano/pkg/controllers/sharding"
 	commonutil "volcano.sh/volcano/pkg/util"
 
+	// The paddle job plugin, registered next to Volcano's own.
+	_ "github.com/volcano-paddle/volcano-paddle/pkg/controllers/job/plugins/paddle"
 	"github.com/volcano-paddle/volcano-paddle/pkg/version"
 )
 

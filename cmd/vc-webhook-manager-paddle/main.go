@@ -31,6 +31,8 @@ import (
 	_ "volcano.sh/volcano/pkg/webhooks/admission/queues/mutate"
 	_ "volcano.sh/volcano/pkg/webhooks/admission/queues/validate"
 
+	// The paddle job plugin, registered next to Volcano's own.
+	_ "github.com/volcano-paddle/volcano-paddle/pkg/controllers/job/plugins/paddle"
 	"github.com/volcano-paddle/volcano-paddle/pkg/version"
 )
 

@@ -1,0 +1,163 @@
+package paddle
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/fake"
+	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
+	"volcano.sh/apis/pkg/apis/helpers"
+	"volcano.sh/volcano/pkg/controllers/job/plugins"
+	pluginsinterface "volcano.sh/volcano/pkg/controllers/job/plugins/interface"
+
+	"github.com/volcano-paddle/volcano-paddle/test/contract"
+)
+
+type taskSpec struct {
+	name     string
+	replicas int32
+	gpus     int64
+	env      []v1.EnvVar
+}
+
+var uidSeq int
+
+// newJob builds a Volcano Job the way users write them; every call gets a
+// fresh UID (the plugin caches layouts per UID and generation).
+func newJob(ns, name string, args []string, tasks ...taskSpec) *batch.Job {
+	uidSeq++
+	job := &batch.Job{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, UID: types.UID(fmt.Sprintf("uid-%d", uidSeq)), Generation: 1},
+		Spec: batch.JobSpec{
+			SchedulerName: "volcano",
+			Plugins:       map[string][]string{PluginName: args},
+		},
+	}
+	for _, t := range tasks {
+		res := v1.ResourceList{v1.ResourceCPU: resource.MustParse("1")}
+		if t.gpus > 0 {
+			res[gpuResource] = *resource.NewQuantity(t.gpus, resource.DecimalSI)
+		}
+		job.Spec.Tasks = append(job.Spec.Tasks, batch.TaskSpec{
+			Name: t.name, Replicas: t.replicas,
+			Template: v1.PodTemplateSpec{Spec: v1.PodSpec{
+				RestartPolicy: v1.RestartPolicyNever,
+				Containers: []v1.Container{{
+					Name: "paddle", Image: "paddlepaddle/paddle:2.6.1",
+					Env:       append([]v1.EnvVar(nil), t.env...),
+					Resources: v1.ResourceRequirements{Limits: res, Requests: res},
+				}},
+			}},
+		})
+		job.Spec.MinAvailable += t.replicas
+	}
+	return job
+}
+
+// newPod builds a pod of a task the way Volcano's job controller does
+// (createJobPod): name, owner, and the task-spec/index labels and
+// annotations the plugin reads.
+func newPod(job *batch.Job, taskIdx, index int) *v1.Pod {
+	ts := job.Spec.Tasks[taskIdx]
+	tmpl := ts.Template.DeepCopy()
+	pod := &v1.Pod{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:            fmt.Sprintf("%s-%s-%d", job.Name, ts.Name, index),
+			Namespace:       job.Namespace,
+			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(job, helpers.JobKind)},
+			Labels:          map[string]string{},
+			Annotations: map[string]string{
+				batch.TaskSpecKey: ts.Name,
+				batch.TaskIndex:   strconv.Itoa(index),
+				batch.JobNameKey:  job.Name,
+			},
+		},
+		Spec: tmpl.Spec,
+	}
+	for k, v := range tmpl.Labels {
+		pod.Labels[k] = v
+	}
+	pod.Labels[batch.JobNameKey] = job.Name
+	pod.Labels[batch.JobNamespaceKey] = job.Namespace
+	pod.Labels[batch.TaskSpecKey] = ts.Name
+	pod.Labels[batch.TaskIndex] = strconv.Itoa(index)
+	return pod
+}
+
+// plugin returns the registered builder's plugin, as Volcano's job
+// controller gets it.
+func plugin(t testing.TB, client kubernetes.Interface, job *batch.Job) pluginsinterface.PluginInterface {
+	t.Helper()
+	pb, ok := plugins.GetPluginBuilder(PluginName)
+	if !ok {
+		t.Fatal("paddle plugin is not registered with Volcano's job plugin factory")
+	}
+	return pb(pluginsinterface.PluginClientset{KubeClients: client}, job.Spec.Plugins[PluginName])
+}
+
+// runJob plays what Volcano's controller does for a new job: OnJobAdd, then
+// OnPodCreate for every replica of every task. It returns the pods.
+func runJob(t testing.TB, client kubernetes.Interface, job *batch.Job) ([]v1.Pod, error) {
+	t.Helper()
+	if job.Status.ControlledResources == nil {
+		job.Status.ControlledResources = map[string]string{}
+	}
+	if err := plugin(t, client, job).OnJobAdd(job); err != nil {
+		return nil, err
+	}
+	var pods []v1.Pod
+	for ti, ts := range job.Spec.Tasks {
+		for i := 0; i < int(ts.Replicas); i++ {
+			pod := newPod(job, ti, i)
+			if err := plugin(t, client, job).OnPodCreate(pod, job); err != nil {
+				return nil, err
+			}
+			pods = append(pods, *pod)
+		}
+	}
+	return pods, nil
+}
+
+// mustRun runs the job and checks the result against Paddle's rules.
+func mustRun(t *testing.T, job *batch.Job) (*fake.Clientset, []v1.Pod) {
+	t.Helper()
+	client := fake.NewSimpleClientset()
+	pods, err := runJob(t, client, job)
+	if err != nil {
+		t.Fatalf("job rejected: %v", err)
+	}
+	svc, err := client.CoreV1().Services(job.Namespace).Get(context.Background(), job.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("no Service: %v", err)
+	}
+	for _, v := range contract.Check(pods, svc) {
+		t.Errorf("contract: %s", v)
+	}
+	return client, pods
+}
+
+func envOf(c *v1.Container) map[string]string {
+	m := map[string]string{}
+	for _, e := range c.Env {
+		m[e.Name] = e.Value
+	}
+	return m
+}
+
+func podNamed(t *testing.T, pods []v1.Pod, name string) *v1.Pod {
+	t.Helper()
+	for i := range pods {
+		if pods[i].Name == name {
+			return &pods[i]
+		}
+	}
+	t.Fatalf("no pod %s", name)
+	return nil
+}

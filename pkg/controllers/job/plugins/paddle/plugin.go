@@ -1,0 +1,240 @@
+// Package paddle is the Volcano job plugin for PaddlePaddle. For a
+// batch.volcano.sh Job with `plugins: {paddle: [...]}` it creates the job's
+// headless Service, gives every pod a stable DNS name and the env Paddle's
+// launchers and role makers read, declares the ports, adds a DNS barrier and
+// labels pods with their Paddle role; a job it cannot serve correctly is
+// rejected with a message that names the field and the fix.
+package paddle
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/klog/v2"
+	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
+	pluginsinterface "volcano.sh/volcano/pkg/controllers/job/plugins/interface"
+
+	"github.com/volcano-paddle/volcano-paddle/pkg/paddleapi"
+)
+
+// PluginName is the key under spec.plugins.
+const PluginName = "paddle"
+
+// Keys in Job.Status.ControlledResources: that the plugin initialised the
+// job, and the replica counts its endpoint lists were built for.
+const (
+	controlledKey = "plugin-" + PluginName
+	layoutKey     = "plugin-" + PluginName + "-layout"
+)
+
+type jobPlugin struct {
+	client  pluginsinterface.PluginClientset
+	rawArgs []string
+	args    *Args
+	argErrs field.ErrorList
+}
+
+var _ pluginsinterface.PluginInterface = &jobPlugin{}
+
+// New builds the plugin for one hook call, as Volcano does for every call.
+// Argument errors are kept and returned by the hooks, so a typo rejects the
+// job instead of being logged and ignored.
+func New(client pluginsinterface.PluginClientset, arguments []string) pluginsinterface.PluginInterface {
+	p := &jobPlugin{client: client, rawArgs: arguments}
+	p.args, p.argErrs = ParseArgs(arguments)
+	return p
+}
+
+func (p *jobPlugin) Name() string { return PluginName }
+
+// layout returns the job's validated layout or an error for the user.
+func (p *jobPlugin) layout(job *batch.Job) (*Layout, error) {
+	if len(p.argErrs) > 0 {
+		return nil, rejection(job, p.argErrs)
+	}
+	l, errs := layouts.get(job, p.rawArgs, func() (*Layout, field.ErrorList) { return ValidateJob(job, p.args) })
+	if len(errs) > 0 {
+		return nil, rejection(job, errs)
+	}
+	return l, nil
+}
+
+// rejection formats validation errors as one message naming the job.
+func rejection(job *batch.Job, errs field.ErrorList) error {
+	msgs := make([]string, 0, len(errs))
+	for _, e := range errs {
+		msgs = append(msgs, e.Error())
+	}
+	return &InvalidJobError{Job: job.Namespace + "/" + job.Name, Errs: errs,
+		msg: fmt.Sprintf("paddle plugin rejected job %s/%s: %s", job.Namespace, job.Name, strings.Join(msgs, "; "))}
+}
+
+// InvalidJobError is returned by the hooks for a job the plugin will not
+// run; nothing has been created for it.
+type InvalidJobError struct {
+	Job  string
+	Errs field.ErrorList
+	msg  string
+}
+
+func (e *InvalidJobError) Error() string { return e.msg }
+
+func (p *jobPlugin) reject(job *batch.Job, err error) error {
+	if _, ok := err.(*InvalidJobError); ok {
+		klog.InfoS("Rejecting Paddle job", "job", klog.KObj(job), "reason", err.Error())
+		reportInvalid(context.TODO(), p.client.KubeClients, job, err.Error())
+	}
+	return err
+}
+
+// OnJobAdd validates the job and creates its headless Service. It runs
+// before Volcano creates the PodGroup and the pods, so a rejected job gets
+// neither. Idempotent.
+func (p *jobPlugin) OnJobAdd(job *batch.Job) error {
+	l, err := p.layout(job)
+	if err != nil {
+		return p.reject(job, err)
+	}
+	if err := ensureService(context.TODO(), p.client.KubeClients, job); err != nil {
+		return err
+	}
+	if job.Status.ControlledResources == nil {
+		job.Status.ControlledResources = map[string]string{}
+	}
+	job.Status.ControlledResources[controlledKey] = PluginName
+	job.Status.ControlledResources[layoutKey] = l.replicaSummary()
+	return nil
+}
+
+// OnJobUpdate runs on every sync of a started job. Paddle's endpoint lists
+// are fixed when its processes start, so changing the replicas of a role
+// would give new pods lists the running ones do not have: refuse, and say
+// how to resize.
+func (p *jobPlugin) OnJobUpdate(job *batch.Job) error {
+	l, err := p.layout(job)
+	if err != nil {
+		return p.reject(job, err)
+	}
+	now := l.replicaSummary()
+	if job.Status.ControlledResources == nil {
+		job.Status.ControlledResources = map[string]string{}
+	}
+	was, ok := job.Status.ControlledResources[layoutKey]
+	if !ok {
+		job.Status.ControlledResources[layoutKey] = now
+		return nil
+	}
+	if was != now {
+		return p.reject(job, rejection(job, field.ErrorList{field.Forbidden(field.NewPath("spec", "tasks"),
+			fmt.Sprintf("replicas changed from %s to %s while the job runs; Paddle's peer lists are fixed at start, so delete the job and create it with the new sizes", was, now))}))
+	}
+	return nil
+}
+
+// OnJobDelete removes the Service this job owns. Idempotent.
+func (p *jobPlugin) OnJobDelete(job *batch.Job) error {
+	layouts.forget(job.UID)
+	if err := deleteService(context.TODO(), p.client.KubeClients, job); err != nil {
+		return err
+	}
+	delete(job.Status.ControlledResources, controlledKey)
+	delete(job.Status.ControlledResources, layoutKey)
+	return nil
+}
+
+// OnPodCreate gives a pod its name, labels, env, ports and barrier.
+func (p *jobPlugin) OnPodCreate(pod *v1.Pod, job *batch.Job) error {
+	l, err := p.layout(job)
+	if err != nil {
+		return p.reject(job, err)
+	}
+	if pod.Spec.Hostname == "" {
+		pod.Spec.Hostname = pod.Name
+	}
+	if pod.Spec.Subdomain == "" {
+		pod.Spec.Subdomain = job.Name
+	}
+	if pod.Labels == nil {
+		pod.Labels = map[string]string{}
+	}
+	pod.Labels[paddleapi.ModeLabel] = string(l.Mode)
+
+	task := pod.Annotations[batch.TaskSpecKey]
+	r := l.roleTask(task)
+	if r == nil {
+		return nil // a helper task: DNS name only
+	}
+	index, err := podIndex(pod)
+	if err != nil || index >= r.Replicas {
+		return fmt.Errorf("paddle: pod %s/%s of task %s has index %q outside its %d replicas", pod.Namespace, pod.Name, task, pod.Annotations[batch.TaskIndex], r.Replicas)
+	}
+	pod.Labels[paddleapi.RoleLabel] = string(r.Role)
+	pod.Labels[paddleapi.IndexLabel] = strconv.Itoa(index)
+
+	env := l.podEnv(r, index)
+	for i := range pod.Spec.Containers {
+		c := &pod.Spec.Containers[i]
+		injectEnv(c, env)
+		if n := gpuCount(c); n > 0 {
+			injectEnv(c, []v1.EnvVar{{Name: EnvSelectedGPUs, Value: selectedGPUs(n)}})
+		}
+		if proxy, noProxy := hasProxy(c); proxy && !noProxy {
+			np := l.noProxyValue()
+			injectEnv(c, []v1.EnvVar{{Name: "NO_PROXY", Value: np}, {Name: "no_proxy", Value: np}})
+		}
+	}
+	if len(pod.Spec.Containers) > 0 {
+		ports := []v1.ContainerPort{{Name: "paddle", ContainerPort: int32(l.Args.Port), Protocol: v1.ProtocolTCP}}
+		if r.Role == paddleapi.RolePServer && index == 0 && l.Args.Gloo > 0 {
+			ports = append(ports, v1.ContainerPort{Name: "paddle-gloo", ContainerPort: int32(l.Args.glooPort()), Protocol: v1.ProtocolTCP})
+		}
+		declarePorts(pod, ports)
+	}
+	if l.Args.Barrier {
+		addBarrier(pod, l.barrierContainer())
+	}
+	return nil
+}
+
+func podIndex(pod *v1.Pod) (int, error) {
+	if s, ok := pod.Annotations[batch.TaskIndex]; ok {
+		return strconv.Atoi(s)
+	}
+	// Volcano names pods <job>-<task>-<index>.
+	i := strings.LastIndexByte(pod.Name, '-')
+	return strconv.Atoi(pod.Name[i+1:])
+}
+
+// declarePorts adds ports to the first container (the training container by
+// Volcano's and paddle-operator's convention) unless a container of the pod
+// already declares that port number or name.
+func declarePorts(pod *v1.Pod, ports []v1.ContainerPort) {
+	for _, want := range ports {
+		taken := false
+		for _, c := range pod.Spec.Containers {
+			for _, have := range c.Ports {
+				if have.ContainerPort == want.ContainerPort || have.Name == want.Name {
+					taken = true
+				}
+			}
+		}
+		if !taken {
+			pod.Spec.Containers[0].Ports = append(pod.Spec.Containers[0].Ports, want)
+		}
+	}
+}
+
+// replicaSummary records the sizes the endpoint lists were built for.
+func (l *Layout) replicaSummary() string {
+	var parts []string
+	for _, r := range l.roles() {
+		parts = append(parts, fmt.Sprintf("%s=%d", r.TaskName, r.Replicas))
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, ",")
+}

@@ -1,0 +1,9 @@
+package paddle
+
+import "volcano.sh/volcano/pkg/controllers/job/plugins"
+
+// Registering in init lets a main enable the plugin with a blank import, next
+// to Volcano's own job plugins (svc, env, ssh, pytorch, ...).
+func init() {
+	plugins.RegisterPluginBuilder(PluginName, New)
+}

@@ -1,0 +1,190 @@
+package paddle
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
+	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
+
+	"github.com/volcano-paddle/volcano-paddle/pkg/paddleapi"
+)
+
+func TestModeResolution(t *testing.T) {
+	cases := []struct {
+		name     string
+		args     []string
+		tasks    []taskSpec
+		mode     paddleapi.Mode
+		ps, tr   string
+		heterTsk string
+	}{
+		{"paddle-operator names", nil, []taskSpec{{name: "ps", replicas: 2}, {name: "worker", replicas: 2}}, paddleapi.ModePS, "ps", "worker", ""},
+		{"CTR names", nil, []taskSpec{{name: "pserver", replicas: 2}, {name: "trainer", replicas: 2}}, paddleapi.ModePS, "pserver", "trainer", ""},
+		{"collective", nil, []taskSpec{{name: "worker", replicas: 4}}, paddleapi.ModeCollective, "", "worker", ""},
+		{"pserver task with 0 replicas is collective", []string{"--mode=auto"}, []taskSpec{{name: "trainer", replicas: 2}}, paddleapi.ModeCollective, "", "trainer", ""},
+		{"heter", nil, []taskSpec{{name: "ps", replicas: 1}, {name: "worker", replicas: 2}, {name: "heter", replicas: 1}}, paddleapi.ModeHeterPS, "ps", "worker", "heter"},
+		{"explicit names", []string{"--ps-task=server", "--trainer-task=gpu"}, []taskSpec{{name: "server", replicas: 1}, {name: "gpu", replicas: 2}, {name: "tensorboard", replicas: 1}}, paddleapi.ModePS, "server", "gpu", ""},
+		{"forced ps", []string{"--mode=ps"}, []taskSpec{{name: "ps", replicas: 1}, {name: "worker", replicas: 1}}, paddleapi.ModePS, "ps", "worker", ""},
+		{"single node (seed 003)", nil, []taskSpec{{name: "trainer", replicas: 1}}, paddleapi.ModeCollective, "", "trainer", ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			job := newJob("ns", "j", tc.args, tc.tasks...)
+			a, errs := ParseArgs(tc.args)
+			if len(errs) > 0 {
+				t.Fatal(errs)
+			}
+			l, errs := ValidateJob(job, a)
+			if len(errs) > 0 {
+				t.Fatal(errs)
+			}
+			if l.Mode != tc.mode {
+				t.Errorf("mode %s, want %s", l.Mode, tc.mode)
+			}
+			name := func(r *RoleTask) string {
+				if r == nil {
+					return ""
+				}
+				return r.TaskName
+			}
+			if name(l.PServer) != tc.ps || name(l.Trainer) != tc.tr || name(l.Heter) != tc.heterTsk {
+				t.Errorf("roles ps=%q trainer=%q heter=%q", name(l.PServer), name(l.Trainer), name(l.Heter))
+			}
+		})
+	}
+}
+
+// Every bad-input row of the issue: the job is rejected with a message that
+// names the field, and nothing is created for it.
+func TestInvalidJobs(t *testing.T) {
+	env := func(kv ...string) []v1.EnvVar {
+		var out []v1.EnvVar
+		for i := 0; i < len(kv); i += 2 {
+			out = append(out, v1.EnvVar{Name: kv[i], Value: kv[i+1]})
+		}
+		return out
+	}
+	long := strings.Repeat("x", 50)
+	cases := []struct {
+		name   string
+		job    func() *batch.Job
+		fields []string
+	}{
+		{"unknown flag", func() *batch.Job {
+			return newJob("ns", "j", []string{"--workers=2"}, taskSpec{name: "worker", replicas: 2})
+		}, []string{"spec.plugins.paddle", "-workers"}},
+		{"bad port range", func() *batch.Job {
+			return newJob("ns", "j", []string{"--port=65535", "--ports-per-pod=8"}, taskSpec{name: "worker", replicas: 2})
+		}, []string{"spec.plugins.paddle[--ports-per-pod]", "65535"}},
+		{"gloo outside PS", func() *batch.Job {
+			return newJob("ns", "j", []string{"--gloo=1"}, taskSpec{name: "worker", replicas: 2})
+		}, []string{"spec.plugins.paddle[--gloo]", "parameter-server"}},
+		{"forced ps without pservers", func() *batch.Job {
+			return newJob("ns", "j", []string{"--mode=ps"}, taskSpec{name: "worker", replicas: 2})
+		}, []string{"spec.plugins.paddle[--mode]", "pserver task"}},
+		{"forced heter-ps without heter", func() *batch.Job {
+			return newJob("ns", "j", []string{"--mode=heter-ps"}, taskSpec{name: "ps", replicas: 1}, taskSpec{name: "worker", replicas: 2})
+		}, []string{"--mode", "heter task"}},
+		{"forced collective with a pserver task", func() *batch.Job {
+			return newJob("ns", "j", []string{"--mode=collective"}, taskSpec{name: "ps", replicas: 1}, taskSpec{name: "worker", replicas: 2})
+		}, []string{"--mode", "collective jobs have no parameter servers"}},
+		{"ambiguous pserver tasks", func() *batch.Job {
+			return newJob("ns", "j", nil, taskSpec{name: "ps", replicas: 1}, taskSpec{name: "pserver", replicas: 1}, taskSpec{name: "worker", replicas: 1})
+		}, []string{"spec.tasks", "--ps-task"}},
+		{"ambiguous trainer tasks", func() *batch.Job {
+			return newJob("ns", "j", nil, taskSpec{name: "worker", replicas: 1}, taskSpec{name: "trainer", replicas: 1})
+		}, []string{"spec.tasks", "--trainer-task"}},
+		{"one task for two roles", func() *batch.Job {
+			return newJob("ns", "j", []string{"--ps-task=worker"}, taskSpec{name: "worker", replicas: 2})
+		}, []string{"both the pserver and the trainer role"}},
+		{"explicit task missing", func() *batch.Job {
+			return newJob("ns", "j", []string{"--trainer-task=gpu"}, taskSpec{name: "worker", replicas: 2})
+		}, []string{"spec.plugins.paddle[--trainer-task]", `no task is named "gpu"`}},
+		{"no trainer task", func() *batch.Job {
+			return newJob("ns", "j", nil, taskSpec{name: "ps", replicas: 2})
+		}, []string{"spec.tasks", "needs a trainer task"}},
+		{"zero trainers", func() *batch.Job {
+			return newJob("ns", "j", nil, taskSpec{name: "ps", replicas: 2}, taskSpec{name: "worker", replicas: 0})
+		}, []string{"spec.tasks[1].replicas", "at least 1 replica"}},
+		{"template hostname with replicas", func() *batch.Job {
+			j := newJob("ns", "j", nil, taskSpec{name: "worker", replicas: 2})
+			j.Spec.Tasks[0].Template.Spec.Hostname = "trainer"
+			return j
+		}, []string{"spec.tasks[0].template.spec.hostname", "share this hostname"}},
+		{"template subdomain", func() *batch.Job {
+			j := newJob("ns", "j", nil, taskSpec{name: "worker", replicas: 1})
+			j.Spec.Tasks[0].Template.Spec.Subdomain = "other"
+			return j
+		}, []string{"spec.tasks[0].template.spec.subdomain"}},
+		{"hostNetwork without opt-in", func() *batch.Job {
+			j := newJob("ns", "j", nil, taskSpec{name: "worker", replicas: 2})
+			j.Spec.Tasks[0].Template.Spec.HostNetwork = true
+			return j
+		}, []string{"spec.tasks[0].template.spec.hostNetwork", "--host-network"}},
+		{"host name over 63 characters", func() *batch.Job {
+			return newJob("ns", long, []string{"--trainer-task=trainer" + long[:5]}, taskSpec{name: "trainer" + long[:5], replicas: 10})
+		}, []string{"metadata.name", "63"}},
+		{"env too large", func() *batch.Job {
+			return newJob("ns", "j"+long[:30], []string{"--trainer-task=worker" + long[:10]}, taskSpec{name: "worker" + long[:10], replicas: 3000})
+		}, []string{"spec.tasks[0]", "PADDLE_TRAINER_ENDPOINTS", "131072", "shorter job and task names"}},
+		{"POD_IP from the pod IP (seed 000 template)", func() *batch.Job {
+			j := newJob("ns", "ctr", nil, taskSpec{name: "pserver", replicas: 2}, taskSpec{name: "trainer", replicas: 2})
+			j.Spec.Tasks[0].Template.Spec.Containers[0].Env = []v1.EnvVar{{Name: "POD_IP",
+				ValueFrom: &v1.EnvVarSource{FieldRef: &v1.ObjectFieldSelector{FieldPath: "status.podIP"}}}}
+			return j
+		}, []string{"spec.tasks[0].template.spec.containers[0].env[0]", "fieldRef status.podIP", "ctr-pserver-0.ctr"}},
+		{"PADDLE_PORT that disagrees", func() *batch.Job {
+			return newJob("ns", "ctr", nil, taskSpec{name: "pserver", replicas: 1, env: env("PADDLE_PORT", "30236")}, taskSpec{name: "trainer", replicas: 1})
+		}, []string{"env[0]", "--port=<port>"}},
+		{"per-pod id fixed in a template", func() *batch.Job {
+			return newJob("ns", "ctr", nil, taskSpec{name: "trainer", replicas: 2, env: env("PADDLE_TRAINER_ID", "0")})
+		}, []string{"PADDLE_TRAINER_ID", "ctr-trainer-1"}},
+		{"gloo turned on by hand", func() *batch.Job {
+			return newJob("ns", "ctr", nil, taskSpec{name: "ps", replicas: 1}, taskSpec{name: "worker", replicas: 1, env: env("PADDLE_WITH_GLOO", "1")})
+		}, []string{"PADDLE_WITH_GLOO", "--gloo=1"}},
+		{"job name not a DNS label", func() *batch.Job {
+			return newJob("ns", "My.Job", nil, taskSpec{name: "worker", replicas: 1})
+		}, []string{"metadata.name", "DNS label"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			job := tc.job()
+			client := fake.NewSimpleClientset()
+			pods, err := runJob(t, client, job)
+			if err == nil {
+				t.Fatalf("accepted; pods: %d", len(pods))
+			}
+			msg := err.Error()
+			if !strings.Contains(msg, "paddle plugin rejected job "+job.Namespace+"/"+job.Name) {
+				t.Errorf("message does not name the job: %s", msg)
+			}
+			for _, f := range tc.fields {
+				if !strings.Contains(msg, f) {
+					t.Errorf("message does not mention %q:\n%s", f, msg)
+				}
+			}
+			if _, ok := err.(*InvalidJobError); !ok {
+				t.Errorf("error is %T, want *InvalidJobError", err)
+			}
+			svcs, _ := client.CoreV1().Services(job.Namespace).List(context.Background(), metav1.ListOptions{})
+			if len(svcs.Items) != 0 {
+				t.Errorf("a rejected job left a Service behind")
+			}
+			if job.Status.ControlledResources[controlledKey] != "" {
+				t.Errorf("a rejected job is marked as initialised")
+			}
+		})
+	}
+}
+
+// A template that sets a contract variable to exactly the value Paddle
+// needs is accepted (single-replica task).
+func TestTemplateEnvConsistentAccepted(t *testing.T) {
+	job := newJob("ns", "one", nil, taskSpec{name: "trainer", replicas: 1, env: []v1.EnvVar{
+		{Name: "PADDLE_TRAINER_ID", Value: "0"}, {Name: "POD_IP", Value: "one-trainer-0.one"}, {Name: "PADDLE_TRAINERS_NUM", Value: "1"}}})
+	mustRun(t, job)
+}
