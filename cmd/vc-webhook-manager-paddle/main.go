@@ -31,8 +31,10 @@ import (
 	_ "volcano.sh/volcano/pkg/webhooks/admission/queues/mutate"
 	_ "volcano.sh/volcano/pkg/webhooks/admission/queues/validate"
 
-	// The paddle job plugin, registered next to Volcano's own.
+	// The paddle job plugin, registered next to Volcano's own, and its
+	// admission (/jobs/paddle/validate).
 	_ "github.com/volcano-paddle/volcano-paddle/pkg/controllers/job/plugins/paddle"
+	_ "github.com/volcano-paddle/volcano-paddle/pkg/webhooks/paddle"
 	"github.com/volcano-paddle/volcano-paddle/pkg/version"
 )
 

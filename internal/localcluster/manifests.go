@@ -111,9 +111,9 @@ func installVolcanoCRDs(ctx context.Context, client apiextensionsclient.Interfac
 }
 
 // installVolcanoWebhooks creates the webhook configurations of Volcano's own
-// release manifest, with the same rules, selectors and failure policies, but
-// pointing at our webhook manager on loopback. It returns the admission
-// paths, which the webhook manager must enable.
+// release manifest and of deploy/paddle (the paddle admission), with their
+// rules, selectors and failure policies, but pointing at our webhook manager
+// on loopback. It returns the admission paths the manager must enable.
 func installVolcanoWebhooks(ctx context.Context, client kubernetes.Interface, baseURL string, caBundle []byte) ([]string, error) {
 	dir, err := VolcanoModuleDir()
 	if err != nil {
@@ -123,6 +123,15 @@ func installVolcanoWebhooks(ctx context.Context, client kubernetes.Interface, ba
 	if err != nil {
 		return nil, err
 	}
+	root, err := RepoRoot()
+	if err != nil {
+		return nil, err
+	}
+	ours, err := ReadManifests(filepath.Join(root, "deploy", "paddle", "admission-paddle.yaml"))
+	if err != nil {
+		return nil, err
+	}
+	objs = append(objs, ours...)
 	var paths []string
 	rewrite := func(cc *admissionv1.WebhookClientConfig) error {
 		if cc.Service == nil || cc.Service.Path == nil {

@@ -64,8 +64,11 @@ func (p *jobPlugin) layout(job *batch.Job) (*Layout, error) {
 	return l, nil
 }
 
-// rejection formats validation errors as one message naming the job.
-func rejection(job *batch.Job, errs field.ErrorList) error {
+func rejection(job *batch.Job, errs field.ErrorList) error { return NewInvalidJobError(job, errs) }
+
+// NewInvalidJobError formats validation errors as one message that names
+// the job; the admission webhook and the controller path share it.
+func NewInvalidJobError(job *batch.Job, errs field.ErrorList) *InvalidJobError {
 	msgs := make([]string, 0, len(errs))
 	for _, e := range errs {
 		msgs = append(msgs, e.Error())
@@ -107,7 +110,7 @@ func (p *jobPlugin) OnJobAdd(job *batch.Job) error {
 		job.Status.ControlledResources = map[string]string{}
 	}
 	job.Status.ControlledResources[controlledKey] = PluginName
-	job.Status.ControlledResources[layoutKey] = l.replicaSummary()
+	job.Status.ControlledResources[layoutKey] = l.ReplicaSummary()
 	return nil
 }
 
@@ -120,7 +123,7 @@ func (p *jobPlugin) OnJobUpdate(job *batch.Job) error {
 	if err != nil {
 		return p.reject(job, err)
 	}
-	now := l.replicaSummary()
+	now := l.ReplicaSummary()
 	if job.Status.ControlledResources == nil {
 		job.Status.ControlledResources = map[string]string{}
 	}
@@ -229,8 +232,8 @@ func declarePorts(pod *v1.Pod, ports []v1.ContainerPort) {
 	}
 }
 
-// replicaSummary records the sizes the endpoint lists were built for.
-func (l *Layout) replicaSummary() string {
+// ReplicaSummary records the sizes the endpoint lists were built for.
+func (l *Layout) ReplicaSummary() string {
 	var parts []string
 	for _, r := range l.roles() {
 		parts = append(parts, fmt.Sprintf("%s=%d", r.TaskName, r.Replicas))

@@ -1,0 +1,147 @@
+package e2e
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	batchv1alpha1 "volcano.sh/apis/pkg/apis/batch/v1alpha1"
+
+	"github.com/volcano-paddle/volcano-paddle/test/e2e/framework"
+)
+
+type invalidCase struct {
+	name string
+	job  func(ns string) *batchv1alpha1.Job
+	want []string // parts of the message: the field and the fix
+}
+
+func invalidCases() []invalidCase {
+	return []invalidCase{
+		{"unknown flag", func(ns string) *batchv1alpha1.Job {
+			return paddleJob(ns, "bad-flag", []string{"--prot=36000"}, 2, framework.Task{Name: "worker", Replicas: 2})
+		}, []string{"spec.plugins.paddle", "flag provided but not defined: -prot", "--port"}},
+		{"gloo in a collective job", func(ns string) *batchv1alpha1.Job {
+			return paddleJob(ns, "bad-gloo", []string{"--gloo=1"}, 2, framework.Task{Name: "worker", Replicas: 2})
+		}, []string{"spec.plugins.paddle[--gloo]", "remove --gloo"}},
+		{"seed 000 template: POD_IP from the pod IP", func(ns string) *batchv1alpha1.Job {
+			j := paddleJob(ns, "bad-podip", nil, 2, framework.Task{Name: "pserver", Replicas: 1}, framework.Task{Name: "trainer", Replicas: 1})
+			j.Spec.Tasks[0].Template.Spec.Containers[0].Env = []corev1.EnvVar{{Name: "POD_IP",
+				ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "status.podIP"}}}}
+			return j
+		}, []string{"spec.tasks[0].template.spec.containers[0].env[0]", "remove it from the template"}},
+		{"no trainers", func(ns string) *batchv1alpha1.Job {
+			return paddleJob(ns, "bad-trainers", nil, 1, framework.Task{Name: "ps", Replicas: 1}, framework.Task{Name: "worker", Replicas: 0})
+		}, []string{"spec.tasks[1].replicas", "at least 1 replica"}},
+	}
+}
+
+// With the paddle admission webhook installed (as deploy/ does), a bad
+// Paddle job is refused at create time with the field and the fix.
+func TestPaddleInvalidJobsRefusedAtAdmission(t *testing.T) {
+	c := framework.Cluster(t)
+	ns := framework.Namespace(t, c)
+	for _, tc := range invalidCases() {
+		t.Run(tc.name, func(t *testing.T) {
+			job := tc.job(ns)
+			_, err := c.Volcano.BatchV1alpha1().Jobs(ns).Create(context.Background(), job, metav1.CreateOptions{})
+			if err == nil {
+				t.Fatal("created")
+			}
+			msg := err.Error()
+			if !strings.Contains(msg, "paddle plugin rejected job "+ns+"/"+job.Name) {
+				t.Errorf("message does not name the job: %s", msg)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(msg, w) {
+					t.Errorf("message lacks %q: %s", w, msg)
+				}
+			}
+		})
+	}
+}
+
+// Without the webhook (a cluster that did not install it, or a job admitted
+// before), the controller rejects the job: a Warning event and the job's
+// status say why, and no PodGroup, pod or Service is created.
+func TestPaddleInvalidJobsRejectedByController(t *testing.T) {
+	c := framework.Cluster(t)
+	ns := framework.Namespace(t, c)
+	ctx := context.Background()
+	const hook = "volcano-admission-service-jobs-paddle-validate"
+	vwc := c.Kube.AdmissionregistrationV1().ValidatingWebhookConfigurations()
+	saved, err := vwc.Get(ctx, hook, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := vwc.Delete(ctx, hook, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		saved.ResourceVersion, saved.UID = "", ""
+		if _, err := vwc.Create(context.Background(), saved, metav1.CreateOptions{}); err != nil {
+			t.Errorf("restoring the paddle webhook: %v", err)
+		}
+	})
+
+	for _, tc := range invalidCases() {
+		t.Run(tc.name, func(t *testing.T) {
+			job := framework.CreateJob(t, c, tc.job(ns))
+			var event *corev1.Event
+			err := framework.Poll(ctx, 60*time.Second, func(ctx context.Context) (bool, error) {
+				evs, err := c.Kube.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + job.Name})
+				if err != nil {
+					return false, err
+				}
+				for i, e := range evs.Items {
+					if e.Type == corev1.EventTypeWarning && strings.Contains(e.Message, "paddle plugin rejected job") {
+						event = &evs.Items[i]
+						return true, nil
+					}
+				}
+				return false, nil
+			})
+			if err != nil {
+				t.Fatalf("no Warning event from the paddle plugin: %v", err)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(event.Message, w) {
+					t.Errorf("event lacks %q: %s", w, event.Message)
+				}
+			}
+			var got *batchv1alpha1.Job
+			err = framework.Poll(ctx, 30*time.Second, func(ctx context.Context) (bool, error) {
+				got, err = c.Volcano.BatchV1alpha1().Jobs(ns).Get(ctx, job.Name, metav1.GetOptions{})
+				return err == nil && got.Status.State.Reason == "PaddleInvalidSpec", err
+			})
+			if err != nil {
+				t.Fatalf("job status does not carry the rejection: %+v", got.Status.State)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(got.Status.State.Message, w) {
+					t.Errorf("status message lacks %q: %s", w, got.Status.State.Message)
+				}
+			}
+			// Let the controller retry a few times, then check nothing exists.
+			if err := c.WaitSchedulerSessions(ctx, 2, 30*time.Second); err != nil {
+				t.Fatal(err)
+			}
+			sel := metav1.ListOptions{LabelSelector: batchv1alpha1.JobNameKey + "=" + job.Name}
+			if pods, _ := c.Kube.CoreV1().Pods(ns).List(ctx, sel); len(pods.Items) != 0 {
+				t.Errorf("%d pods created for a rejected job", len(pods.Items))
+			}
+			if _, err := c.Kube.CoreV1().Services(ns).Get(ctx, job.Name, metav1.GetOptions{}); err == nil {
+				t.Error("a Service was created for a rejected job")
+			}
+			pgs, _ := c.Volcano.SchedulingV1beta1().PodGroups(ns).List(ctx, metav1.ListOptions{})
+			for _, pg := range pgs.Items {
+				if metav1.IsControlledBy(&pg, got) {
+					t.Errorf("PodGroup %s created for a rejected job", pg.Name)
+				}
+			}
+		})
+	}
+}

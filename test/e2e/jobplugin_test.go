@@ -1,0 +1,215 @@
+package e2e
+
+import (
+	"context"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	batchv1alpha1 "volcano.sh/apis/pkg/apis/batch/v1alpha1"
+
+	"github.com/volcano-paddle/volcano-paddle/internal/localcluster"
+	"github.com/volcano-paddle/volcano-paddle/pkg/paddleapi"
+	"github.com/volcano-paddle/volcano-paddle/test/contract"
+	"github.com/volcano-paddle/volcano-paddle/test/e2e/framework"
+)
+
+// checkContract reads the job's pods and Service from the API server and
+// fails the test on any violation of Paddle's rules.
+func checkContract(t *testing.T, c *localcluster.Cluster, ns, job string) []corev1.Pod {
+	t.Helper()
+	pods := framework.JobPods(t, c, ns, job)
+	svc, err := c.Kube.CoreV1().Services(ns).Get(context.Background(), job, metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("Service of job %s: %v", job, err)
+	}
+	for _, v := range contract.Check(pods, svc) {
+		t.Errorf("contract: %s", v)
+	}
+	return pods
+}
+
+func paddleJob(ns, name string, args []string, min int32, tasks ...framework.Task) *batchv1alpha1.Job {
+	j := framework.NewJob(ns, name, min, tasks...)
+	if args == nil {
+		args = []string{}
+	}
+	j.Spec.Plugins = map[string][]string{"paddle": args}
+	return j
+}
+
+// Seed 000: Volcano's CTR example, rewritten without its in-pod discovery
+// script: tasks pserver/trainer, port 30236, trainers finish and the job
+// completes, pservers are stopped by CompleteJob.
+func TestPaddleCTRSeedJob(t *testing.T) {
+	c := framework.Cluster(t)
+	ns := framework.Namespace(t, c)
+	job := paddleJob(ns, "ctr-volcano", []string{"--port=30236"}, 4,
+		framework.Task{Name: "pserver", Replicas: 2, CPU: "1"},
+		framework.Task{Name: "trainer", Replicas: 2, CPU: "1", SucceedAfter: "4s", CompleteJob: true})
+	framework.CreateJob(t, c, job)
+	framework.WaitJobPhase(t, c, ns, job.Name, batchv1alpha1.Running, 60*time.Second)
+	pods := checkContract(t, c, ns, job.Name)
+	if len(pods) != 4 {
+		t.Fatalf("%d pods, want 4", len(pods))
+	}
+	for _, p := range pods {
+		role := p.Labels[paddleapi.RoleLabel]
+		if (strings.Contains(p.Name, "pserver") && role != "pserver") || (strings.Contains(p.Name, "trainer") && role != "trainer") {
+			t.Errorf("%s has role label %q", p.Name, role)
+		}
+		if p.Labels[paddleapi.ModeLabel] != "ps" {
+			t.Errorf("%s has mode label %q", p.Name, p.Labels[paddleapi.ModeLabel])
+		}
+		env := map[string]string{}
+		for _, e := range p.Spec.Containers[0].Env {
+			env[e.Name] = e.Value
+		}
+		if env["PADDLE_PSERVERS"] != "ctr-volcano-pserver-0.ctr-volcano:30236,ctr-volcano-pserver-1.ctr-volcano:30236" {
+			t.Errorf("%s: PADDLE_PSERVERS=%q", p.Name, env["PADDLE_PSERVERS"])
+		}
+	}
+	framework.WaitJobPhase(t, c, ns, job.Name, batchv1alpha1.Completed, 90*time.Second)
+}
+
+// paddle-operator's wide&deep: ps/worker task names, gloo on.
+func TestPaddleOperatorStyleGloo(t *testing.T) {
+	c := framework.Cluster(t)
+	ns := framework.Namespace(t, c)
+	job := paddleJob(ns, "wide-and-deep", []string{"--gloo=1"}, 4,
+		framework.Task{Name: "ps", Replicas: 2}, framework.Task{Name: "worker", Replicas: 2})
+	framework.CreateJob(t, c, job)
+	framework.WaitJobPhase(t, c, ns, job.Name, batchv1alpha1.Running, 60*time.Second)
+	pods := checkContract(t, c, ns, job.Name)
+	var glooPorts []string
+	for _, p := range pods {
+		for _, port := range p.Spec.Containers[0].Ports {
+			if port.Name == "paddle-gloo" {
+				glooPorts = append(glooPorts, p.Name)
+			}
+		}
+		if len(p.Spec.InitContainers) == 0 || p.Spec.InitContainers[0].Name != "paddle-wait-peers" {
+			t.Errorf("%s has no DNS barrier", p.Name)
+		}
+	}
+	if !reflect.DeepEqual(glooPorts, []string{"wide-and-deep-ps-0"}) {
+		t.Errorf("gloo port declared on %v, want only pserver 0", glooPorts)
+	}
+}
+
+// ResNet collective on GPUs (seed 002 example 2) with Volcano's svc plugin
+// in the same job: one Service, publishing not-ready addresses.
+func TestPaddleCollectiveGPUWithSvcPlugin(t *testing.T) {
+	c := framework.Cluster(t)
+	ns := framework.Namespace(t, c)
+	job := paddleJob(ns, "resnet", nil, 2, framework.Task{Name: "trainer", Replicas: 2, GPUs: 4, CPU: "8"})
+	job.Spec.Plugins["svc"] = []string{}
+	framework.CreateJob(t, c, job)
+	framework.WaitJobPhase(t, c, ns, job.Name, batchv1alpha1.Running, 60*time.Second)
+	pods := checkContract(t, c, ns, job.Name)
+	for _, p := range pods {
+		env := map[string]string{}
+		for _, e := range p.Spec.Containers[0].Env {
+			env[e.Name] = e.Value
+		}
+		if env["FLAGS_selected_gpus"] != "0,1,2,3" || env["PADDLE_MASTER"] != "resnet-trainer-0.resnet:36000" {
+			t.Errorf("%s: FLAGS_selected_gpus=%q PADDLE_MASTER=%q", p.Name, env["FLAGS_selected_gpus"], env["PADDLE_MASTER"])
+		}
+	}
+	svcs, err := c.Kube.CoreV1().Services(ns).List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(svcs.Items) != 1 {
+		t.Errorf("%d Services with svc and paddle plugins together, want 1", len(svcs.Items))
+	}
+}
+
+func TestPaddleHeterPS(t *testing.T) {
+	c := framework.Cluster(t)
+	ns := framework.Namespace(t, c)
+	job := paddleJob(ns, "heter-ctr", nil, 5,
+		framework.Task{Name: "ps", Replicas: 1}, framework.Task{Name: "worker", Replicas: 2},
+		framework.Task{Name: "heter", Replicas: 2, GPUs: 1})
+	framework.CreateJob(t, c, job)
+	framework.WaitJobPhase(t, c, ns, job.Name, batchv1alpha1.Running, 60*time.Second)
+	for _, p := range checkContract(t, c, ns, job.Name) {
+		if p.Labels[paddleapi.ModeLabel] != "heter-ps" {
+			t.Errorf("%s mode label %q", p.Name, p.Labels[paddleapi.ModeLabel])
+		}
+	}
+}
+
+// A pod failure restarts the whole gang (RestartJob); the new pods carry
+// exactly the env of the old ones and pass the contract again.
+func TestPaddleRestartKeepsEnv(t *testing.T) {
+	c := framework.Cluster(t)
+	ns := framework.Namespace(t, c)
+	ctx := context.Background()
+	job := paddleJob(ns, "restart", []string{"--gloo=1"}, 4,
+		framework.Task{Name: "ps", Replicas: 2}, framework.Task{Name: "worker", Replicas: 2})
+	framework.CreateJob(t, c, job)
+	framework.WaitJobPhase(t, c, ns, job.Name, batchv1alpha1.Running, 60*time.Second)
+	before := map[string][]corev1.EnvVar{}
+	uids := map[string]types.UID{}
+	for _, p := range checkContract(t, c, ns, job.Name) {
+		before[p.Name] = p.Spec.Containers[0].Env
+		uids[p.Name] = p.UID
+	}
+
+	// Inject a failure: KWOK fails the pod carrying this annotation.
+	patch := []byte(`{"metadata":{"annotations":{"` + framework.FailAfter + `":"0s"}}}`)
+	if _, err := c.Kube.CoreV1().Pods(ns).Patch(ctx, "restart-worker-1", types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// Every pod must be replaced (new UID) and the job Running again.
+	err := framework.Poll(ctx, 120*time.Second, func(ctx context.Context) (bool, error) {
+		j, err := c.Volcano.BatchV1alpha1().Jobs(ns).Get(ctx, job.Name, metav1.GetOptions{})
+		if err != nil || j.Status.State.Phase != batchv1alpha1.Running || j.Status.RetryCount < 1 {
+			return false, err
+		}
+		pods, err := c.Kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: batchv1alpha1.JobNameKey + "=" + job.Name})
+		if err != nil || len(pods.Items) != 4 {
+			return false, err
+		}
+		for _, p := range pods.Items {
+			if p.UID == uids[p.Name] || p.Status.Phase != corev1.PodRunning {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+	if err != nil {
+		t.Fatalf("job did not restart with 4 new running pods: %v\n%s", err, framework.DescribePods(c, ns))
+	}
+	for _, p := range checkContract(t, c, ns, job.Name) {
+		if !reflect.DeepEqual(before[p.Name], p.Spec.Containers[0].Env) {
+			t.Errorf("%s: env changed across the restart:\nbefore %v\nafter  %v", p.Name, before[p.Name], p.Spec.Containers[0].Env)
+		}
+	}
+}
+
+// Deleting the job removes its Service (and the garbage collector its pods).
+func TestPaddleServiceRemovedWithJob(t *testing.T) {
+	c := framework.Cluster(t)
+	ns := framework.Namespace(t, c)
+	ctx := context.Background()
+	job := paddleJob(ns, "short", nil, 2, framework.Task{Name: "worker", Replicas: 2})
+	framework.CreateJob(t, c, job)
+	framework.WaitJobPhase(t, c, ns, job.Name, batchv1alpha1.Running, 60*time.Second)
+	if err := c.Volcano.BatchV1alpha1().Jobs(ns).Delete(ctx, job.Name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	err := framework.Poll(ctx, 60*time.Second, func(ctx context.Context) (bool, error) {
+		_, err := c.Kube.CoreV1().Services(ns).Get(ctx, job.Name, metav1.GetOptions{})
+		return apierrors.IsNotFound(err), nil
+	})
+	if err != nil {
+		t.Errorf("Service still there after the job was deleted: %v", err)
+	}
+}
