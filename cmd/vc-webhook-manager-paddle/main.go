@@ -34,8 +34,8 @@ import (
 	// The paddle job plugin, registered next to Volcano's own, and its
 	// admission (/jobs/paddle/validate).
 	_ "github.com/volcano-paddle/volcano-paddle/pkg/controllers/job/plugins/paddle"
-	_ "github.com/volcano-paddle/volcano-paddle/pkg/webhooks/paddle"
 	"github.com/volcano-paddle/volcano-paddle/pkg/version"
+	_ "github.com/volcano-paddle/volcano-paddle/pkg/webhooks/paddle"
 )
 
 var logFlushFreq = pflag.Duration("log-flush-frequency", 5*time.Second, "Maximum number of seconds between log flushes")

@@ -37,8 +37,8 @@ func review(op admissionv1.Operation, obj, old *batch.Job) admissionv1.Admission
 	}
 	return admissionv1.AdmissionReview{Request: &admissionv1.AdmissionRequest{
 		Operation: op, Namespace: "ml",
-		Resource:  metav1.GroupVersionResource{Group: "batch.volcano.sh", Version: "v1alpha1", Resource: "jobs"},
-		Object:    raw(obj), OldObject: raw(old),
+		Resource: metav1.GroupVersionResource{Group: "batch.volcano.sh", Version: "v1alpha1", Resource: "jobs"},
+		Object:   raw(obj), OldObject: raw(old),
 	}}
 }
 
