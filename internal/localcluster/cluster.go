@@ -260,12 +260,12 @@ func (c *Cluster) startAll(ctx context.Context) error {
 		return err
 	}
 	// The garbage collector removes what a deleted Job owns (pods, PodGroups,
-	// the plugin's Service) and the namespace controller empties deleted
-	// namespaces, as on any real cluster. Started after the CRDs exist so that
+	// the plugin's Service), the namespace controller empties deleted
+	// namespaces and the PV binder binds claims, as on any real cluster. Started after the CRDs exist so that
 	// its first discovery already covers Volcano's resources.
 	if err := c.start(KubeControllers, []string{
 		"--kubeconfig=" + c.Kubeconfig, "--leader-elect=false",
-		"--controllers=garbagecollector,namespace",
+		"--controllers=garbagecollector,namespace,persistentvolume-binder",
 		"--bind-address=127.0.0.1", fmt.Sprintf("--secure-port=%d", c.ports["kcm"]),
 		"--cert-dir=" + filepath.Join(c.WorkDir, "kcm-certs"),
 		"--kube-api-qps=200", "--kube-api-burst=400",

@@ -142,6 +142,8 @@ func (t *Topology) Nodes() []*corev1.Node {
 			corev1.ResourceCPU:    resource.MustParse(g.CPU),
 			corev1.ResourceMemory: resource.MustParse(g.Memory),
 			corev1.ResourcePods:   *resource.NewQuantity(int64(pods), resource.DecimalSI),
+			// Real kubelets report their disk; pods (the CTR example) request it.
+			corev1.ResourceEphemeralStorage: resource.MustParse("2Ti"),
 		}
 		if g.GPUs > 0 {
 			res["nvidia.com/gpu"] = *resource.NewQuantity(int64(g.GPUs), resource.DecimalSI)

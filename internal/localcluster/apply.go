@@ -1,0 +1,50 @@
+package localcluster
+
+import (
+	"context"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/restmapper"
+)
+
+// Create creates manifests the way `kubectl create` would: namespaced
+// objects without a namespace go to ns. Objects that already exist are left
+// as they are. It returns the created objects.
+func (c *Cluster) Create(ctx context.Context, ns string, objs []*unstructured.Unstructured) ([]*unstructured.Unstructured, error) {
+	dyn, err := dynamic.NewForConfig(c.Config)
+	if err != nil {
+		return nil, err
+	}
+	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(c.Kube.Discovery()))
+	var out []*unstructured.Unstructured
+	for _, o := range objs {
+		o = o.DeepCopy()
+		gvk := o.GroupVersionKind()
+		m, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+		if err != nil {
+			return out, fmt.Errorf("%s %s: %w", gvk.Kind, o.GetName(), err)
+		}
+		var ri dynamic.ResourceInterface = dyn.Resource(m.Resource)
+		if m.Scope.Name() == meta.RESTScopeNameNamespace {
+			if o.GetNamespace() == "" {
+				o.SetNamespace(ns)
+			}
+			ri = dyn.Resource(m.Resource).Namespace(o.GetNamespace())
+		}
+		created, err := ri.Create(ctx, o, metav1.CreateOptions{})
+		if apierrors.IsAlreadyExists(err) {
+			continue
+		}
+		if err != nil {
+			return out, fmt.Errorf("creating %s %s: %w", gvk.Kind, o.GetName(), err)
+		}
+		out = append(out, created)
+	}
+	return out, nil
+}
