@@ -27,6 +27,8 @@ import (
 	_ "volcano.sh/volcano/pkg/scheduler/plugins"
 	_ "volcano.sh/volcano/pkg/scheduler/util/assert"
 
+	// The paddle scheduler plugin; enable it in the ConfigMap tiers.
+	_ "github.com/volcano-paddle/volcano-paddle/pkg/scheduler/plugins/paddle"
 	"github.com/volcano-paddle/volcano-paddle/pkg/version"
 )
 

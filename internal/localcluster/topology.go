@@ -15,8 +15,8 @@ import (
 // Default node label keys for the rack and spine (the tier above racks) a
 // node sits in. They match the scheduler plugin's defaults in deploy/.
 const (
-	LabelRack  = "paddle.volcano.sh/rack"
-	LabelSpine = "paddle.volcano.sh/spine"
+	LabelRack  = paddleapi.DefaultRackLabel
+	LabelSpine = paddleapi.DefaultSpineLabel
 )
 
 // Topology describes the simulated nodes of a local cluster. A file holds

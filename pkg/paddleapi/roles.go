@@ -80,3 +80,11 @@ func RoleFromTaskName(task string) (role Role, ok bool) {
 	}
 	return "", false
 }
+
+// Node label keys for the two network tiers above a node, used by the
+// scheduler plugin when the cluster has no Volcano HyperNodes (both are
+// configurable in the scheduler ConfigMap).
+const (
+	DefaultRackLabel  = "paddle.volcano.sh/rack"
+	DefaultSpineLabel = "paddle.volcano.sh/spine"
+)

@@ -1,0 +1,232 @@
+package paddle
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/klog/v2"
+	"volcano.sh/volcano/pkg/scheduler/framework"
+
+	"github.com/volcano-paddle/volcano-paddle/pkg/paddleapi"
+)
+
+// Argument keys in the scheduler ConfigMap:
+//
+//	tiers:
+//	- plugins:
+//	  - name: paddle
+//	    arguments:
+//	      paddle.affinity.weight: 10
+//	      paddle.rackLabel: topology.example.com/rack
+const (
+	ArgAffinityWeight   = "paddle.affinity.weight"
+	ArgPackingWeight    = "paddle.packing.weight"
+	ArgGPUTopoWeight    = "paddle.gpuTopology.weight"
+	ArgGPUTopoAllJobs   = "paddle.gpuTopology.allJobs"
+	ArgRackLabel        = "paddle.rackLabel"
+	ArgSpineLabel       = "paddle.spineLabel"
+	ArgGangFitOrder     = "paddle.gangFitOrder"
+	ArgStarvationAfter  = "paddle.starvationAfter"
+	ArgTaskNameFallback = "paddle.taskNameFallback"
+)
+
+// Args are the plugin's arguments after defaulting and validation.
+type Args struct {
+	// AffinityWeight scales the pserver/trainer locality score (0..100).
+	AffinityWeight float64
+	// PackingWeight scales the collective packing score (0..100).
+	PackingWeight float64
+	// GPUTopologyWeight scales the NVLink-island fit score (0..100).
+	GPUTopologyWeight float64
+	// GPUTopologyAllJobs scores island fit for every GPU pod, not only Paddle
+	// pods: keeping islands whole helps every multi-GPU job.
+	GPUTopologyAllJobs bool
+	// RackLabel and SpineLabel are node label keys for the two network tiers
+	// above a node, used when the cluster has no Volcano HyperNodes.
+	RackLabel  string
+	SpineLabel string
+	// GangFitOrder puts gangs that fit now before gangs that do not.
+	GangFitOrder bool
+	// StarvationAfter is how long a gang may wait before it goes first and
+	// holds back later jobs of its queue until it fits; 0 disables.
+	StarvationAfter time.Duration
+	// TaskNameFallback recognises Paddle roles from Volcano task names (ps,
+	// pserver, worker, trainer, heter) when pods lack the job plugin's labels.
+	TaskNameFallback bool
+}
+
+// DefaultArgs are used for every argument that is absent or invalid.
+func DefaultArgs() Args {
+	return Args{
+		AffinityWeight:     10,
+		PackingWeight:      10,
+		GPUTopologyWeight:  10,
+		GPUTopologyAllJobs: true,
+		RackLabel:          paddleapi.DefaultRackLabel,
+		SpineLabel:         paddleapi.DefaultSpineLabel,
+		GangFitOrder:       true,
+		StarvationAfter:    30 * time.Minute,
+		TaskNameFallback:   true,
+	}
+}
+
+// maxWeight keeps a typo (1e9) from drowning every other plugin.
+const maxWeight = 1000
+
+// ParseArgs reads the ConfigMap arguments. A bad value never stops the
+// scheduler: it is reported in problems (logged by the caller) and replaced by
+// its default. Unknown keys under "paddle." are reported too (likely typos).
+func ParseArgs(raw framework.Arguments) (Args, []string) {
+	a := DefaultArgs()
+	var problems []string
+	bad := func(key string, v interface{}, why string, def interface{}) {
+		problems = append(problems, fmt.Sprintf("%s=%v: %s; using the default %v", key, v, why, def))
+	}
+	known := map[string]bool{}
+	weight := func(key string, dst *float64) {
+		known[key] = true
+		v, ok := raw[key]
+		if !ok {
+			return
+		}
+		f, err := toFloat(v)
+		switch {
+		case err != nil:
+			bad(key, v, err.Error(), *dst)
+		case f < 0 || f > maxWeight || math.IsNaN(f):
+			bad(key, v, fmt.Sprintf("a weight must be between 0 and %d", maxWeight), *dst)
+		default:
+			*dst = f
+		}
+	}
+	boolean := func(key string, dst *bool) {
+		known[key] = true
+		v, ok := raw[key]
+		if !ok {
+			return
+		}
+		b, err := toBool(v)
+		if err != nil {
+			bad(key, v, err.Error(), *dst)
+			return
+		}
+		*dst = b
+	}
+	label := func(key string, dst *string) {
+		known[key] = true
+		v, ok := raw[key]
+		if !ok {
+			return
+		}
+		s, isString := v.(string)
+		if !isString {
+			bad(key, v, "must be a label key string", *dst)
+			return
+		}
+		if s == "" {
+			*dst = "" // explicitly off
+			return
+		}
+		if errs := validation.IsQualifiedName(s); len(errs) > 0 {
+			bad(key, v, "not a valid label key: "+strings.Join(errs, "; "), *dst)
+			return
+		}
+		*dst = s
+	}
+	weight(ArgAffinityWeight, &a.AffinityWeight)
+	weight(ArgPackingWeight, &a.PackingWeight)
+	weight(ArgGPUTopoWeight, &a.GPUTopologyWeight)
+	boolean(ArgGPUTopoAllJobs, &a.GPUTopologyAllJobs)
+	label(ArgRackLabel, &a.RackLabel)
+	label(ArgSpineLabel, &a.SpineLabel)
+	boolean(ArgGangFitOrder, &a.GangFitOrder)
+	boolean(ArgTaskNameFallback, &a.TaskNameFallback)
+	known[ArgStarvationAfter] = true
+	if v, ok := raw[ArgStarvationAfter]; ok {
+		d, err := toDuration(v)
+		switch {
+		case err != nil:
+			bad(ArgStarvationAfter, v, err.Error(), a.StarvationAfter)
+		case d < 0:
+			bad(ArgStarvationAfter, v, "must not be negative (0 turns aging off)", a.StarvationAfter)
+		default:
+			a.StarvationAfter = d
+		}
+	}
+	for k := range raw {
+		if strings.HasPrefix(k, "paddle.") && !known[k] {
+			problems = append(problems, fmt.Sprintf("%s: unknown argument, ignored (known: %s)", k, strings.Join(knownKeys(), ", ")))
+		}
+	}
+	return a, problems
+}
+
+func knownKeys() []string {
+	return []string{ArgAffinityWeight, ArgPackingWeight, ArgGPUTopoWeight, ArgGPUTopoAllJobs, ArgRackLabel,
+		ArgSpineLabel, ArgGangFitOrder, ArgStarvationAfter, ArgTaskNameFallback}
+}
+
+// YAML gives ints, floats, bools or strings depending on how a value is
+// written; accept each where it is unambiguous.
+func toFloat(v interface{}) (float64, error) {
+	switch x := v.(type) {
+	case int:
+		return float64(x), nil
+	case int64:
+		return float64(x), nil
+	case float64:
+		return x, nil
+	case string:
+		f, err := strconv.ParseFloat(strings.TrimSpace(x), 64)
+		if err != nil {
+			return 0, fmt.Errorf("not a number")
+		}
+		return f, nil
+	}
+	return 0, fmt.Errorf("not a number")
+}
+
+func toBool(v interface{}) (bool, error) {
+	switch x := v.(type) {
+	case bool:
+		return x, nil
+	case string:
+		b, err := strconv.ParseBool(strings.TrimSpace(x))
+		if err != nil {
+			return false, fmt.Errorf("not true or false")
+		}
+		return b, nil
+	}
+	return false, fmt.Errorf("not true or false")
+}
+
+// toDuration accepts "30m"-style strings and plain numbers of seconds.
+func toDuration(v interface{}) (time.Duration, error) {
+	if s, ok := v.(string); ok {
+		d, err := time.ParseDuration(strings.TrimSpace(s))
+		if err != nil {
+			return 0, fmt.Errorf("not a duration like 30m")
+		}
+		return d, nil
+	}
+	f, err := toFloat(v)
+	if err != nil {
+		return 0, fmt.Errorf("not a duration like 30m")
+	}
+	return time.Duration(f * float64(time.Second)), nil
+}
+
+func (a Args) String() string {
+	return fmt.Sprintf("affinity=%g packing=%g gpuTopology=%g (allJobs=%t) rackLabel=%q spineLabel=%q gangFitOrder=%t starvationAfter=%s taskNameFallback=%t",
+		a.AffinityWeight, a.PackingWeight, a.GPUTopologyWeight, a.GPUTopologyAllJobs, a.RackLabel, a.SpineLabel, a.GangFitOrder, a.StarvationAfter, a.TaskNameFallback)
+}
+
+func logProblems(problems []string) {
+	for _, p := range problems {
+		klog.ErrorS(nil, "Bad paddle scheduler plugin argument", "problem", p)
+	}
+}

@@ -1,0 +1,198 @@
+package paddle
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
+	schedulingv1 "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
+	vcscheduler "volcano.sh/volcano/pkg/scheduler"
+	"volcano.sh/volcano/pkg/scheduler/actions/allocate"
+	"volcano.sh/volcano/pkg/scheduler/api"
+	"volcano.sh/volcano/pkg/scheduler/conf"
+	"volcano.sh/volcano/pkg/scheduler/framework"
+	"volcano.sh/volcano/pkg/scheduler/plugins/binpack"
+	"volcano.sh/volcano/pkg/scheduler/plugins/conformance"
+	"volcano.sh/volcano/pkg/scheduler/plugins/drf"
+	"volcano.sh/volcano/pkg/scheduler/plugins/gang"
+	"volcano.sh/volcano/pkg/scheduler/plugins/nodeorder"
+	"volcano.sh/volcano/pkg/scheduler/plugins/overcommit"
+	"volcano.sh/volcano/pkg/scheduler/plugins/predicates"
+	"volcano.sh/volcano/pkg/scheduler/plugins/priority"
+	"volcano.sh/volcano/pkg/scheduler/plugins/proportion"
+	"volcano.sh/volcano/pkg/scheduler/uthelper"
+	"volcano.sh/volcano/pkg/scheduler/util"
+
+	_ "volcano.sh/volcano/pkg/scheduler/actions"
+
+	"github.com/volcano-paddle/volcano-paddle/internal/localcluster"
+	"github.com/volcano-paddle/volcano-paddle/pkg/paddleapi"
+)
+
+// The two configurations every comparison uses: Volcano's Helm chart
+// default tiers, and ours from deploy/ (the same tiers plus paddle).
+func stockTiers(t testing.TB) ([]conf.Tier, []conf.Configuration) {
+	p, err := localcluster.StockSchedulerConf()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return loadTiers(t, p)
+}
+
+func paddleTiers(t testing.TB) ([]conf.Tier, []conf.Configuration) {
+	p, err := localcluster.DeploySchedulerConf()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return loadTiers(t, p)
+}
+
+func loadTiers(t testing.TB, path string) ([]conf.Tier, []conf.Configuration) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, tiers, cfgs, _, err := vcscheduler.UnmarshalSchedulerConf(string(b))
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return tiers, cfgs
+}
+
+// plugins are the builders of every plugin either configuration names.
+func plugins(p *paddlePlugin) map[string]framework.PluginBuilder {
+	m := map[string]framework.PluginBuilder{
+		priority.PluginName: priority.New, gang.PluginName: gang.New, conformance.PluginName: conformance.New,
+		overcommit.PluginName: overcommit.New, drf.PluginName: drf.New, predicates.PluginName: predicates.New,
+		proportion.PluginName: proportion.New, nodeorder.PluginName: nodeorder.New, binpack.PluginName: binpack.New,
+		PluginName: New,
+	}
+	if p != nil {
+		// Hand the test its plugin value, to inspect the session state.
+		m[PluginName] = func(a framework.Arguments) framework.Plugin {
+			fresh := New(a).(*paddlePlugin)
+			*p = *fresh
+			return p
+		}
+	}
+	return m
+}
+
+type cluster struct {
+	nodes  []*v1.Node
+	pods   []*v1.Pod
+	groups []*schedulingv1.PodGroup
+}
+
+// result of one allocate run: pod name -> node, for pods placed this session.
+type result struct {
+	placed map[string]string
+	ssn    *framework.Session
+	jobs   map[api.JobID]*api.JobInfo
+}
+
+// allocateOnce opens a session with the given tiers over the cluster, runs
+// Volcano's real allocate action and reports where the pending pods went.
+func allocateOnce(t *testing.T, tiers []conf.Tier, cfgs []conf.Configuration, c cluster, p *paddlePlugin) result {
+	t.Helper()
+	test := uthelper.TestCommonStruct{
+		Name:      t.Name(),
+		Plugins:   plugins(p),
+		Nodes:     c.nodes,
+		Pods:      c.pods,
+		PodGroups: c.groups,
+		Queues:    []*schedulingv1.Queue{util.BuildQueue("default", 1, nil)},
+	}
+	ssn := test.RegisterSession(tiers, cfgs)
+	test.Run([]framework.Action{allocate.New()})
+	r := result{placed: map[string]string{}, ssn: ssn, jobs: map[api.JobID]*api.JobInfo{}}
+	for id, job := range ssn.Jobs {
+		r.jobs[id] = job
+		for _, task := range job.Tasks {
+			if task.NodeName != "" && (task.Status == api.Allocated || task.Status == api.Binding || task.Status == api.Pipelined) {
+				r.placed[task.Name] = task.NodeName
+			}
+		}
+	}
+	t.Cleanup(test.Close)
+	return r
+}
+
+// gpuNode is an 8-GPU node with two NVLink islands of 4, in a rack.
+func gpuNode(name, rack string) *v1.Node {
+	return node(name, rack, "spine0", "64", "512Gi", 8, paddleapi.UniformTopology(paddleapi.FabricNVLink, 8, 4))
+}
+
+func node(name, rack, spine, cpu, mem string, gpus int, topo *paddleapi.GPUTopology) *v1.Node {
+	alloc := v1.ResourceList{
+		v1.ResourceCPU: resource.MustParse(cpu), v1.ResourceMemory: resource.MustParse(mem),
+		v1.ResourcePods: resource.MustParse("110"),
+	}
+	if gpus > 0 {
+		alloc[gpuResource] = *resource.NewQuantity(int64(gpus), resource.DecimalSI)
+	}
+	labels := map[string]string{}
+	if rack != "" {
+		labels[paddleapi.DefaultRackLabel] = rack
+	}
+	if spine != "" {
+		labels[paddleapi.DefaultSpineLabel] = spine
+	}
+	n := util.BuildNode(name, alloc, labels)
+	if topo != nil {
+		n.Annotations = map[string]string{paddleapi.GPUTopologyAnnotation: topo.Encode()}
+	}
+	return n
+}
+
+// paddlePod is a pod as the paddle job plugin and Volcano's controller make
+// it: task-spec label/annotation, index, role, mode.
+func paddlePod(job, task string, index int, role paddleapi.Role, mode paddleapi.Mode, nodeName string, cpu string, gpus int) *v1.Pod {
+	req := v1.ResourceList{v1.ResourceCPU: resource.MustParse(cpu), v1.ResourceMemory: resource.MustParse("1Gi")}
+	if gpus > 0 {
+		req[gpuResource] = *resource.NewQuantity(int64(gpus), resource.DecimalSI)
+	}
+	phase := v1.PodPending
+	if nodeName != "" {
+		phase = v1.PodRunning
+	}
+	labels := map[string]string{batch.TaskSpecKey: task, batch.TaskIndex: strconv.Itoa(index)}
+	if role != "" {
+		labels[paddleapi.RoleLabel] = string(role)
+		labels[paddleapi.IndexLabel] = strconv.Itoa(index)
+		labels[paddleapi.ModeLabel] = string(mode)
+	}
+	p := util.BuildPod("ns", fmt.Sprintf("%s-%s-%d", job, task, index), nodeName, phase, req, job, labels, nil)
+	p.Annotations[batch.TaskSpecKey] = task
+	return p
+}
+
+// filler is a running pod of some other workload that uses resources.
+func filler(name, nodeName, cpu string, gpus int) *v1.Pod {
+	req := v1.ResourceList{v1.ResourceCPU: resource.MustParse(cpu), v1.ResourceMemory: resource.MustParse("1Gi")}
+	if gpus > 0 {
+		req[gpuResource] = *resource.NewQuantity(int64(gpus), resource.DecimalSI)
+	}
+	return util.BuildPod("ns", name, nodeName, v1.PodRunning, req, "fillers", map[string]string{}, nil)
+}
+
+func group(name string, min int32, created time.Time) *schedulingv1.PodGroup {
+	pg := util.BuildPodGroup(name, "ns", "default", min, nil, schedulingv1.PodGroupInqueue)
+	pg.CreationTimestamp = metav1.NewTime(created)
+	return pg
+}
+
+func rackOf(c cluster, nodeName string) string {
+	for _, n := range c.nodes {
+		if n.Name == nodeName {
+			return n.Labels[paddleapi.DefaultRackLabel]
+		}
+	}
+	return ""
+}

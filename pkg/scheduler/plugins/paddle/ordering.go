@@ -1,0 +1,190 @@
+package paddle
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"k8s.io/klog/v2"
+	"volcano.sh/volcano/pkg/scheduler/api"
+	"volcano.sh/volcano/pkg/scheduler/framework"
+)
+
+// Reasons this plugin gives, as constants (kube-scheduler style).
+const (
+	ReasonHeldForStarvingGang = "PaddleHeldForStarvingGang"
+)
+
+// now is replaced in tests.
+var now = time.Now
+
+// taskLess is the role-aware order within one job: parameter servers, then
+// heter trainers, then trainers; trainer 0 (it hosts Paddle's TCP store and
+// is the collective master) before the others; then by index.
+func taskLess(l, r *api.TaskInfo, fallback bool) bool {
+	lr, li, lok := roleOf(l, fallback)
+	rr, ri, rok := roleOf(r, fallback)
+	if !lok || !rok {
+		return l.Name < r.Name
+	}
+	if a, b := roleRank(lr), roleRank(rr); a != b {
+		return a < b
+	}
+	if li != ri {
+		return li < ri
+	}
+	return l.Name < r.Name
+}
+
+func (p *paddlePlugin) taskOrderFn(l, r interface{}) int {
+	lt, rt := l.(*api.TaskInfo), r.(*api.TaskInfo)
+	if lt.Job != rt.Job {
+		return 0
+	}
+	lr, li, lok := roleOf(lt, p.args.TaskNameFallback)
+	rr, ri, rok := roleOf(rt, p.args.TaskNameFallback)
+	if !lok || !rok {
+		return 0
+	}
+	if a, b := roleRank(lr), roleRank(rr); a != b {
+		return compareInts(a, b)
+	}
+	return compareInts(li, ri)
+}
+
+func compareInts(a, b int) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// fit returns the session's estimate for a job, computing it once.
+func (p *paddlePlugin) fit(job *api.JobInfo) *fitEstimate {
+	p.state.mu.Lock()
+	f, ok := p.state.fits[job.UID]
+	p.state.mu.Unlock()
+	if ok {
+		return f
+	}
+	f = estimateFit(p.ssn, job, p.ssn.NodeList, p.args.TaskNameFallback)
+	p.state.mu.Lock()
+	p.state.fits[job.UID] = f
+	p.state.mu.Unlock()
+	return f
+}
+
+// waiting reports whether a job is a gang still short of minAvailable.
+func waiting(job *api.JobInfo) bool {
+	return !job.IsReady() && len(job.TaskStatusIndex[api.Pending]) > 0
+}
+
+// starving: a gang that has waited longer than StarvationAfter.
+func (p *paddlePlugin) starving(job *api.JobInfo) bool {
+	if p.args.StarvationAfter <= 0 || !waiting(job) {
+		return false
+	}
+	return now().Sub(job.CreationTimestamp.Time) > p.args.StarvationAfter
+}
+
+// jobOrderFn runs after Volcano's priority and gang plugins have ordered by
+// priority and readiness. Among the rest:
+//  1. starving gangs first, longest waiting first (aging);
+//  2. then gangs whose missing pods fit on free resources now, so the
+//     allocate action does not spend the session on partial placements of
+//     gangs that are then rolled back;
+//  3. otherwise no opinion (Volcano falls back to creation time).
+func (p *paddlePlugin) jobOrderFn(l, r interface{}) int {
+	lj, rj := l.(*api.JobInfo), r.(*api.JobInfo)
+	ls, rs := p.starving(lj), p.starving(rj)
+	switch {
+	case ls && !rs:
+		return -1
+	case rs && !ls:
+		return 1
+	case ls && rs:
+		if !lj.CreationTimestamp.Equal(&rj.CreationTimestamp) {
+			if lj.CreationTimestamp.Before(&rj.CreationTimestamp) {
+				return -1
+			}
+			return 1
+		}
+		return 0
+	}
+	if !p.args.GangFitOrder {
+		return 0
+	}
+	lw, rw := waiting(lj), waiting(rj)
+	if !lw || !rw {
+		return 0
+	}
+	lf, rf := p.fit(lj).fits(), p.fit(rj).fits()
+	switch {
+	case lf && !rf:
+		return -1
+	case rf && !lf:
+		return 1
+	}
+	return 0
+}
+
+// blocker is the starving gang of a queue that does not fit yet and could
+// fit on an empty cluster: later jobs of lower or equal priority in its
+// queue are held back so that freed resources go to it.
+func (p *paddlePlugin) blocker(queue api.QueueID) *api.JobInfo {
+	p.blockersOnce.Do(func() {
+		p.blockers = map[api.QueueID]*api.JobInfo{}
+		for _, j := range p.ssn.Jobs {
+			if !p.starving(j) || !p.isPaddle(j) {
+				continue
+			}
+			f := p.fit(j)
+			if f.fits() {
+				continue
+			}
+			if !f.feasible {
+				klog.V(3).InfoS("Starving Paddle gang cannot fit even on an empty cluster; not holding others back", "job", klog.KRef(j.Namespace, j.Name))
+				continue
+			}
+			if b, ok := p.blockers[j.Queue]; !ok || j.CreationTimestamp.Before(&b.CreationTimestamp) {
+				p.blockers[j.Queue] = j
+			}
+		}
+	})
+	return p.blockers[queue]
+}
+
+func (p *paddlePlugin) isPaddle(job *api.JobInfo) bool {
+	p.state.mu.Lock()
+	defer p.state.mu.Unlock()
+	_, ok := p.state.jobs[job.UID]
+	return ok
+}
+
+// jobValidFn holds jobs back behind a starving gang, and records why a
+// Paddle gang cannot be placed in the job's fit errors, which Volcano's gang
+// plugin writes into the PodGroup's Unschedulable condition.
+func (p *paddlePlugin) jobValidFn(obj interface{}) *api.ValidateResult {
+	job, ok := obj.(*api.JobInfo)
+	if !ok || !waiting(job) {
+		return nil
+	}
+	if b := p.blocker(job.Queue); b != nil && b.UID != job.UID && job.Priority <= b.Priority && !p.starving(job) {
+		msg := fmt.Sprintf("paddle: held back behind gang %s/%s, which has waited %s (over %s) and does not fit yet; jobs of queue %s wait until it is placed",
+			b.Namespace, b.Name, now().Sub(b.CreationTimestamp.Time).Round(time.Second), p.args.StarvationAfter, job.Queue)
+		job.JobFitErrors = msg
+		return &api.ValidateResult{Pass: false, Reason: ReasonHeldForStarvingGang, Message: msg}
+	}
+	if p.isPaddle(job) {
+		if f := p.fit(job); !f.fits() {
+			job.JobFitErrors = fmt.Sprintf("paddle: %d of the %d pods the gang still needs fit on free resources now (before taints and affinity): %s",
+				f.placeable, f.needed, strings.Join(f.short, "; "))
+		}
+	}
+	return nil
+}
+
+var _ framework.Plugin = &paddlePlugin{}

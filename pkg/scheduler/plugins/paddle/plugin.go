@@ -1,0 +1,59 @@
+// Package paddle is the Volcano scheduler plugin for PaddlePaddle jobs:
+// role-aware task order (pservers first, trainer 0 first), gang-aware job
+// order with aging, pserver/trainer locality, collective packing into few
+// nodes and racks, and GPU-topology scoring (NVLink islands) that keeps
+// islands whole. Configure it in the scheduler ConfigMap tiers; see
+// docs/scheduler-plugin.md.
+package paddle
+
+import (
+	"sync"
+
+	"k8s.io/klog/v2"
+	"volcano.sh/volcano/pkg/scheduler/api"
+	"volcano.sh/volcano/pkg/scheduler/framework"
+)
+
+// PluginName is the name in the scheduler ConfigMap.
+const PluginName = "paddle"
+
+type paddlePlugin struct {
+	args Args
+
+	// Per session (a plugin value is built for each session).
+	ssn          *framework.Session
+	state        *sessionState
+	blockersOnce *sync.Once
+	blockers     map[api.QueueID]*api.JobInfo
+}
+
+// New builds the plugin from its ConfigMap arguments; bad values are logged
+// and replaced by defaults, so a typo never stops the scheduler.
+func New(arguments framework.Arguments) framework.Plugin {
+	a, problems := ParseArgs(arguments)
+	logProblems(problems)
+	return &paddlePlugin{args: a}
+}
+
+func init() {
+	framework.RegisterPluginBuilder(PluginName, New)
+}
+
+func (p *paddlePlugin) Name() string { return PluginName }
+
+func (p *paddlePlugin) OnSessionOpen(ssn *framework.Session) {
+	klog.V(5).InfoS("Enter paddle plugin", "args", p.args.String())
+	p.ssn = ssn
+	p.state = newSessionState(ssn, p.args)
+	p.blockersOnce = &sync.Once{}
+
+	ssn.AddTaskOrderFn(p.Name(), p.taskOrderFn)
+	ssn.AddJobOrderFn(p.Name(), p.jobOrderFn)
+	ssn.AddJobValidFn(p.Name(), p.jobValidFn)
+	ssn.AddBatchNodeOrderFn(p.Name(), p.batchNodeOrderFn)
+	ssn.AddEventHandler(p.state.eventHandler())
+}
+
+func (p *paddlePlugin) OnSessionClose(ssn *framework.Session) {
+	p.ssn, p.state, p.blockers = nil, nil, nil
+}
