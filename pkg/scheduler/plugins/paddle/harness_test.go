@@ -4,11 +4,13 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/sets"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 	schedulingv1 "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
@@ -88,6 +90,9 @@ type cluster struct {
 	nodes  []*v1.Node
 	pods   []*v1.Pod
 	groups []*schedulingv1.PodGroup
+	// Volcano HyperNodes: tier -> names, name -> member node names.
+	hyperNodesByTier map[int]sets.Set[string]
+	hyperNodes       map[string]sets.Set[string]
 }
 
 // result of one allocate run: pod name -> node, for pods placed this session.
@@ -95,11 +100,25 @@ type result struct {
 	placed map[string]string
 	ssn    *framework.Session
 	jobs   map[api.JobID]*api.JobInfo
+	// close ends the session (plugins' OnSessionClose run); idempotent.
+	close func()
 }
 
 // allocateOnce opens a session with the given tiers over the cluster, runs
 // Volcano's real allocate action and reports where the pending pods went.
 func allocateOnce(t *testing.T, tiers []conf.Tier, cfgs []conf.Configuration, c cluster, p *paddlePlugin) result {
+	t.Helper()
+	return runSession(t, tiers, cfgs, c, p, false)
+}
+
+// openSession opens a session and runs no action, to look at orderings as
+// the allocate action would see them.
+func openSession(t *testing.T, tiers []conf.Tier, cfgs []conf.Configuration, c cluster) result {
+	t.Helper()
+	return runSession(t, tiers, cfgs, c, nil, true)
+}
+
+func runSession(t *testing.T, tiers []conf.Tier, cfgs []conf.Configuration, c cluster, p *paddlePlugin, openOnly bool) result {
 	t.Helper()
 	test := uthelper.TestCommonStruct{
 		Name:      t.Name(),
@@ -108,9 +127,14 @@ func allocateOnce(t *testing.T, tiers []conf.Tier, cfgs []conf.Configuration, c 
 		Pods:      c.pods,
 		PodGroups: c.groups,
 		Queues:    []*schedulingv1.Queue{util.BuildQueue("default", 1, nil)},
+
+		HyperNodesSetByTier: c.hyperNodesByTier,
+		HyperNodes:          c.hyperNodes,
 	}
 	ssn := test.RegisterSession(tiers, cfgs)
-	test.Run([]framework.Action{allocate.New()})
+	if !openOnly {
+		test.Run([]framework.Action{allocate.New()})
+	}
 	r := result{placed: map[string]string{}, ssn: ssn, jobs: map[api.JobID]*api.JobInfo{}}
 	for id, job := range ssn.Jobs {
 		r.jobs[id] = job
@@ -120,7 +144,9 @@ func allocateOnce(t *testing.T, tiers []conf.Tier, cfgs []conf.Configuration, c 
 			}
 		}
 	}
-	t.Cleanup(test.Close)
+	var once sync.Once
+	r.close = func() { once.Do(test.Close) }
+	t.Cleanup(r.close)
 	return r
 }
 

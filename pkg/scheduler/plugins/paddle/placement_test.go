@@ -5,6 +5,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
 	schedulingv1 "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
 
 	"github.com/volcano-paddle/volcano-paddle/pkg/paddleapi"
@@ -157,6 +158,34 @@ func TestTaskNameFallback(t *testing.T) {
 	for _, w := range []string{"wd-worker-0", "wd-worker-1"} {
 		if rackOf(c, got[w]) != rackOf(c, got["wd-ps-0"]) {
 			t.Errorf("%s on %s, pserver 0 on %s", w, got[w], got["wd-ps-0"])
+		}
+	}
+}
+
+// With Volcano HyperNodes and no rack labels, the lowest HyperNode tier is
+// the rack: trainers go to the HyperNode of their pservers.
+func TestHyperNodesAsRacks(t *testing.T) {
+	c := psCluster()
+	for _, n := range c.nodes {
+		delete(n.Labels, paddleapi.DefaultRackLabel)
+		delete(n.Labels, paddleapi.DefaultSpineLabel)
+	}
+	c.hyperNodesByTier = map[int]sets.Set[string]{1: sets.New("s0", "s1"), 2: sets.New("s2")}
+	c.hyperNodes = map[string]sets.Set[string]{
+		"s0": sets.New("n0", "n1"), "s1": sets.New("n2", "n3"), "s2": sets.New("n0", "n1", "n2", "n3"),
+	}
+	switchOf := map[string]string{"n0": "s0", "n1": "s0", "n2": "s1", "n3": "s1"}
+	tiers, cfgs := paddleTiers(t)
+	got := allocateOnce(t, tiers, cfgs, c, nil).placed
+	if len(got) != 4 {
+		t.Fatalf("placed %v", got)
+	}
+	if got["wd-ps-0"] == got["wd-ps-1"] {
+		t.Errorf("pservers share node %s: the rack (HyperNode) was not seen", got["wd-ps-0"])
+	}
+	for name, n := range got {
+		if switchOf[n] != switchOf[got["wd-ps-0"]] {
+			t.Errorf("%s on %s (HyperNode %s), pserver 0 under %s", name, n, switchOf[n], switchOf[got["wd-ps-0"]])
 		}
 	}
 }

@@ -1,0 +1,69 @@
+package paddle
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"volcano.sh/volcano/pkg/scheduler/framework"
+)
+
+func TestParseArgsDefaults(t *testing.T) {
+	a, problems := ParseArgs(nil)
+	if len(problems) != 0 || a != DefaultArgs() {
+		t.Errorf("defaults: %+v, problems %v", a, problems)
+	}
+}
+
+func TestParseArgsValues(t *testing.T) {
+	a, problems := ParseArgs(framework.Arguments{
+		ArgAffinityWeight: 5, ArgPackingWeight: 2.5, ArgGPUTopoWeight: "7",
+		ArgGPUTopoAllJobs: "false", ArgRackLabel: "example.com/rack", ArgSpineLabel: "",
+		ArgGangFitOrder: false, ArgStarvationAfter: "1h", ArgTaskNameFallback: false,
+	})
+	if len(problems) != 0 {
+		t.Fatal(problems)
+	}
+	want := Args{AffinityWeight: 5, PackingWeight: 2.5, GPUTopologyWeight: 7, GPUTopologyAllJobs: false,
+		RackLabel: "example.com/rack", SpineLabel: "", GangFitOrder: false, StarvationAfter: time.Hour, TaskNameFallback: false}
+	if a != want {
+		t.Errorf("got %+v\nwant %+v", a, want)
+	}
+	if a, _ := ParseArgs(framework.Arguments{ArgStarvationAfter: 90}); a.StarvationAfter != 90*time.Second {
+		t.Errorf("numeric starvationAfter = %s, want 90s", a.StarvationAfter)
+	}
+}
+
+// A bad value is reported and replaced by its default; nothing panics.
+func TestParseArgsBadValues(t *testing.T) {
+	cases := []struct {
+		key  string
+		val  interface{}
+		want string
+	}{
+		{ArgAffinityWeight, "heavy", "not a number"},
+		{ArgAffinityWeight, -1, "between 0 and 1000"},
+		{ArgPackingWeight, 1e9, "between 0 and 1000"},
+		{ArgGPUTopoWeight, []interface{}{1}, "not a number"},
+		{ArgGPUTopoAllJobs, "maybe", "not true or false"},
+		{ArgRackLabel, "not a label!", "not a valid label key"},
+		{ArgRackLabel, 7, "label key string"},
+		{ArgGangFitOrder, 1, "not true or false"},
+		{ArgStarvationAfter, "soon", "not a duration"},
+		{ArgStarvationAfter, "-5m", "must not be negative"},
+		{"paddle.afinity.weight", 3, "unknown argument"},
+	}
+	for _, tc := range cases {
+		a, problems := ParseArgs(framework.Arguments{tc.key: tc.val})
+		if len(problems) != 1 || !strings.Contains(problems[0], tc.want) || !strings.Contains(problems[0], tc.key) {
+			t.Errorf("%s=%v: problems %v, want one mentioning %q", tc.key, tc.val, problems, tc.want)
+		}
+		if a != DefaultArgs() {
+			t.Errorf("%s=%v: args %+v, want the defaults", tc.key, tc.val, a)
+		}
+	}
+	// New never fails: the scheduler builds the plugin from any ConfigMap.
+	if p := New(framework.Arguments{ArgAffinityWeight: map[string]int{"x": 1}, ArgStarvationAfter: nil}); p.Name() != PluginName {
+		t.Error("New with garbage arguments")
+	}
+}
