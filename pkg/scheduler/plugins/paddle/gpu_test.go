@@ -29,10 +29,10 @@ func TestFreePerDomainReplay(t *testing.T) {
 	}{
 		{nil, []int{4, 4}},
 		{[]int{2}, []int{2, 4}},
-		{[]int{2, 2}, []int{0, 4}},    // the second pair goes to the tighter island
-		{[]int{4, 2}, []int{0, 2}},    // largest first, each into the tightest island
-		{[]int{1, 3}, []int{0, 4}},    // 3 then 1 into the same island
-		{[]int{6}, []int{0, 2}},       // spans: fills the fullest island first
+		{[]int{2, 2}, []int{0, 4}}, // the second pair goes to the tighter island
+		{[]int{4, 2}, []int{0, 2}}, // largest first, each into the tightest island
+		{[]int{1, 3}, []int{0, 4}}, // 3 then 1 into the same island
+		{[]int{6}, []int{0, 2}},    // spans: fills the fullest island first
 		{[]int{1, 1, 1, 1, 1}, []int{0, 3}},
 	}
 	for _, tc := range cases {
