@@ -261,11 +261,14 @@ func (c *Cluster) startAll(ctx context.Context) error {
 	}
 	// The garbage collector removes what a deleted Job owns (pods, PodGroups,
 	// the plugin's Service), the namespace controller empties deleted
-	// namespaces and the PV binder binds claims, as on any real cluster. Started after the CRDs exist so that
+	// namespaces, the PV binder binds claims and the node lifecycle controller
+	// taints nodes that stop being Ready (KWOK renews their leases), as on
+	// any real cluster. Started after the CRDs exist so that
 	// its first discovery already covers Volcano's resources.
 	if err := c.start(KubeControllers, []string{
 		"--kubeconfig=" + c.Kubeconfig, "--leader-elect=false",
-		"--controllers=garbagecollector,namespace,persistentvolume-binder",
+		"--controllers=garbagecollector,namespace,persistentvolume-binder,nodelifecycle",
+		"--node-monitor-grace-period=40s", "--node-eviction-rate=0.1",
 		"--bind-address=127.0.0.1", fmt.Sprintf("--secure-port=%d", c.ports["kcm"]),
 		"--cert-dir=" + filepath.Join(c.WorkDir, "kcm-certs"),
 		"--kube-api-qps=200", "--kube-api-burst=400",
@@ -549,7 +552,9 @@ func (c *Cluster) StopComponent(name string) error {
 	return p.stop(15 * time.Second)
 }
 
-// StartComponent starts a stopped component again with its original flags.
+// StartComponent starts a stopped component again with its original flags
+// and, for Volcano's scheduler and controller manager, waits until it serves
+// its health check.
 func (c *Cluster) StartComponent(name string) error {
 	c.mu.Lock()
 	args, ok := c.args[name]
@@ -560,7 +565,17 @@ func (c *Cluster) StartComponent(name string) error {
 	if running := c.PIDs()[name]; running != 0 {
 		return fmt.Errorf("%s is still running (pid %d)", name, running)
 	}
-	return c.start(name, args[:len(args)-len(c.opts.ExtraArgs[name])])
+	if err := c.start(name, args[:len(args)-len(c.opts.ExtraArgs[name])]); err != nil {
+		return err
+	}
+	ctx := context.Background()
+	switch name {
+	case Scheduler:
+		return c.waitHTTP(ctx, name, fmt.Sprintf("http://127.0.0.1:%d/healthz", c.ports["sched-healthz"]), 60*time.Second, nil)
+	case ControllerManager:
+		return c.waitHTTP(ctx, name, fmt.Sprintf("http://127.0.0.1:%d/healthz", c.ports["ctrl-healthz"]), 60*time.Second, nil)
+	}
+	return nil
 }
 
 // SetSchedulerConf replaces the scheduler configuration; Volcano's scheduler

@@ -69,8 +69,12 @@ func (c *Cluster) SchedulerSessions(ctx context.Context) (int, error) {
 
 // WaitSchedulerSessions waits until the scheduler has run n more sessions.
 func (c *Cluster) WaitSchedulerSessions(ctx context.Context, n int, timeout time.Duration) error {
-	start, err := c.SchedulerSessions(ctx)
-	if err != nil {
+	start := -1
+	if err := c.poll(ctx, "the scheduler's metrics", timeout, func(ctx context.Context) (bool, error) {
+		v, err := c.SchedulerSessions(ctx)
+		start = v
+		return err == nil, err
+	}); err != nil {
 		return err
 	}
 	return c.poll(ctx, fmt.Sprintf("%d scheduling sessions", n), timeout, func(ctx context.Context) (bool, error) {

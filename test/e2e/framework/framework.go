@@ -151,14 +151,17 @@ func Namespace(t *testing.T, c *localcluster.Cluster) string {
 	return name
 }
 
-// DeleteNamespaceJobs deletes every Volcano Job of the namespace and waits
-// for their pods to go, so the next test starts on an empty cluster.
+// DeleteNamespaceJobs deletes every Volcano Job and pod of the namespace and
+// waits for them to go, so the next test starts on an empty cluster.
 func DeleteNamespaceJobs(t *testing.T, c *localcluster.Cluster, ns string) {
 	t.Helper()
 	ctx := context.Background()
 	bg := metav1.DeletePropagationBackground
 	if err := c.Volcano.BatchV1alpha1().Jobs(ns).DeleteCollection(ctx, metav1.DeleteOptions{PropagationPolicy: &bg}, metav1.ListOptions{}); err != nil && !apierrors.IsNotFound(err) {
 		t.Errorf("deleting jobs in %s: %v", ns, err)
+	}
+	if err := c.Kube.CoreV1().Pods(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		t.Errorf("deleting pods in %s: %v", ns, err)
 	}
 	err := Poll(ctx, 60*time.Second, func(ctx context.Context) (bool, error) {
 		jobs, err := c.Volcano.BatchV1alpha1().Jobs(ns).List(ctx, metav1.ListOptions{})

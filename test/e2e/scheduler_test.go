@@ -1,0 +1,243 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	batchv1alpha1 "volcano.sh/apis/pkg/apis/batch/v1alpha1"
+
+	"github.com/volcano-paddle/volcano-paddle/internal/localcluster"
+	"github.com/volcano-paddle/volcano-paddle/pkg/paddleapi"
+	"github.com/volcano-paddle/volcano-paddle/test/e2e/framework"
+)
+
+// useSchedulerConf restarts the scheduler with the given configuration (a
+// restart, not a hot reload, so the test knows when it applies).
+func useSchedulerConf(t *testing.T, c *localcluster.Cluster, path string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.StopComponent(localcluster.Scheduler); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.SetSchedulerConf(b); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.StartComponent(localcluster.Scheduler); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.WaitSchedulerSessions(context.Background(), 1, 60*time.Second); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// background binds pods straight to nodes (no scheduler) to fragment the
+// cluster the same way before each run: GPUs in use per node.
+var background = map[string][]int{
+	"gpu-r0-n0": {2},
+	"gpu-r0-n1": {4, 2},
+	"gpu-r0-n2": {3},
+	"gpu-r0-n3": {6},
+	"gpu-r1-n0": {1},
+	"gpu-r1-n1": {2, 2},
+	"gpu-r1-n2": {5},
+	"gpu-r1-n3": {},
+}
+
+func createBackground(t *testing.T, c *localcluster.Cluster, ns string) {
+	t.Helper()
+	for node, gpus := range background {
+		for i, g := range gpus {
+			res := corev1.ResourceList{
+				corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourceMemory: resource.MustParse("8Gi"),
+				"nvidia.com/gpu": *resource.NewQuantity(int64(g), resource.DecimalSI),
+			}
+			pod := &corev1.Pod{
+				ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("bg-%s-%d", node, i)},
+				Spec: corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{Name: "x", Image: "busy",
+					Resources: corev1.ResourceRequirements{Requests: res, Limits: res}}}},
+			}
+			if _, err := c.Kube.CoreV1().Pods(ns).Create(context.Background(), pod, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
+
+type placement struct {
+	nodes map[string]string // pod -> node
+	jobs  map[string][]corev1.Pod
+}
+
+// placeJobs runs the test workload once: background, then the Paddle jobs,
+// and returns where the scheduler put them.
+func placeJobs(t *testing.T, c *localcluster.Cluster, ns string) placement {
+	t.Helper()
+	createBackground(t, c, ns)
+	jobs := []*batchv1alpha1.Job{
+		paddleJob(ns, "ps-job", nil, 6,
+			framework.Task{Name: "ps", Replicas: 2, CPU: "8"},
+			framework.Task{Name: "worker", Replicas: 4, CPU: "8", GPUs: 2}),
+		paddleJob(ns, "coll-4x2", nil, 2, framework.Task{Name: "trainer", Replicas: 2, CPU: "8", GPUs: 4}),
+		paddleJob(ns, "coll-2x3", nil, 3, framework.Task{Name: "trainer", Replicas: 3, CPU: "8", GPUs: 2}),
+	}
+	for _, j := range jobs {
+		framework.CreateJob(t, c, j)
+	}
+	p := placement{nodes: map[string]string{}, jobs: map[string][]corev1.Pod{}}
+	for _, j := range jobs {
+		framework.WaitJobPhase(t, c, ns, j.Name, batchv1alpha1.Running, 90*time.Second)
+		for _, pod := range framework.JobPods(t, c, ns, j.Name) {
+			p.nodes[pod.Name] = pod.Spec.NodeName
+			p.jobs[j.Name] = append(p.jobs[j.Name], pod)
+		}
+	}
+	return p
+}
+
+func rack(node string) string { return node[:strings.LastIndex(node, "-")] }
+
+// islandSpans counts the job pods whose GPUs cannot sit in one NVLink island
+// of their node, replaying every pod on the node the way NVIDIA's device
+// plugin allocates (largest first, tightest island).
+func islandSpans(t *testing.T, c *localcluster.Cluster, ns string) (spans int, detail []string) {
+	t.Helper()
+	pods, err := c.Kube.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type req struct {
+		pod string
+		g   int
+	}
+	byNode := map[string][]req{}
+	for _, p := range pods.Items {
+		q := p.Spec.Containers[0].Resources.Limits["nvidia.com/gpu"]
+		if g := int(q.Value()); g > 0 && p.Spec.NodeName != "" {
+			byNode[p.Spec.NodeName] = append(byNode[p.Spec.NodeName], req{p.Name, g})
+		}
+	}
+	for node, reqs := range byNode {
+		sort.Slice(reqs, func(i, j int) bool { return reqs[i].g > reqs[j].g || (reqs[i].g == reqs[j].g && reqs[i].pod < reqs[j].pod) })
+		free := []int{4, 4}
+		for _, r := range reqs {
+			best := -1
+			for i, f := range free {
+				if f >= r.g && (best < 0 || f < free[best]) {
+					best = i
+				}
+			}
+			if best >= 0 {
+				free[best] -= r.g
+				continue
+			}
+			if !strings.HasPrefix(r.pod, "bg-") && r.g <= 4 {
+				spans++
+				detail = append(detail, fmt.Sprintf("%s (%d GPUs) on %s", r.pod, r.g, node))
+			}
+			for i := range free { // spread the rest
+				take := min(free[i], r.g)
+				free[i] -= take
+				r.g -= take
+			}
+		}
+	}
+	return spans, detail
+}
+
+type quality struct {
+	psTrainersOutsidePSRack int
+	pserversSharingNode     bool
+	jobsSpanningRacks       []string
+	islandSpans             int
+	islandDetail            []string
+}
+
+func judge(t *testing.T, c *localcluster.Cluster, ns string, p placement) quality {
+	var q quality
+	psRacks := map[string]bool{}
+	psNodes := map[string]int{}
+	for _, pod := range p.jobs["ps-job"] {
+		if pod.Labels[paddleapi.RoleLabel] == "pserver" {
+			psRacks[rack(pod.Spec.NodeName)] = true
+			psNodes[pod.Spec.NodeName]++
+		}
+	}
+	for _, n := range psNodes {
+		if n > 1 {
+			q.pserversSharingNode = true
+		}
+	}
+	for _, pod := range p.jobs["ps-job"] {
+		if pod.Labels[paddleapi.RoleLabel] == "trainer" && !psRacks[rack(pod.Spec.NodeName)] {
+			q.psTrainersOutsidePSRack++
+		}
+	}
+	for name, pods := range p.jobs {
+		racks := map[string]bool{}
+		for _, pod := range pods {
+			racks[rack(pod.Spec.NodeName)] = true
+		}
+		if len(racks) > 1 {
+			q.jobsSpanningRacks = append(q.jobsSpanningRacks, name)
+		}
+	}
+	sort.Strings(q.jobsSpanningRacks)
+	q.islandSpans, q.islandDetail = islandSpans(t, c, ns)
+	return q
+}
+
+// The same fragmented cluster and the same jobs, placed once by Volcano's
+// stock configuration and once by ours, in one run.
+func TestPlacementStockVsPaddle(t *testing.T) {
+	c := framework.Cluster(t)
+	stock, err := localcluster.StockSchedulerConf()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ours, err := localcluster.DeploySchedulerConf()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { useSchedulerConf(t, c, ours) })
+
+	useSchedulerConf(t, c, stock)
+	nsStock := framework.Namespace(t, c)
+	qs := judge(t, c, nsStock, placeJobs(t, c, nsStock))
+	framework.DeleteNamespaceJobs(t, c, nsStock)
+
+	useSchedulerConf(t, c, ours)
+	nsOurs := framework.Namespace(t, c)
+	qp := judge(t, c, nsOurs, placeJobs(t, c, nsOurs))
+
+	t.Logf("stock : PS trainers outside the pservers' rack %d, pservers share a node %v, jobs across racks %v, pods across NVLink islands %d %v",
+		qs.psTrainersOutsidePSRack, qs.pserversSharingNode, qs.jobsSpanningRacks, qs.islandSpans, qs.islandDetail)
+	t.Logf("paddle: PS trainers outside the pservers' rack %d, pservers share a node %v, jobs across racks %v, pods across NVLink islands %d %v",
+		qp.psTrainersOutsidePSRack, qp.pserversSharingNode, qp.jobsSpanningRacks, qp.islandSpans, qp.islandDetail)
+
+	if qp.psTrainersOutsidePSRack != 0 {
+		t.Errorf("paddle: %d PS trainers outside their pservers' rack", qp.psTrainersOutsidePSRack)
+	}
+	if qp.pserversSharingNode {
+		t.Error("paddle: pservers of the PS job share a node")
+	}
+	if len(qp.jobsSpanningRacks) != 0 {
+		t.Errorf("paddle: jobs across racks: %v", qp.jobsSpanningRacks)
+	}
+	if qp.islandSpans != 0 {
+		t.Errorf("paddle: pods across NVLink islands: %v", qp.islandDetail)
+	}
+	if qs.psTrainersOutsidePSRack+len(qs.jobsSpanningRacks)+qs.islandSpans == 0 {
+		t.Log("note: stock placed this workload without a defect this run")
+	}
+}
