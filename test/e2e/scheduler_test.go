@@ -128,7 +128,9 @@ func islandSpans(t *testing.T, c *localcluster.Cluster, ns string) (spans int, d
 		}
 	}
 	for node, reqs := range byNode {
-		sort.Slice(reqs, func(i, j int) bool { return reqs[i].g > reqs[j].g || (reqs[i].g == reqs[j].g && reqs[i].pod < reqs[j].pod) })
+		sort.Slice(reqs, func(i, j int) bool {
+			return reqs[i].g > reqs[j].g || (reqs[i].g == reqs[j].g && reqs[i].pod < reqs[j].pod)
+		})
 		free := []int{4, 4}
 		for _, r := range reqs {
 			best := -1
