@@ -140,7 +140,7 @@ func (d *demoCluster) run(ctx context.Context, dir string, timeout time.Duration
 		}
 		for _, o := range objs {
 			if o.GetKind() == "Job" {
-				simulateTraining(o)
+				localcluster.SimulateTraining(o, demoTrainDuration)
 				jobs = append(jobs, o.GetName())
 			}
 		}
@@ -171,28 +171,6 @@ func (d *demoCluster) run(ctx context.Context, dir string, timeout time.Duration
 		return fmt.Errorf("not every job completed within %s", timeout)
 	}
 	return nil
-}
-
-// simulateTraining makes KWOK finish the trainers of jobs that complete when
-// their trainers do; other pods (pservers) run until the job stops them.
-func simulateTraining(job *unstructured.Unstructured) {
-	tasks, _, _ := unstructured.NestedSlice(job.Object, "spec", "tasks")
-	for i, t := range tasks {
-		task, _ := t.(map[string]interface{})
-		policies, _, _ := unstructured.NestedSlice(task, "policies")
-		completes := false
-		for _, p := range policies {
-			if pm, ok := p.(map[string]interface{}); ok && pm["event"] == "TaskCompleted" && pm["action"] == "CompleteJob" {
-				completes = true
-			}
-		}
-		if !completes {
-			continue
-		}
-		_ = unstructured.SetNestedField(task, demoTrainDuration, "template", "metadata", "annotations", "pod-succeed.stage.kwok.x-k8s.io/delay")
-		tasks[i] = task
-	}
-	_ = unstructured.SetNestedSlice(job.Object, tasks, "spec", "tasks")
 }
 
 func kindsOf(objs []*unstructured.Unstructured) string {

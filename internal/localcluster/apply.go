@@ -48,3 +48,34 @@ func (c *Cluster) Create(ctx context.Context, ns string, objs []*unstructured.Un
 	}
 	return out, nil
 }
+
+// Annotations the local cluster's KWOK stages act on (see kwok.yaml).
+const (
+	SucceedAfterAnnotation = "pod-succeed.stage.kwok.x-k8s.io/delay"
+	FailAfterAnnotation    = "pod-fail.stage.kwok.x-k8s.io/delay"
+)
+
+// SimulateTraining makes KWOK finish the trainers of jobs that complete when
+// their trainers do (TaskCompleted -> CompleteJob on a task): those tasks'
+// pods exit successfully after the given duration. Other pods (pservers) run
+// until the job stops them, as they would for real.
+func SimulateTraining(job *unstructured.Unstructured, after string) {
+	tasks, _, _ := unstructured.NestedSlice(job.Object, "spec", "tasks")
+	for i, t := range tasks {
+		task, _ := t.(map[string]interface{})
+		policies, _, _ := unstructured.NestedSlice(task, "policies")
+		completes := false
+		for _, p := range policies {
+			if pm, ok := p.(map[string]interface{}); ok && pm["event"] == "TaskCompleted" && pm["action"] == "CompleteJob" {
+				completes = true
+			}
+		}
+		if !completes {
+			continue
+		}
+		_ = unstructured.SetNestedField(task, after, "template", "metadata", "annotations", SucceedAfterAnnotation)
+		tasks[i] = task
+	}
+	_ = unstructured.SetNestedSlice(job.Object, tasks, "spec", "tasks")
+}
+

@@ -19,8 +19,8 @@ import (
 
 // Annotations understood by the local cluster's KWOK stages.
 const (
-	SucceedAfter = "pod-succeed.stage.kwok.x-k8s.io/delay"
-	FailAfter    = "pod-fail.stage.kwok.x-k8s.io/delay"
+	SucceedAfter = localcluster.SucceedAfterAnnotation
+	FailAfter    = localcluster.FailAfterAnnotation
 )
 
 // Task describes one task of a test job.
