@@ -78,4 +78,3 @@ func SimulateTraining(job *unstructured.Unstructured, after string) {
 	}
 	_ = unstructured.SetNestedSlice(job.Object, tasks, "spec", "tasks")
 }
-
