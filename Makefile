@@ -92,5 +92,28 @@ test-e2e: binaries
 	@echo ">> e2e tests (real etcd, kube-apiserver, KWOK and our Volcano builds)"
 	@$(GO) test -count=1 -timeout $(E2E_TIMEOUT) -run '$(E2E_RUN)' -v ./test/e2e/...
 
+## Images
+
+REGISTRY ?= ghcr.io/volcano-paddle
+IMAGE_TAG ?= $(VERSION)
+IMAGE_BINARIES := vc-scheduler-paddle vc-controller-manager-paddle vc-webhook-manager-paddle
+
+# Builds (and with PUSH=1 pushes) the three images with build/Dockerfile.
+images:
+	@if ! command -v docker >/dev/null 2>&1 || ! docker info >/dev/null 2>&1; then \
+		echo "make images needs a running Docker engine, and there is none here (docker info fails)."; \
+		echo "On a machine with Docker, run: make images REGISTRY=<your registry> [IMAGE_TAG=...] [PUSH=1]"; \
+		echo "or build each image with any OCI builder from build/Dockerfile, e.g.:"; \
+		echo "  docker build -f build/Dockerfile --build-arg BINARY=vc-scheduler-paddle -t \$$REGISTRY/vc-scheduler-paddle:\$$TAG ."; \
+		echo "then point deploy/paddle/kustomization.yaml (images:) at them."; \
+		exit 2; \
+	fi
+	@for b in $(IMAGE_BINARIES); do \
+		echo ">> docker build $(REGISTRY)/$$b:$(IMAGE_TAG)"; \
+		docker build -f build/Dockerfile --build-arg BINARY=$$b --build-arg VERSION=$(VERSION) \
+			--build-arg GIT_SHA=$(GIT_SHA) --build-arg BUILT=$(BUILT) -t $(REGISTRY)/$$b:$(IMAGE_TAG) . || exit 1; \
+		if [ "$(PUSH)" = 1 ]; then docker push $(REGISTRY)/$$b:$(IMAGE_TAG) || exit 1; fi; \
+	done
+
 clean: down
 	rm -rf $(BIN) .local
