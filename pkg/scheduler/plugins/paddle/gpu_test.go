@@ -61,7 +61,7 @@ func TestGPUFitScores(t *testing.T) {
 		g    int
 	}
 	score := func(c tc) float64 {
-		s, _ := gpuFit(nodeInfo(t, c.node, c.pods...), c.g)
+		s, _ := newGPUState().gpuFit(nodeInfo(t, c.node, c.pods...), c.g, true)
 		return s
 	}
 	better := []struct{ hi, lo tc }{
@@ -99,7 +99,11 @@ func TestBadAnnotationIsIgnored(t *testing.T) {
 	if layoutOf(n) != nil {
 		t.Fatal("an invalid annotation produced a layout")
 	}
-	if s, _ := gpuFit(nodeInfo(t, n), 2); s <= 0 {
+	if s, _ := newGPUState().gpuFit(nodeInfo(t, n), 2, true); s <= 0 {
 		t.Errorf("node with a bad annotation scores %.0f", s)
 	}
+}
+
+func newGPUState() *sessionState {
+	return &sessionState{layouts: map[string]*gpuLayout{}, hasLayout: map[string]bool{}, freeByNode: map[string][]int{}}
 }

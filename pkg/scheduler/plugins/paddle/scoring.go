@@ -34,12 +34,81 @@ type scoreContext struct {
 	// rackFitsJob: the rack's idle resources hold everything the job still
 	// needs (PS jobs: servers and trainers together).
 	rackFitsJob map[string]float64
+	// verbose: build the reasons logged at -v=4 (skipped otherwise: string
+	// formatting per node and task would dominate the plugin's cost).
+	verbose bool
+	// Where the job's pservers and trainers are, counted by node, rack and
+	// spine, so closeness to them is O(1) per node.
+	servers, trainers anchors
+}
+
+// anchors counts placed pods by node, rack and spine.
+type anchors struct {
+	total  int
+	node   map[string]int
+	rack   map[string]int
+	spine  map[string]int
+	places map[string]place
+}
+
+func newAnchors(placed map[string]int, places map[string]place) anchors {
+	a := anchors{node: placed, rack: map[string]int{}, spine: map[string]int{}, places: places}
+	for n, k := range placed {
+		a.total += k
+		p := places[n]
+		if p.rack != "" {
+			a.rack[p.rack] += k
+		}
+		if p.spine != "" {
+			a.spine[p.spine] += k
+		}
+	}
+	return a
+}
+
+// counts: pods on the node, in its rack (node included), in its spine
+// (rack included); unknown racks and spines count as the level below.
+func (a anchors) counts(node string) (onNode, inRack, inSpine int) {
+	p := a.places[node]
+	onNode, inRack, inSpine = a.node[node], a.node[node], a.node[node]
+	if p.rack != "" {
+		inRack = a.rack[p.rack]
+	}
+	inSpine = inRack
+	if p.spine != "" {
+		inSpine = max(a.spine[p.spine], inRack)
+	}
+	return
+}
+
+// meanCloseness is the average closeness (1 node, 0.6 rack, 0.3 spine) of
+// node to the anchors.
+func (a anchors) meanCloseness(node string) float64 {
+	if a.total == 0 {
+		return 0
+	}
+	n, r, sp := a.counts(node)
+	return (float64(n) + 0.6*float64(r-n) + 0.3*float64(sp-r)) / float64(a.total)
+}
+
+// maxCloseness is the closeness of node to the nearest anchor.
+func (a anchors) maxCloseness(node string) float64 {
+	n, r, sp := a.counts(node)
+	switch {
+	case n > 0:
+		return 1
+	case r > 0:
+		return 0.6
+	case sp > 0:
+		return 0.3
+	}
+	return 0
 }
 
 func (p *paddlePlugin) batchNodeOrderFn(task *api.TaskInfo, nodes []*api.NodeInfo) (map[string]float64, error) {
 	js, placed := p.state.snapshot(task.Job)
 	role, _, isRole := roleOf(task, p.args.TaskNameFallback)
-	c := &scoreContext{p: p, task: task, gpus: gpusOf(task.Resreq), placed: placed, role: role}
+	c := &scoreContext{p: p, task: task, gpus: gpusOf(task.Resreq), placed: placed, role: role, verbose: klog.V(4).Enabled()}
 	c.paddle = js != nil && isRole
 	if js != nil {
 		c.mode = js.mode
@@ -50,11 +119,14 @@ func (p *paddlePlugin) batchNodeOrderFn(task *api.TaskInfo, nodes []*api.NodeInf
 	if c.paddle {
 		c.prepare(nodes)
 	}
+	// Held for the whole pass: no pod is placed while one task is scored.
+	p.state.gpuMu.Lock()
+	defer p.state.gpuMu.Unlock()
 	scores := make(map[string]float64, len(nodes))
 	for _, n := range nodes {
 		s, why := c.score(n)
 		scores[n.Name] = s
-		if klog.V(4).Enabled() {
+		if c.verbose {
 			klog.V(4).InfoS("paddle node score", "task", klog.KRef(task.Namespace, task.Name), "node", n.Name, "score", s, "why", why)
 		}
 	}
@@ -66,33 +138,63 @@ func (c *scoreContext) prepare(nodes []*api.NodeInfo) {
 	if job == nil {
 		return
 	}
+	places := c.p.state.places
+	c.servers = newAnchors(c.placed[paddleapi.RolePServer], places)
+	c.trainers = newAnchors(c.placed[paddleapi.RoleTrainer], places)
+	collective := c.mode == paddleapi.ModeCollective
+	headroom := c.needsHeadroom()
+	if !collective && !headroom {
+		return
+	}
 	jobLeft := api.EmptyResource()
 	for _, t := range job.TaskStatusIndex[api.Pending] {
-		jobLeft.Add(t.InitResreq)
+		if !collective {
+			jobLeft.Add(t.InitResreq)
+		}
 		if t.TaskRole == c.task.TaskRole {
 			c.remaining++
 		}
 	}
 	c.remaining = max(c.remaining, 1)
-	c.nodeCap = make(map[string]int, len(nodes))
-	c.rackCap = map[string]int{}
+	if collective {
+		c.nodeCap = make(map[string]int, len(nodes))
+		c.rackCap = map[string]int{}
+		for _, n := range nodes {
+			k := min(fitCount(c.task.InitResreq, n.Idle), c.remaining)
+			c.nodeCap[n.Name] = k
+			if rack := places[n.Name].rack; headroom && rack != "" {
+				c.rackCap[rack] += k
+			}
+		}
+		return
+	}
 	rackIdle := map[string]*api.Resource{}
 	for _, n := range nodes {
-		k := min(fitCount(c.task.InitResreq, n.Idle), c.remaining)
-		c.nodeCap[n.Name] = k
-		rack := c.p.state.places[n.Name].rack
+		rack := places[n.Name].rack
 		if rack == "" {
 			continue
 		}
-		c.rackCap[rack] += k
 		if rackIdle[rack] == nil {
 			rackIdle[rack] = api.EmptyResource()
 		}
 		rackIdle[rack].Add(n.Idle)
 	}
-	c.rackFitsJob = map[string]float64{}
+	c.rackFitsJob = make(map[string]float64, len(rackIdle))
 	for rack, idle := range rackIdle {
 		c.rackFitsJob[rack] = coverage(idle, jobLeft)
+	}
+}
+
+// needsHeadroom: the task is the first of its job to place by the rules in
+// locality and packing, which then look for room for the whole gang.
+func (c *scoreContext) needsHeadroom() bool {
+	switch {
+	case c.mode == paddleapi.ModeCollective:
+		return c.trainers.total == 0
+	case c.role == paddleapi.RolePServer:
+		return c.servers.total == 0 && c.trainers.total == 0
+	default:
+		return c.servers.total == 0
 	}
 }
 
@@ -150,11 +252,19 @@ func (c *scoreContext) score(n *api.NodeInfo) (float64, string) {
 		}
 	}
 	if c.gpus > 0 {
-		s, w := gpuFit(n, c.gpus)
+		s, w := c.p.state.gpuFit(n, c.gpus, c.verbose)
 		total += a.GPUTopologyWeight * s
 		why += w
 	}
 	return total, why
+}
+
+// why formats a reason, only when it will be logged.
+func (c *scoreContext) why(format string, args ...interface{}) string {
+	if !c.verbose {
+		return ""
+	}
+	return fmt.Sprintf(format, args...)
 }
 
 // locality scores PS jobs: a trainer (or heter trainer) near its job's
@@ -162,57 +272,42 @@ func (c *scoreContext) score(n *api.NodeInfo) (float64, string) {
 // job's other pservers but on another node (pservers' NIC bandwidth adds
 // up). The first pod of a job goes where the whole job fits.
 func (c *scoreContext) locality(n *api.NodeInfo) (float64, string) {
-	here := c.p.state.places[n.Name]
-	servers := c.placed[paddleapi.RolePServer]
-	if c.role != paddleapi.RolePServer {
-		if len(servers) == 0 {
-			return c.headroom(n)
-		}
-		var sum, count float64
-		for node, k := range servers {
-			sum += float64(k) * closeness(n.Name, node, here, c.p.state.places[node])
-			count += float64(k)
-		}
-		s := MaxScore * sum / count
-		return s, fmt.Sprintf("locality %.0f: near %d of its pservers; ", s, int(count))
-	}
-	if len(servers) == 0 && len(c.placed[paddleapi.RoleTrainer]) == 0 {
+	if c.needsHeadroom() {
 		return c.headroom(n)
 	}
+	if c.role != paddleapi.RolePServer {
+		s := MaxScore * c.servers.meanCloseness(n.Name)
+		return s, c.why("locality %.0f: near %d pservers; ", s, c.servers.total)
+	}
 	best := 0.1
-	for node := range servers {
-		switch closeness(n.Name, node, here, c.p.state.places[node]) {
-		case 1: // same node: allowed, but it shares one NIC
-			best = math.Max(best, 0.4)
-		case 0.6:
-			best = math.Max(best, 1)
-		case 0.3:
-			best = math.Max(best, 0.5)
+	if c.servers.total > 0 {
+		onNode, inRack, inSpine := c.servers.counts(n.Name)
+		switch {
+		case inRack > onNode: // another node of their rack: NICs add up
+			best = 1
+		case inSpine > inRack:
+			best = 0.5
+		}
+		if onNode > 0 {
+			best = math.Max(best, 0.4) // allowed, but shares one NIC
 		}
 	}
-	for node := range c.placed[paddleapi.RoleTrainer] {
-		best = math.Max(best, closeness(n.Name, node, here, c.p.state.places[node]))
-	}
+	best = math.Max(best, c.trainers.maxCloseness(n.Name))
 	s := MaxScore * best
-	return s, fmt.Sprintf("locality %.0f: pserver spread within the job's rack; ", s)
+	return s, c.why("locality %.0f: pserver spread within the job's rack; ", s)
 }
 
 // packing scores collective trainers: onto the nodes and racks that already
 // hold the job's trainers; the first one where most of the gang fits.
 func (c *scoreContext) packing(n *api.NodeInfo) (float64, string) {
-	trainers := c.placed[paddleapi.RoleTrainer]
-	if len(trainers) == 0 {
+	if c.needsHeadroom() {
 		return c.headroom(n)
 	}
-	here := c.p.state.places[n.Name]
-	best := 0.0
-	for node := range trainers {
-		best = math.Max(best, closeness(n.Name, node, here, c.p.state.places[node]))
-	}
+	best := c.trainers.maxCloseness(n.Name)
 	// Among nodes of the same closeness, prefer one that takes more of the
 	// rest of the gang (fewer nodes in the end).
 	s := MaxScore * (0.85*best + 0.15*float64(c.nodeCap[n.Name])/float64(c.remaining))
-	return s, fmt.Sprintf("packing %.0f: closeness %.1f to its trainers, room for %d of %d; ", s, best, c.nodeCap[n.Name], c.remaining)
+	return s, c.why("packing %.0f: closeness %.1f to its trainers, room for %d of %d; ", s, best, c.nodeCap[n.Name], c.remaining)
 }
 
 // headroom scores the first pod of a gang: a node that can take more of
@@ -222,7 +317,7 @@ func (c *scoreContext) headroom(n *api.NodeInfo) (float64, string) {
 	if c.mode != paddleapi.ModeCollective {
 		// A PS job spreads its servers over nodes: only the rack matters.
 		s := MaxScore * c.rackFitsJob[rack]
-		return s, fmt.Sprintf("headroom %.0f: the rack covers %.0f%% of what the job still needs; ", s, 100*c.rackFitsJob[rack])
+		return s, c.why("headroom %.0f: the rack covers %.0f%% of what the job still needs; ", s, 100*c.rackFitsJob[rack])
 	}
 	nodeShare := float64(c.nodeCap[n.Name]) / float64(c.remaining)
 	rackShare := 0.0
@@ -230,31 +325,37 @@ func (c *scoreContext) headroom(n *api.NodeInfo) (float64, string) {
 		rackShare = math.Min(1, float64(c.rackCap[rack])/float64(c.remaining))
 	}
 	s := MaxScore * (0.5*nodeShare + 0.5*rackShare)
-	return s, fmt.Sprintf("headroom %.0f: node takes %d of %d, rack takes %d; ", s, c.nodeCap[n.Name], c.remaining, c.rackCap[rack])
+	return s, c.why("headroom %.0f: node takes %d of %d, rack takes %d; ", s, c.nodeCap[n.Name], c.remaining, c.rackCap[rack])
 }
 
 // gpuFit scores where a task's GPUs would sit on the node: in one NVLink
 // island (or NUMA node), tightly, without breaking a whole free island or
 // node when a partly used one would do. Nodes without the topology
 // annotation are scored by count (tightest fit), never rejected.
-func gpuFit(n *api.NodeInfo, g int) (float64, string) {
-	l := layoutOf(n.Node)
+func (st *sessionState) gpuFit(n *api.NodeInfo, g int, verbose bool) (float64, string) {
+	why := func(format string, args ...interface{}) string {
+		if !verbose {
+			return ""
+		}
+		return fmt.Sprintf(format, args...)
+	}
+	l := st.layout(n)
 	alloc := gpusOf(n.Allocatable)
 	if l == nil || l.total != alloc {
 		free := gpusOf(n.Idle)
 		if free < g || alloc == 0 {
-			return 0, "gpu 0: not enough free GPUs; "
+			return 0, why("gpu 0: not enough free GPUs; ")
 		}
 		s := MaxScore * (1 - float64(free-g)/float64(alloc))
-		return s, fmt.Sprintf("gpu %.0f: %d of %d free (no topology); ", s, free, alloc)
+		return s, why("gpu %.0f: %d of %d free (no topology); ", s, free, alloc)
 	}
-	free := l.freePerDomain(n)
+	free := st.freeGPUs(n, l)
 	totalFree := 0
 	for _, f := range free {
 		totalFree += f
 	}
 	if totalFree < g {
-		return 0, "gpu 0: not enough free GPUs; "
+		return 0, why("gpu 0: not enough free GPUs; ")
 	}
 	wholeNodeFree := totalFree == l.total
 	largest := 0
@@ -275,19 +376,19 @@ func gpuFit(n *api.NodeInfo, g int) (float64, string) {
 		if best >= 0 {
 			leftover := free[best] - g
 			s := MaxScore - 40*float64(leftover)/float64(l.domains[best]) - penalty
-			return s, fmt.Sprintf("gpu %.0f: fits domain %d (%d free of %d); ", s, best, free[best], l.domains[best])
+			return s, why("gpu %.0f: fits domain %d (%d free of %d); ", s, best, free[best], l.domains[best])
 		}
 		s := spanScore(l.fabric) - penalty
-		return s, fmt.Sprintf("gpu %.0f: would span %d %s domains; ", s, domainsNeeded(free, g), l.fabric)
+		return s, why("gpu %.0f: would span %d %s domains; ", s, domainsNeeded(free, g), l.fabric)
 	}
 	// Larger than a domain: best when it takes whole domains only.
 	minimal := (g + largest - 1) / largest
 	if need := domainsNeeded(free, g); need == minimal {
 		s := MaxScore - penalty*float64(l.total-g)/float64(l.total)
-		return s, fmt.Sprintf("gpu %.0f: takes %d whole domains; ", s, need)
+		return s, why("gpu %.0f: takes %d whole domains; ", s, need)
 	}
 	s := spanScore(l.fabric)
-	return s, fmt.Sprintf("gpu %.0f: spans partly used domains; ", s)
+	return s, why("gpu %.0f: spans partly used domains; ", s)
 }
 
 // spanScore: what spanning domains costs on each fabric. On NVSwitch nodes

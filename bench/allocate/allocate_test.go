@@ -1,0 +1,104 @@
+// Package allocate benchmarks one scheduling cycle of Volcano's real
+// allocate action on Paddle gangs, with Volcano's stock tiers and with ours,
+// in one run:
+//
+//	go test ./bench/allocate -run '^$' -bench . -benchmem -benchtime 3x
+//
+// Configurations: "stock" is the Helm chart's default tiers, "paddle" is
+// deploy/paddle (stock + paddle), and "stock-no-nodeorder" is stock without
+// Volcano's nodeorder plugin: the cost of nodeorder, a stock scoring plugin,
+// is the yardstick for the cost of paddle.
+package allocate
+
+import (
+	"fmt"
+	"math/rand"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	schedulingv1 "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
+
+	"github.com/volcano-paddle/volcano-paddle/bench/simsched"
+	"github.com/volcano-paddle/volcano-paddle/internal/localcluster"
+	"github.com/volcano-paddle/volcano-paddle/pkg/paddleapi"
+)
+
+// Workload builds `pods` pending pods in Paddle gangs, fixed seed: 30% of
+// the pods in PS jobs (2 CPU pservers + 1-GPU trainers), the rest collective
+// gangs of 2 to 32 trainers of 1, 2, 4 or 8 GPUs.
+func Workload(pods int, seed int64) ([]*v1.Pod, []*schedulingv1.PodGroup) {
+	rng := rand.New(rand.NewSource(seed))
+	var all []*v1.Pod
+	var groups []*schedulingv1.PodGroup
+	created := time.Now()
+	for j := 0; len(all) < pods; j++ {
+		var p []*v1.Pod
+		var g *schedulingv1.PodGroup
+		name := fmt.Sprintf("job-%04d", j)
+		if float64(len(all)) < 0.3*float64(pods) {
+			trainers := 2 + rng.Intn(7)
+			p, g = simsched.Gang("bench", name, paddleapi.ModePS, created,
+				simsched.Task{Name: "ps", Role: paddleapi.RolePServer, Replicas: 2, CPU: "4"},
+				simsched.Task{Name: "worker", Role: paddleapi.RoleTrainer, Replicas: trainers, CPU: "4", GPUs: 1})
+		} else {
+			size := []int{2, 2, 4, 4, 8, 16, 32}[rng.Intn(7)]
+			gpus := []int{1, 2, 4, 8}[rng.Intn(4)]
+			p, g = simsched.Gang("bench", name, paddleapi.ModeCollective, created,
+				simsched.Task{Name: "trainer", Role: paddleapi.RoleTrainer, Replicas: size, CPU: "8", GPUs: gpus})
+		}
+		if len(all)+len(p) > pods {
+			continue
+		}
+		all = append(all, p...)
+		groups = append(groups, g)
+		created = created.Add(time.Second)
+	}
+	return all, groups
+}
+
+func configs(b *testing.B) []*simsched.Config {
+	stockPath, err := localcluster.StockSchedulerConf()
+	if err != nil {
+		b.Fatal(err)
+	}
+	oursPath, err := localcluster.DeploySchedulerConf()
+	if err != nil {
+		b.Fatal(err)
+	}
+	stock, err := simsched.LoadConfig("stock", stockPath)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ours, err := simsched.LoadConfig("paddle", oursPath)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return []*simsched.Config{stock.WithoutPlugin("nodeorder"), stock, ours}
+}
+
+func BenchmarkAllocate(b *testing.B) {
+	cfgs := configs(b)
+	for _, nodes := range []int{100, 1000, 5000} {
+		for _, pods := range []int{400, 2000} {
+			cluster := &simsched.Cluster{Nodes: simsched.GPUNodes(nodes, 32)}
+			cluster.Pods, cluster.PodGroups = Workload(pods, 1)
+			for _, cfg := range cfgs {
+				b.Run(fmt.Sprintf("nodes=%d/pods=%d/%s", nodes, pods, cfg.Name), func(b *testing.B) {
+					placed := 0
+					for i := 0; i < b.N; i++ {
+						b.StopTimer()
+						c := simsched.NewCache(cluster)
+						b.StartTimer()
+						r := c.Schedule(cfg)
+						b.StopTimer()
+						placed = len(r.Placed)
+						c.Close()
+						b.StartTimer()
+					}
+					b.ReportMetric(float64(placed), "placed")
+				})
+			}
+		}
+	}
+}

@@ -1,0 +1,151 @@
+// Package simsched runs Volcano's real scheduler, in process, on a cluster
+// described by Kubernetes objects: Volcano's scheduler cache (with fake
+// clients, a binder that records nothing and an event recorder that drops
+// events, so large runs never block), a session opened with the tiers of a
+// scheduler configuration file, and Volcano's allocate action. The
+// benchmarks use it to compare Volcano's stock tiers with ours on the same
+// cluster and workload.
+package simsched
+
+import (
+	"fmt"
+	"os"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/record"
+	schedulingv1 "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
+	vcscheduler "volcano.sh/volcano/pkg/scheduler"
+	"volcano.sh/volcano/pkg/scheduler/actions/allocate"
+	"volcano.sh/volcano/pkg/scheduler/api"
+	"volcano.sh/volcano/pkg/scheduler/cache"
+	"volcano.sh/volcano/pkg/scheduler/conf"
+	"volcano.sh/volcano/pkg/scheduler/framework"
+	"volcano.sh/volcano/pkg/scheduler/metrics"
+	"volcano.sh/volcano/pkg/scheduler/util"
+
+	// Volcano's actions and plugins, and ours.
+	_ "volcano.sh/volcano/pkg/scheduler/actions"
+	_ "volcano.sh/volcano/pkg/scheduler/plugins"
+
+	_ "github.com/volcano-paddle/volcano-paddle/pkg/scheduler/plugins/paddle"
+)
+
+func init() {
+	// Kubernetes' scheduler plugins inside Volcano's predicates record into
+	// these; the real scheduler registers them at start-up.
+	metrics.InitKubeSchedulerRelatedMetrics()
+}
+
+// Config is a scheduler configuration: the tiers of a volcano-scheduler.conf.
+type Config struct {
+	Name  string
+	Tiers []conf.Tier
+	Confs []conf.Configuration
+}
+
+// LoadConfig reads a scheduler configuration file.
+func LoadConfig(name, path string) (*Config, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return ParseConfig(name, string(b))
+}
+
+// ParseConfig parses scheduler configuration text with Volcano's own loader.
+func ParseConfig(name, text string) (*Config, error) {
+	_, tiers, confs, _, err := vcscheduler.UnmarshalSchedulerConf(text)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return &Config{Name: name, Tiers: tiers, Confs: confs}, nil
+}
+
+// WithoutPlugin returns the configuration minus one plugin.
+func (c *Config) WithoutPlugin(name string) *Config {
+	out := &Config{Name: c.Name + "-no-" + name, Confs: c.Confs}
+	for _, t := range c.Tiers {
+		var nt conf.Tier
+		for _, p := range t.Plugins {
+			if p.Name != name {
+				nt.Plugins = append(nt.Plugins, p)
+			}
+		}
+		out.Tiers = append(out.Tiers, nt)
+	}
+	return out
+}
+
+// Cluster is the state a session starts from.
+type Cluster struct {
+	Nodes     []*v1.Node
+	Pods      []*v1.Pod
+	PodGroups []*schedulingv1.PodGroup
+}
+
+// Cache is a scheduler cache loaded with a cluster, ready for one session.
+type Cache struct {
+	sc   *cache.SchedulerCache
+	stop chan struct{}
+}
+
+type nopBinder struct{}
+
+func (nopBinder) Bind(kubernetes.Interface, []*api.TaskInfo) map[api.TaskID]string { return nil }
+
+// NewCache builds a scheduler cache holding the cluster. Building it is not
+// part of what a scheduling cycle costs; benchmarks time Schedule only.
+func NewCache(c *Cluster) *Cache {
+	sc := cache.NewCustomMockSchedulerCache("volcano", nopBinder{}, util.NewFakeEvictor(0),
+		&util.FakeStatusUpdater{}, nil, &record.FakeRecorder{})
+	stop := make(chan struct{})
+	sc.Run(stop)
+	// The cache keeps and updates what it is given (binding sets a pod's
+	// node): hand it copies so a Cluster can seed many caches.
+	for _, n := range c.Nodes {
+		sc.AddOrUpdateNode(n.DeepCopy())
+	}
+	for _, p := range c.Pods {
+		sc.AddPod(p.DeepCopy())
+	}
+	for _, pg := range c.PodGroups {
+		sc.AddPodGroupV1beta1(pg.DeepCopy())
+	}
+	sc.AddQueueV1beta1(util.BuildQueue("default", 1, nil))
+	return &Cache{sc: sc, stop: stop}
+}
+
+// Close stops the cache's informers.
+func (c *Cache) Close() { close(c.stop) }
+
+// Result of one scheduling cycle.
+type Result struct {
+	// Placed maps namespace/pod to the node the allocate action chose.
+	Placed map[string]string
+	// Took is open session + allocate + close session.
+	Took time.Duration
+}
+
+// Schedule runs one scheduling cycle (open session, allocate, close) with
+// the configuration's tiers and reports where pods went.
+func (c *Cache) Schedule(cfg *Config) *Result {
+	conf.EnabledActionMap = map[string]bool{"allocate": true}
+	start := time.Now()
+	ssn := framework.OpenSession(c.sc, cfg.Tiers, cfg.Confs)
+	act := allocate.New()
+	act.Initialize()
+	act.Execute(ssn)
+	act.UnInitialize()
+	placed := map[string]string{}
+	for _, job := range ssn.Jobs {
+		for _, t := range job.Tasks {
+			if t.NodeName != "" && (t.Status == api.Allocated || t.Status == api.Binding || t.Status == api.Pipelined) {
+				placed[t.Namespace+"/"+t.Name] = t.NodeName
+			}
+		}
+	}
+	framework.CloseSession(ssn)
+	return &Result{Placed: placed, Took: time.Since(start)}
+}
