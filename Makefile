@@ -25,7 +25,7 @@ E2E_TIMEOUT ?= 40m
 E2E_RUN ?= .
 TOPOLOGY ?=
 
-.PHONY: all binaries tools build up down status demo test test-unit test-e2e vet fmt-check images bench bench-quick clean help
+.PHONY: all binaries tools build up down status demo test test-unit test-e2e vet fmt-check images bench bench-full clean help
 
 all: binaries
 
@@ -91,6 +91,14 @@ test-unit:
 test-e2e: binaries
 	@echo ">> e2e tests (real etcd, kube-apiserver, KWOK and our Volcano builds)"
 	@$(GO) test -count=1 -timeout $(E2E_TIMEOUT) -run '$(E2E_RUN)' -v ./test/e2e/...
+
+## Benchmarks (docs/benchmarks.md)
+
+bench: binaries
+	@$(GO) run ./bench/cmd/bench -mode quick
+
+bench-full: binaries
+	@$(GO) run ./bench/cmd/bench -mode full
 
 ## Images
 

@@ -13,6 +13,8 @@ package allocate
 import (
 	"fmt"
 	"math/rand"
+	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -77,10 +79,35 @@ func configs(b *testing.B) []*simsched.Config {
 	return []*simsched.Config{stock.WithoutPlugin("nodeorder"), stock, ours}
 }
 
+// sizes are the nodes x pods cases: all of 100, 1000, 5000 nodes with 400
+// and 2000 pods, or the list in BENCH_SIZES ("100x400,1000x400").
+func sizes(b *testing.B) [][2]int {
+	env := os.Getenv("BENCH_SIZES")
+	if env == "" {
+		var out [][2]int
+		for _, n := range []int{100, 1000, 5000} {
+			for _, p := range []int{400, 2000} {
+				out = append(out, [2]int{n, p})
+			}
+		}
+		return out
+	}
+	var out [][2]int
+	for _, s := range strings.Split(env, ",") {
+		var n, p int
+		if _, err := fmt.Sscanf(strings.TrimSpace(s), "%dx%d", &n, &p); err != nil {
+			b.Fatalf("BENCH_SIZES %q: %v", s, err)
+		}
+		out = append(out, [2]int{n, p})
+	}
+	return out
+}
+
 func BenchmarkAllocate(b *testing.B) {
 	cfgs := configs(b)
-	for _, nodes := range []int{100, 1000, 5000} {
-		for _, pods := range []int{400, 2000} {
+	for _, size := range sizes(b) {
+		nodes, pods := size[0], size[1]
+		{
 			cluster := &simsched.Cluster{Nodes: simsched.GPUNodes(nodes, 32)}
 			cluster.Pods, cluster.PodGroups = Workload(pods, 1)
 			for _, cfg := range cfgs {

@@ -1,0 +1,299 @@
+// Command bench runs the benchmarks behind `make bench` and writes
+// docs/benchmarks.md with the figures, the commands, the machine and SVG
+// plots. Every figure compares Volcano's stock scheduler configuration
+// (the Helm chart's default tiers) with ours (deploy/paddle), measured in
+// the same run. Benchmarks print; they never fail on a number.
+//
+//	go run ./bench/cmd/bench -mode quick   # under 15 minutes on 2 cores
+//	go run ./bench/cmd/bench -mode full    # says how long before it starts
+package main
+
+import (
+	"bufio"
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/volcano-paddle/volcano-paddle/bench/clusterbench"
+	"github.com/volcano-paddle/volcano-paddle/bench/quality"
+	"github.com/volcano-paddle/volcano-paddle/bench/simsched"
+	"github.com/volcano-paddle/volcano-paddle/internal/localcluster"
+)
+
+type plan struct {
+	mode         string
+	allocSizes   string
+	allocTime    string
+	allocCount   int
+	clusterSizes []clusterbench.Size
+	presets      []quality.Preset
+	racks, nodes int
+	seeds        int
+	estimate     time.Duration
+	skipAllocate bool
+	skipCluster  bool
+	skipQuality  bool
+}
+
+func plans(mode string) (*plan, error) {
+	switch mode {
+	case "quick":
+		return &plan{mode: mode, allocSizes: "100x400,100x2000,1000x400", allocTime: "2x", allocCount: 1,
+			clusterSizes: []clusterbench.Size{{Nodes: 250, Pods: 1000}},
+			presets:      []quality.Preset{quality.A100SXM, quality.PCIeNVLinkPairs}, racks: 4, nodes: 16, seeds: 3,
+			estimate: 10 * time.Minute}, nil
+	case "full":
+		return &plan{mode: mode, allocSizes: "100x400,100x2000,1000x400,1000x2000,5000x400,5000x2000", allocTime: "1x", allocCount: 2,
+			clusterSizes: []clusterbench.Size{{Nodes: 250, Pods: 2000}, {Nodes: 1000, Pods: 5000}, {Nodes: 5000, Pods: 10000}},
+			presets:      quality.Presets, racks: 8, nodes: 16, seeds: 5,
+			estimate: 80 * time.Minute}, nil
+	}
+	return nil, fmt.Errorf("mode %q: use quick or full", mode)
+}
+
+func main() {
+	mode := flag.String("mode", "quick", "quick (under 15 minutes on 2 cores) or full")
+	out := flag.String("out", "", "report file (default docs/benchmarks.md)")
+	skip := flag.String("skip", "", "comma-separated parts to skip: allocate, cluster, quality")
+	flag.Parse()
+	p, err := plans(*mode)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	for _, s := range strings.Split(*skip, ",") {
+		switch strings.TrimSpace(s) {
+		case "allocate":
+			p.skipAllocate = true
+		case "cluster":
+			p.skipCluster = true
+		case "quality":
+			p.skipQuality = true
+		}
+	}
+	root, err := localcluster.RepoRoot()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	if *out == "" {
+		*out = filepath.Join(root, "docs", "benchmarks.md")
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+
+	logf("benchmarks, %s mode: allocate (%s), cluster %v, quality %d presets x %d seeds; expected duration about %s on 2 cores",
+		p.mode, p.allocSizes, p.clusterSizes, len(p.presets), p.seeds, p.estimate)
+	r := &report{mode: p.mode, started: time.Now(), root: root}
+	if !p.skipAllocate {
+		if err := runAllocate(ctx, root, p, r); err != nil {
+			fail(err)
+		}
+	}
+	if !p.skipQuality {
+		if err := runQuality(p, r); err != nil {
+			fail(err)
+		}
+	}
+	if !p.skipCluster {
+		if err := runCluster(ctx, p, r); err != nil {
+			fail(err)
+		}
+	}
+	r.took = time.Since(r.started)
+	if err := r.write(*out); err != nil {
+		fail(err)
+	}
+	logf("wrote %s (%s)", *out, r.took.Round(time.Second))
+}
+
+func logf(f string, a ...interface{}) {
+	fmt.Printf("%s "+f+"\n", append([]interface{}{time.Now().Format("15:04:05")}, a...)...)
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "bench:", err)
+	os.Exit(1)
+}
+
+// allocResult is one line of `go test -bench` output.
+type allocResult struct {
+	nodes, pods int
+	config      string
+	nsPerOp     float64
+	allocs      float64
+	bytes       float64
+	placed      float64
+	n           int
+}
+
+var benchLine = regexp.MustCompile(`^BenchmarkAllocate/nodes=(\d+)/pods=(\d+)/(\S+?)-\d+\s+(\d+)\s+(\d+) ns/op\s+(\S+) placed\s+(\d+) B/op\s+(\d+) allocs/op`)
+
+func runAllocate(ctx context.Context, root string, p *plan, r *report) error {
+	args := []string{"test", "./bench/allocate", "-run", "^$", "-bench", "Allocate", "-benchmem",
+		"-benchtime", p.allocTime, "-count", strconv.Itoa(p.allocCount), "-timeout", "3h"}
+	r.allocCmd = fmt.Sprintf("BENCH_SIZES=%s go %s", p.allocSizes, strings.Join(args, " "))
+	logf("allocate benchmarks: %s", r.allocCmd)
+	cmd := exec.CommandContext(ctx, "go", args...)
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "BENCH_SIZES="+p.allocSizes)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	cmd.Stderr = nil
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	sums := map[string]*allocResult{}
+	var order []string
+	sc := bufio.NewScanner(stdout)
+	for sc.Scan() {
+		m := benchLine.FindStringSubmatch(sc.Text())
+		if m == nil {
+			continue
+		}
+		fmt.Println("  " + sc.Text())
+		key := m[1] + "/" + m[2] + "/" + m[3]
+		a := sums[key]
+		if a == nil {
+			n, _ := strconv.Atoi(m[1])
+			pd, _ := strconv.Atoi(m[2])
+			a = &allocResult{nodes: n, pods: pd, config: m[3]}
+			sums[key] = a
+			order = append(order, key)
+		}
+		ns, _ := strconv.ParseFloat(m[5], 64)
+		placed, _ := strconv.ParseFloat(m[6], 64)
+		by, _ := strconv.ParseFloat(m[7], 64)
+		al, _ := strconv.ParseFloat(m[8], 64)
+		a.nsPerOp += ns
+		a.placed += placed
+		a.bytes += by
+		a.allocs += al
+		a.n++
+	}
+	if err := cmd.Wait(); err != nil {
+		return fmt.Errorf("allocate benchmarks: %w", err)
+	}
+	for _, k := range order {
+		a := sums[k]
+		f := float64(a.n)
+		a.nsPerOp, a.placed, a.bytes, a.allocs = a.nsPerOp/f, a.placed/f, a.bytes/f, a.allocs/f
+		r.alloc = append(r.alloc, *a)
+	}
+	return nil
+}
+
+func configs() (stock, ours *simsched.Config, stockPath, oursPath string, err error) {
+	if stockPath, err = localcluster.StockSchedulerConf(); err != nil {
+		return
+	}
+	if oursPath, err = localcluster.DeploySchedulerConf(); err != nil {
+		return
+	}
+	if stock, err = simsched.LoadConfig("stock", stockPath); err != nil {
+		return
+	}
+	ours, err = simsched.LoadConfig("paddle", oursPath)
+	return
+}
+
+func runQuality(p *plan, r *report) error {
+	stock, ours, _, _, err := configs()
+	if err != nil {
+		return err
+	}
+	data := filepath.Join(r.root, "bench", "quality", "testdata", "pollux")
+	for _, preset := range p.presets {
+		var reps []*quality.Report
+		for seed := int64(1); seed <= int64(p.seeds); seed++ {
+			s := quality.Scenario{Preset: preset, Racks: p.racks, NodesPerRack: p.nodes, Seed: seed, PSShare: 0.3, Load: 0.9}
+			rep, err := quality.Run(s, data, stock, ours)
+			if err != nil {
+				return err
+			}
+			reps = append(reps, rep)
+		}
+		logf("quality %s: %d seeds\n%s", preset.Name, len(reps), reps[0].String())
+		r.quality = append(r.quality, qualityResult{preset: preset, reports: reps})
+	}
+	return nil
+}
+
+func runCluster(ctx context.Context, p *plan, r *report) error {
+	_, _, stockPath, oursPath, err := configs()
+	if err != nil {
+		return err
+	}
+	ms, err := clusterbench.Run(ctx, clusterbench.Options{
+		Sizes:   p.clusterSizes,
+		Configs: []clusterbench.Config{{Name: "stock", Path: stockPath}, {Name: "paddle", Path: oursPath}},
+		Logf:    logf, Seed: 1,
+	})
+	r.cluster = ms
+	return err
+}
+
+type qualityResult struct {
+	preset  quality.Preset
+	reports []*quality.Report
+}
+
+// mean of a metric over seeds, for one placer.
+func (q qualityResult) mean(placer string, f func(quality.Metrics) float64) float64 {
+	s, n := 0.0, 0
+	for _, r := range q.reports {
+		for _, m := range r.Metrics {
+			if m.Placer == placer {
+				s += f(m)
+				n++
+			}
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	return s / float64(n)
+}
+
+func machine() string {
+	model := "unknown CPU"
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, l := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(l, "model name") {
+				model = strings.TrimSpace(strings.SplitN(l, ":", 2)[1])
+				break
+			}
+		}
+	}
+	mem := ""
+	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
+		f := strings.Fields(strings.SplitN(string(b), "\n", 2)[0])
+		if len(f) >= 2 {
+			kb, _ := strconv.ParseFloat(f[1], 64)
+			mem = fmt.Sprintf(", %.0f GiB RAM", kb/1024/1024)
+		}
+	}
+	return fmt.Sprintf("%s, %d cores%s, %s %s/%s", model, runtime.NumCPU(), mem, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+}
+
+func sortedKeys(m map[string]float64) []string {
+	var ks []string
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
