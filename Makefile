@@ -81,11 +81,11 @@ vet:
 
 fmt-check:
 	@echo ">> gofmt"
-	@out=$$(gofmt -l cmd pkg internal test tools 2>/dev/null); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	@out=$$(gofmt -l cmd pkg internal test tools bench 2>/dev/null); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 
 test-unit:
 	@echo ">> unit tests"
-	@$(GO) test -count=1 ./cmd/... ./pkg/... ./internal/...
+	@$(GO) test -count=1 ./cmd/... ./pkg/... ./internal/... ./bench/...
 
 # One e2e test: make test-e2e E2E_RUN=TestGangAllOrNothing
 test-e2e: binaries
