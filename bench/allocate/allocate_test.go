@@ -112,18 +112,19 @@ func BenchmarkAllocate(b *testing.B) {
 			cluster.Pods, cluster.PodGroups = Workload(pods, 1)
 			for _, cfg := range cfgs {
 				b.Run(fmt.Sprintf("nodes=%d/pods=%d/%s", nodes, pods, cfg.Name), func(b *testing.B) {
-					placed := 0
+					placed, gpus := 0, 0
 					for i := 0; i < b.N; i++ {
 						b.StopTimer()
 						c := simsched.NewCache(cluster)
 						b.StartTimer()
 						r := c.Schedule(cfg)
 						b.StopTimer()
-						placed = len(r.Placed)
+						placed, gpus = len(r.Placed), r.PlacedGPUs
 						c.Close()
 						b.StartTimer()
 					}
 					b.ReportMetric(float64(placed), "placed")
+					b.ReportMetric(float64(gpus), "gpus")
 				})
 			}
 		}

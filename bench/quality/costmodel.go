@@ -158,14 +158,7 @@ func CollectiveStep(p Preset, m Model, bsz int, pods []Pod) float64 {
 // oversubscription, when the racks differ). The busiest node's NICs set the
 // communication time.
 func PSStep(p Preset, m Model, bsz int, pods []Pod) float64 {
-	var servers, trainers []Pod
-	for _, pod := range pods {
-		if pod.PServer {
-			servers = append(servers, pod)
-		} else {
-			trainers = append(trainers, pod)
-		}
-	}
+	servers, trainers := splitPS(pods)
 	compute := m.Compute(bsz) / p.ComputeScale
 	if len(servers) == 0 || len(trainers) == 0 {
 		return compute
@@ -195,14 +188,7 @@ func PSStep(p Preset, m Model, bsz int, pods []Pod) float64 {
 // PSCrossNICBytes returns the bytes per step of a PS job that cross a NIC,
 // and all its trainer-pserver bytes.
 func PSCrossNICBytes(m Model, pods []Pod) (crossing, total float64) {
-	var servers, trainers []Pod
-	for _, pod := range pods {
-		if pod.PServer {
-			servers = append(servers, pod)
-		} else {
-			trainers = append(trainers, pod)
-		}
-	}
+	servers, trainers := splitPS(pods)
 	if len(servers) == 0 {
 		return 0, 0
 	}
@@ -216,4 +202,16 @@ func PSCrossNICBytes(m Model, pods []Pod) (crossing, total float64) {
 		}
 	}
 	return crossing, total
+}
+
+// splitPS separates a PS job's pservers from its trainers.
+func splitPS(pods []Pod) (servers, trainers []Pod) {
+	for _, pod := range pods {
+		if pod.PServer {
+			servers = append(servers, pod)
+		} else {
+			trainers = append(trainers, pod)
+		}
+	}
+	return servers, trainers
 }

@@ -16,12 +16,7 @@ type Measurements map[string]map[int]float64
 
 // LoadPlacements reads <dir>/<model>/placements.csv.
 func LoadPlacements(dir, model string) (Measurements, error) {
-	f, err := os.Open(filepath.Join(dir, model, "placements.csv"))
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	rows, err := csv.NewReader(f).ReadAll()
+	rows, err := readCSV(filepath.Join(dir, model, "placements.csv"))
 	if err != nil {
 		return nil, err
 	}
@@ -97,4 +92,13 @@ func Models(dir string) (map[string]Model, error) {
 		out[name] = Model{Name: name, Params: n, Gamma: 2.5, Profile: m["1"], Bsz: bs[len(bs)/2]}
 	}
 	return out, nil
+}
+
+func readCSV(path string) ([][]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return csv.NewReader(f).ReadAll()
 }

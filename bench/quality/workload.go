@@ -1,10 +1,8 @@
 package quality
 
 import (
-	"encoding/csv"
 	"fmt"
 	"math/rand"
-	"os"
 	"sort"
 	"strconv"
 )
@@ -17,12 +15,7 @@ type TraceJob struct {
 
 // LoadPhilly reads philly.csv (timestamp, duration, num_gpus, gpu_time, cluster).
 func LoadPhilly(path string) ([]TraceJob, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	rows, err := csv.NewReader(f).ReadAll()
+	rows, err := readCSV(path)
 	if err != nil {
 		return nil, err
 	}

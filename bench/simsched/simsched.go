@@ -124,6 +124,8 @@ func (c *Cache) Close() { close(c.stop) }
 type Result struct {
 	// Placed maps namespace/pod to the node the allocate action chose.
 	Placed map[string]string
+	// PlacedGPUs is the nvidia.com/gpu those pods asked for.
+	PlacedGPUs int
 	// Took is open session + allocate + close session.
 	Took time.Duration
 }
@@ -138,14 +140,16 @@ func (c *Cache) Schedule(cfg *Config) *Result {
 	act.Initialize()
 	act.Execute(ssn)
 	act.UnInitialize()
-	placed := map[string]string{}
+	r := &Result{Placed: map[string]string{}}
 	for _, job := range ssn.Jobs {
 		for _, t := range job.Tasks {
 			if t.NodeName != "" && (t.Status == api.Allocated || t.Status == api.Binding || t.Status == api.Pipelined) {
-				placed[t.Namespace+"/"+t.Name] = t.NodeName
+				r.Placed[t.Namespace+"/"+t.Name] = t.NodeName
+				r.PlacedGPUs += int(t.Resreq.Get("nvidia.com/gpu") / 1000)
 			}
 		}
 	}
 	framework.CloseSession(ssn)
-	return &Result{Placed: placed, Took: time.Since(start)}
+	r.Took = time.Since(start)
+	return r
 }

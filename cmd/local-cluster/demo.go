@@ -219,23 +219,13 @@ func (d *demoCluster) allSettled(ctx context.Context, jobs []string) bool {
 		if err != nil {
 			return false
 		}
-		if j.Status.State.Phase != batchv1alpha1.Completed && completesWithTrainers(j) {
+		if j.Status.State.Phase != batchv1alpha1.Completed && localcluster.CompletesWithTrainers(j) {
 			return false
 		}
 	}
 	return true
 }
 
-func completesWithTrainers(j *batchv1alpha1.Job) bool {
-	for _, t := range j.Spec.Tasks {
-		for _, p := range t.Policies {
-			if p.Event == "TaskCompleted" && p.Action == "CompleteJob" {
-				return true
-			}
-		}
-	}
-	return false
-}
 
 func (d *demoCluster) printPlacement(ctx context.Context, jobs []string) error {
 	nodes, err := d.kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})

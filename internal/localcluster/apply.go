@@ -11,6 +11,8 @@ import (
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/restmapper"
+	batchv1alpha1 "volcano.sh/apis/pkg/apis/batch/v1alpha1"
+	busv1alpha1 "volcano.sh/apis/pkg/apis/bus/v1alpha1"
 )
 
 // Create creates manifests the way `kubectl create` would: namespaced
@@ -77,4 +79,18 @@ func SimulateTraining(job *unstructured.Unstructured, after string) {
 		tasks[i] = task
 	}
 	_ = unstructured.SetNestedSlice(job.Object, tasks, "spec", "tasks")
+}
+
+// CompletesWithTrainers reports whether a job completes when one of its
+// tasks does (TaskCompleted -> CompleteJob), as Paddle jobs whose trainers
+// finish do.
+func CompletesWithTrainers(j *batchv1alpha1.Job) bool {
+	for _, t := range j.Spec.Tasks {
+		for _, p := range t.Policies {
+			if p.Event == busv1alpha1.TaskCompletedEvent && p.Action == busv1alpha1.CompleteJobAction {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -73,23 +73,13 @@ func TestExamples(t *testing.T) {
 			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(jobs[0].Object, &job); err != nil {
 				t.Fatal(err)
 			}
-			if completesWithTrainers(&job) {
+			if localcluster.CompletesWithTrainers(&job) {
 				framework.WaitJobPhase(t, c, ns, name, batchv1alpha1.Completed, 90*time.Second)
 			}
 		})
 	}
 }
 
-func completesWithTrainers(j *batchv1alpha1.Job) bool {
-	for _, t := range j.Spec.Tasks {
-		for _, p := range t.Policies {
-			if p.Event == "TaskCompleted" && p.Action == "CompleteJob" {
-				return true
-			}
-		}
-	}
-	return false
-}
 
 // kubectl runs the kubectl this repository builds (bin/kubectl).
 func kubectl(t *testing.T, c *localcluster.Cluster, args ...string) (string, error) {

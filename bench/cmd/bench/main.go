@@ -135,10 +135,11 @@ type allocResult struct {
 	allocs      float64
 	bytes       float64
 	placed      float64
+	gpus        float64
 	n           int
 }
 
-var benchLine = regexp.MustCompile(`^BenchmarkAllocate/nodes=(\d+)/pods=(\d+)/(\S+?)-\d+\s+(\d+)\s+(\d+) ns/op\s+(\S+) placed\s+(\d+) B/op\s+(\d+) allocs/op`)
+var benchLine = regexp.MustCompile(`^BenchmarkAllocate/nodes=(\d+)/pods=(\d+)/(\S+?)-\d+\s+(\d+)\s+(\d+) ns/op\s+(\S+) gpus\s+(\S+) placed\s+(\d+) B/op\s+(\d+) allocs/op`)
 
 func runAllocate(ctx context.Context, root string, p *plan, r *report) error {
 	args := []string{"test", "./bench/allocate", "-run", "^$", "-bench", "Allocate", "-benchmem",
@@ -175,10 +176,12 @@ func runAllocate(ctx context.Context, root string, p *plan, r *report) error {
 			order = append(order, key)
 		}
 		ns, _ := strconv.ParseFloat(m[5], 64)
-		placed, _ := strconv.ParseFloat(m[6], 64)
-		by, _ := strconv.ParseFloat(m[7], 64)
-		al, _ := strconv.ParseFloat(m[8], 64)
+		gpus, _ := strconv.ParseFloat(m[6], 64)
+		placed, _ := strconv.ParseFloat(m[7], 64)
+		by, _ := strconv.ParseFloat(m[8], 64)
+		al, _ := strconv.ParseFloat(m[9], 64)
 		a.nsPerOp += ns
+		a.gpus += gpus
 		a.placed += placed
 		a.bytes += by
 		a.allocs += al
@@ -190,7 +193,7 @@ func runAllocate(ctx context.Context, root string, p *plan, r *report) error {
 	for _, k := range order {
 		a := sums[k]
 		f := float64(a.n)
-		a.nsPerOp, a.placed, a.bytes, a.allocs = a.nsPerOp/f, a.placed/f, a.bytes/f, a.allocs/f
+		a.nsPerOp, a.placed, a.gpus, a.bytes, a.allocs = a.nsPerOp/f, a.placed/f, a.gpus/f, a.bytes/f, a.allocs/f
 		r.alloc = append(r.alloc, *a)
 	}
 	return nil
