@@ -226,7 +226,6 @@ func (d *demoCluster) allSettled(ctx context.Context, jobs []string) bool {
 	return true
 }
 
-
 func (d *demoCluster) printPlacement(ctx context.Context, jobs []string) error {
 	nodes, err := d.kube.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil {

@@ -80,7 +80,6 @@ func TestExamples(t *testing.T) {
 	}
 }
 
-
 // kubectl runs the kubectl this repository builds (bin/kubectl).
 func kubectl(t *testing.T, c *localcluster.Cluster, args ...string) (string, error) {
 	t.Helper()
