@@ -76,17 +76,34 @@ func (o *Options) logf(f string, a ...interface{}) {
 }
 
 // Run measures every size, each on a fresh cluster, every configuration
-// on the same cluster one after the other.
-func Run(ctx context.Context, o Options) ([]Measurement, error) {
-	var out []Measurement
+// on the same cluster one after the other. A size that fails is reported in
+// failures and the next size is still measured.
+func Run(ctx context.Context, o Options) (out []Measurement, failures []string) {
 	for _, size := range o.Sizes {
+		ms, err := runSize(ctx, o, size)
+		out = append(out, ms...)
+		if err != nil {
+			o.logf("cluster of %d nodes failed: %v", size.Nodes, err)
+			failures = append(failures, fmt.Sprintf("%d nodes / %d pods: %v", size.Nodes, size.Pods, err))
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	return out, failures
+}
+
+func runSize(ctx context.Context, o Options, size Size) ([]Measurement, error) {
+	var out []Measurement
+	{
 		racks := max(1, size.Nodes/25)
 		topo := &localcluster.Topology{Groups: []localcluster.NodeGroup{{
 			Name: "gpu", Racks: racks, NodesPerRack: size.Nodes / racks, RacksPerSpine: 8,
 			CPU: "64", Memory: "512Gi", Pods: 110, GPUs: 8, GPUFabric: "NVLink", GPUIslandSize: 4,
 		}}}
 		o.logf("cluster of %d nodes: starting", size.Nodes)
-		c, err := localcluster.Start(ctx, localcluster.Options{Name: fmt.Sprintf("bench-%d", size.Nodes), Topology: topo, Verbosity: 1, Logf: o.logf})
+		c, err := localcluster.Start(ctx, localcluster.Options{Name: fmt.Sprintf("bench-%d", size.Nodes), Topology: topo,
+			Verbosity: 1, Logf: o.logf, WithoutNodeLifecycle: true})
 		if err != nil {
 			return out, err
 		}

@@ -68,6 +68,11 @@ type Options struct {
 	ExtraArgs map[string][]string
 	// SkipVolcano starts only the control plane and KWOK (no Volcano parts).
 	SkipVolcano bool
+	// WithoutNodeLifecycle leaves out Kubernetes' node lifecycle controller.
+	// Benchmarks with thousands of simulated nodes use it: on 2 cores KWOK
+	// cannot renew that many node leases in time, and the controller would
+	// mark nodes unreachable in waves.
+	WithoutNodeLifecycle bool
 	// Logf reports progress; default discards.
 	Logf func(format string, args ...interface{})
 }
@@ -265,9 +270,13 @@ func (c *Cluster) startAll(ctx context.Context) error {
 	// taints nodes that stop being Ready (KWOK renews their leases), as on
 	// any real cluster. Started after the CRDs exist so that
 	// its first discovery already covers Volcano's resources.
+	controllers := "garbagecollector,namespace,persistentvolume-binder,nodelifecycle"
+	if o.WithoutNodeLifecycle {
+		controllers = "garbagecollector,namespace,persistentvolume-binder"
+	}
 	if err := c.start(KubeControllers, []string{
 		"--kubeconfig=" + c.Kubeconfig, "--leader-elect=false",
-		"--controllers=garbagecollector,namespace,persistentvolume-binder,nodelifecycle",
+		"--controllers=" + controllers,
 		"--node-monitor-grace-period=40s", "--node-eviction-rate=0.1",
 		"--bind-address=127.0.0.1", fmt.Sprintf("--secure-port=%d", c.ports["kcm"]),
 		"--cert-dir=" + filepath.Join(c.WorkDir, "kcm-certs"),

@@ -22,6 +22,8 @@ type report struct {
 	alloc    []allocResult
 	quality  []qualityResult
 	cluster  []clusterbench.Measurement
+	// clusterFailures are sizes that could not be measured, with why.
+	clusterFailures []string
 }
 
 func (r *report) write(path string) error {
@@ -42,7 +44,7 @@ func (r *report) write(path string) error {
 	if len(r.quality) > 0 {
 		r.writeQuality(&b, dir)
 	}
-	if len(r.cluster) > 0 {
+	if len(r.cluster) > 0 || len(r.clusterFailures) > 0 {
 		r.writeCluster(&b, dir)
 	}
 	return os.WriteFile(path, []byte(b.String()), 0o644)
@@ -198,7 +200,9 @@ func (r *report) writeQuality(b *strings.Builder, dir string) {
 func (r *report) writeCluster(b *strings.Builder, dir string) {
 	w := func(f string, a ...interface{}) { fmt.Fprintf(b, f, a...) }
 	w("## 3. End to end on the local cluster\n\n")
-	w("Real etcd, kube-apiserver and kube-controller-manager, KWOK nodes (8 GPUs, racks of 25), our Volcano\n")
+	w("Real etcd, kube-apiserver and kube-controller-manager (garbage collector, namespace and PV\n")
+	w("controllers; not the node lifecycle controller, see `WithoutNodeLifecycle`), KWOK nodes (8 GPUs,\n")
+	w("racks of 25), our Volcano\n")
 	w("builds with the flags of Volcano's release manifest (controller manager `--kube-api-qps=50`, scheduler\n")
 	w("`--schedule-period=1s`), all on this machine. Per size, one cluster; each configuration in turn\n")
 	w("(the scheduler restarted with it): first one 64-pod gang alone, then a wave of Paddle jobs submitted\n")
@@ -221,6 +225,9 @@ func (r *report) writeCluster(b *strings.Builder, dir string) {
 			vals[g] = map[string]float64{}
 		}
 		vals[g][m.Config] = m.BoundPerSecond
+	}
+	for _, f := range r.clusterFailures {
+		w("\nNot measured: %s\n", f)
 	}
 	w("\nCPU seconds used by each component during the wave (2 cores):\n\n")
 	var comps []string
