@@ -66,7 +66,22 @@ func main() {
 	mode := flag.String("mode", "quick", "quick (under 15 minutes on 2 cores) or full")
 	out := flag.String("out", "", "report file (default docs/benchmarks.md)")
 	skip := flag.String("skip", "", "comma-separated parts to skip: allocate, cluster, quality")
+	render := flag.String("render", "", "render the report again from the figures a run saved (docs/bench-results.json), without measuring")
 	flag.Parse()
+	if *render != "" {
+		r, err := loadReport(*render)
+		if err != nil {
+			fail(err)
+		}
+		if *out == "" {
+			*out = filepath.Join(filepath.Dir(*render), "benchmarks.md")
+		}
+		if err := r.write(*out); err != nil {
+			fail(err)
+		}
+		logf("rendered %s from %s", *out, *render)
+		return
+	}
 	p, err := plans(*mode)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -95,7 +110,7 @@ func main() {
 
 	logf("benchmarks, %s mode: allocate (%s), cluster %v, quality %d presets x %d seeds; expected duration about %s on 2 cores",
 		p.mode, p.allocSizes, p.clusterSizes, len(p.presets), p.seeds, p.estimate)
-	r := &report{mode: p.mode, started: time.Now(), root: root}
+	r := &report{Mode: p.mode, Started: time.Now(), Machine: machine(), root: root}
 	if !p.skipAllocate {
 		if err := runAllocate(ctx, root, p, r); err != nil {
 			fail(err)
@@ -111,11 +126,11 @@ func main() {
 			fail(err)
 		}
 	}
-	r.took = time.Since(r.started)
+	r.Took = time.Since(r.Started)
 	if err := r.write(*out); err != nil {
 		fail(err)
 	}
-	logf("wrote %s (%s)", *out, r.took.Round(time.Second))
+	logf("wrote %s (%s)", *out, r.Took.Round(time.Second))
 }
 
 func logf(f string, a ...interface{}) {
@@ -129,14 +144,15 @@ func fail(err error) {
 
 // allocResult is one line of `go test -bench` output.
 type allocResult struct {
-	nodes, pods int
-	config      string
-	nsPerOp     float64
-	allocs      float64
-	bytes       float64
-	placed      float64
-	gpus        float64
-	n           int
+	Nodes, Pods int
+	Config      string
+	NsPerOp     float64
+	Allocs      float64
+	Bytes       float64
+	Placed      float64
+	Gpus        float64
+	// N is how many runs were averaged.
+	N int
 }
 
 var benchLine = regexp.MustCompile(`^BenchmarkAllocate/nodes=(\d+)/pods=(\d+)/(\S+?)-\d+\s+(\d+)\s+(\d+) ns/op\s+(\S+) gpus\s+(\S+) placed\s+(\d+) B/op\s+(\d+) allocs/op`)
@@ -144,8 +160,8 @@ var benchLine = regexp.MustCompile(`^BenchmarkAllocate/nodes=(\d+)/pods=(\d+)/(\
 func runAllocate(ctx context.Context, root string, p *plan, r *report) error {
 	args := []string{"test", "./bench/allocate", "-run", "^$", "-bench", "Allocate", "-benchmem",
 		"-benchtime", p.allocTime, "-count", strconv.Itoa(p.allocCount), "-timeout", "3h"}
-	r.allocCmd = fmt.Sprintf("BENCH_SIZES=%s go %s", p.allocSizes, strings.Join(args, " "))
-	logf("allocate benchmarks: %s", r.allocCmd)
+	r.AllocCmd = fmt.Sprintf("BENCH_SIZES=%s go %s", p.allocSizes, strings.Join(args, " "))
+	logf("allocate benchmarks: %s", r.AllocCmd)
 	cmd := exec.CommandContext(ctx, "go", args...)
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), "BENCH_SIZES="+p.allocSizes)
@@ -171,7 +187,7 @@ func runAllocate(ctx context.Context, root string, p *plan, r *report) error {
 		if a == nil {
 			n, _ := strconv.Atoi(m[1])
 			pd, _ := strconv.Atoi(m[2])
-			a = &allocResult{nodes: n, pods: pd, config: m[3]}
+			a = &allocResult{Nodes: n, Pods: pd, Config: m[3]}
 			sums[key] = a
 			order = append(order, key)
 		}
@@ -180,21 +196,21 @@ func runAllocate(ctx context.Context, root string, p *plan, r *report) error {
 		placed, _ := strconv.ParseFloat(m[7], 64)
 		by, _ := strconv.ParseFloat(m[8], 64)
 		al, _ := strconv.ParseFloat(m[9], 64)
-		a.nsPerOp += ns
-		a.gpus += gpus
-		a.placed += placed
-		a.bytes += by
-		a.allocs += al
-		a.n++
+		a.NsPerOp += ns
+		a.Gpus += gpus
+		a.Placed += placed
+		a.Bytes += by
+		a.Allocs += al
+		a.N++
 	}
 	if err := cmd.Wait(); err != nil {
 		return fmt.Errorf("allocate benchmarks: %w", err)
 	}
 	for _, k := range order {
 		a := sums[k]
-		f := float64(a.n)
-		a.nsPerOp, a.placed, a.gpus, a.bytes, a.allocs = a.nsPerOp/f, a.placed/f, a.gpus/f, a.bytes/f, a.allocs/f
-		r.alloc = append(r.alloc, *a)
+		f := float64(a.N)
+		a.NsPerOp, a.Placed, a.Gpus, a.Bytes, a.Allocs = a.NsPerOp/f, a.Placed/f, a.Gpus/f, a.Bytes/f, a.Allocs/f
+		r.Alloc = append(r.Alloc, *a)
 	}
 	return nil
 }
@@ -230,7 +246,7 @@ func runQuality(p *plan, r *report) error {
 			reps = append(reps, rep)
 		}
 		logf("quality %s: %d seeds\n%s", preset.Name, len(reps), reps[0].String())
-		r.quality = append(r.quality, qualityResult{preset: preset, reports: reps})
+		r.Quality = append(r.Quality, qualityResult{Preset: preset, Reports: reps})
 	}
 	return nil
 }
@@ -240,7 +256,7 @@ func runCluster(ctx context.Context, p *plan, r *report) error {
 	if err != nil {
 		return err
 	}
-	r.cluster, r.clusterFailures = clusterbench.Run(ctx, clusterbench.Options{
+	r.Cluster, r.ClusterFailures = clusterbench.Run(ctx, clusterbench.Options{
 		Sizes:   p.clusterSizes,
 		Configs: []clusterbench.Config{{Name: "stock", Path: stockPath}, {Name: "paddle", Path: oursPath}},
 		Logf:    logf, Seed: 1,
@@ -249,14 +265,14 @@ func runCluster(ctx context.Context, p *plan, r *report) error {
 }
 
 type qualityResult struct {
-	preset  quality.Preset
-	reports []*quality.Report
+	Preset  quality.Preset
+	Reports []*quality.Report
 }
 
 // mean of a metric over seeds, for one placer.
 func (q qualityResult) mean(placer string, f func(quality.Metrics) float64) float64 {
 	s, n := 0.0, 0
-	for _, r := range q.reports {
+	for _, r := range q.Reports {
 		for _, m := range r.Metrics {
 			if m.Placer == placer {
 				s += f(m)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"os"
@@ -13,17 +14,21 @@ import (
 	"github.com/volcano-paddle/volcano-paddle/bench/quality"
 )
 
+// report is everything one run measured. It is saved as JSON next to the
+// Markdown (docs/bench-results.json) so that the report can be rendered
+// again from the same figures (-render) when only its text changes.
 type report struct {
-	mode     string
-	root     string
-	started  time.Time
-	took     time.Duration
-	allocCmd string
-	alloc    []allocResult
-	quality  []qualityResult
-	cluster  []clusterbench.Measurement
-	// clusterFailures are sizes that could not be measured, with why.
-	clusterFailures []string
+	Mode     string
+	Started  time.Time
+	Took     time.Duration
+	Machine  string
+	AllocCmd string
+	Alloc    []allocResult
+	Quality  []qualityResult
+	Cluster  []clusterbench.Measurement
+	// ClusterFailures are sizes that could not be measured, with why.
+	ClusterFailures []string
+	root            string
 }
 
 func (r *report) write(path string) error {
@@ -37,17 +42,45 @@ func (r *report) write(path string) error {
 	w("in the same run on the same machine. Benchmarks report; they never fail a build on a number.\n\n")
 	w("Reproduce: `make bench` (quick, under 15 minutes on 2 cores) or `make bench-full` (prints its\n")
 	w("expected duration first). Last run: %s mode, %s, took %s, on %s.\n\n",
-		r.mode, r.started.UTC().Format("2006-01-02 15:04 UTC"), r.took.Round(time.Second), machine())
-	if len(r.alloc) > 0 {
+		r.Mode, r.Started.UTC().Format("2006-01-02 15:04 UTC"), r.Took.Round(time.Second), r.Machine)
+	w("The raw figures are in `bench-results.json`; `go run ./bench/cmd/bench -render docs/bench-results.json`\n")
+	w("renders this page again from them without measuring.\n\n")
+	if len(r.Alloc) > 0 {
 		r.writeAlloc(&b, dir)
 	}
-	if len(r.quality) > 0 {
+	if len(r.Quality) > 0 {
 		r.writeQuality(&b, dir)
 	}
-	if len(r.cluster) > 0 || len(r.clusterFailures) > 0 {
+	if len(r.Cluster) > 0 || len(r.ClusterFailures) > 0 {
 		r.writeCluster(&b, dir)
 	}
-	return os.WriteFile(path, []byte(b.String()), 0o644)
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		return err
+	}
+	raw, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(resultsPath(path), append(raw, '\n'), 0o644)
+}
+
+// resultsPath is where the figures behind a report are kept:
+// docs/benchmarks.md -> docs/bench-results.json.
+func resultsPath(reportPath string) string {
+	return filepath.Join(filepath.Dir(reportPath), "bench-results.json")
+}
+
+// loadReport reads the figures a run saved, to render its report again.
+func loadReport(path string) (*report, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	r := &report{}
+	if err := json.Unmarshal(raw, r); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return r, nil
 }
 
 func (r *report) writeAlloc(b *strings.Builder, dir string) {
@@ -58,23 +91,23 @@ func (r *report) writeAlloc(b *strings.Builder, dir string) {
 	w("Paddle gangs (30%% of the pods in PS jobs, the rest collective gangs of 2 to 32 pods of 1 to 8 GPUs).\n")
 	w("`stock-no-nodeorder` is stock without Volcano's `nodeorder` plugin: what `nodeorder`, a stock\n")
 	w("scoring plugin, costs is the yardstick for what `paddle` costs. Building the cache is not timed.\n\n")
-	w("Command: `%s`\n\n", r.allocCmd)
+	w("Command: `%s`\n\n", r.AllocCmd)
 	w("| nodes | pending pods | config | time/cycle | vs stock | allocs/cycle | MB/cycle | pods placed | GPUs placed |\n|---|---|---|---|---|---|---|---|---|\n")
 	byKey := map[string]allocResult{}
-	for _, a := range r.alloc {
-		byKey[fmt.Sprintf("%d/%d/%s", a.nodes, a.pods, a.config)] = a
+	for _, a := range r.Alloc {
+		byKey[fmt.Sprintf("%d/%d/%s", a.Nodes, a.Pods, a.Config)] = a
 	}
 	var groups []string
 	var seen = map[string]bool{}
-	for _, a := range r.alloc {
-		stock := byKey[fmt.Sprintf("%d/%d/stock", a.nodes, a.pods)]
+	for _, a := range r.Alloc {
+		stock := byKey[fmt.Sprintf("%d/%d/stock", a.Nodes, a.Pods)]
 		ratio := "-"
-		if stock.nsPerOp > 0 {
-			ratio = fmt.Sprintf("%.2fx", a.nsPerOp/stock.nsPerOp)
+		if stock.NsPerOp > 0 {
+			ratio = fmt.Sprintf("%.2fx", a.NsPerOp/stock.NsPerOp)
 		}
-		w("| %d | %d | %s | %s | %s | %.2fM | %.0f | %.0f | %.0f |\n", a.nodes, a.pods, a.config,
-			time.Duration(a.nsPerOp).Round(time.Millisecond), ratio, a.allocs/1e6, a.bytes/1e6, a.placed, a.gpus)
-		g := fmt.Sprintf("%d nodes / %d pods", a.nodes, a.pods)
+		w("| %d | %d | %s | %s | %s | %.2fM | %.0f | %.0f | %.0f |\n", a.Nodes, a.Pods, a.Config,
+			time.Duration(a.NsPerOp).Round(time.Millisecond), ratio, a.Allocs/1e6, a.Bytes/1e6, a.Placed, a.Gpus)
+		g := fmt.Sprintf("%d nodes / %d pods", a.Nodes, a.Pods)
 		if !seen[g] {
 			seen[g] = true
 			groups = append(groups, g)
@@ -83,28 +116,28 @@ func (r *report) writeAlloc(b *strings.Builder, dir string) {
 	w("\n")
 	// Overheads and growth.
 	var lines []string
-	for _, a := range r.alloc {
-		if a.config != "paddle" {
+	for _, a := range r.Alloc {
+		if a.Config != "paddle" {
 			continue
 		}
-		s := byKey[fmt.Sprintf("%d/%d/stock", a.nodes, a.pods)]
-		n := byKey[fmt.Sprintf("%d/%d/stock-no-nodeorder", a.nodes, a.pods)]
-		if s.nsPerOp == 0 || n.nsPerOp == 0 {
+		s := byKey[fmt.Sprintf("%d/%d/stock", a.Nodes, a.Pods)]
+		n := byKey[fmt.Sprintf("%d/%d/stock-no-nodeorder", a.Nodes, a.Pods)]
+		if s.NsPerOp == 0 || n.NsPerOp == 0 {
 			continue
 		}
 		lines = append(lines, fmt.Sprintf("- %d nodes, %d pods: a paddle cycle takes %.2fx a stock cycle (%+v), placing %.0f GPUs to stock's %.0f; nodeorder makes a cycle %.1fx longer than without it (%+v).",
-			a.nodes, a.pods, a.nsPerOp/s.nsPerOp, time.Duration(a.nsPerOp-s.nsPerOp).Round(time.Millisecond), a.gpus, s.gpus,
-			s.nsPerOp/n.nsPerOp, time.Duration(s.nsPerOp-n.nsPerOp).Round(time.Millisecond)))
+			a.Nodes, a.Pods, a.NsPerOp/s.NsPerOp, time.Duration(a.NsPerOp-s.NsPerOp).Round(time.Millisecond), a.Gpus, s.Gpus,
+			s.NsPerOp/n.NsPerOp, time.Duration(s.NsPerOp-n.NsPerOp).Round(time.Millisecond)))
 	}
 	if len(lines) > 0 {
 		w("Overheads:\n\n%s\n\n", strings.Join(lines, "\n"))
 	}
 	growth := func(cfg string, n1, p1, n2, p2 int) string {
 		a, c := byKey[fmt.Sprintf("%d/%d/%s", n1, p1, cfg)], byKey[fmt.Sprintf("%d/%d/%s", n2, p2, cfg)]
-		if a.nsPerOp == 0 || c.nsPerOp == 0 {
+		if a.NsPerOp == 0 || c.NsPerOp == 0 {
 			return ""
 		}
-		return fmt.Sprintf("%.1fx", c.nsPerOp/a.nsPerOp)
+		return fmt.Sprintf("%.1fx", c.NsPerOp/a.NsPerOp)
 	}
 	w("Growth (time per cycle):\n\n| config | 100 -> 1000 nodes (400 pods) | 1000 -> 5000 nodes (400 pods) | 400 -> 2000 pods (100 nodes) | 400 -> 2000 pods (1000 nodes) |\n|---|---|---|---|---|\n")
 	for _, cfg := range []string{"stock-no-nodeorder", "stock", "paddle"} {
@@ -122,7 +155,7 @@ func (r *report) writeAlloc(b *strings.Builder, dir string) {
 		for _, cfg := range chart.Series {
 			var np, pp int
 			fmt.Sscanf(g, "%d nodes / %d pods", &np, &pp)
-			row = append(row, byKey[fmt.Sprintf("%d/%d/%s", np, pp, cfg)].nsPerOp/1e6)
+			row = append(row, byKey[fmt.Sprintf("%d/%d/%s", np, pp, cfg)].NsPerOp/1e6)
 		}
 		chart.Values = append(chart.Values, row)
 	}
@@ -144,34 +177,45 @@ func (r *report) writeQuality(b *strings.Builder, dir string) {
 	w("tiers and ours), by a random placer (each pod on a random node with room, whole gangs only) and\n")
 	w("judged against the best placement of each job (alone on an empty cluster). Workloads are\n")
 	w("snapshots drawn from the Philly trace (jobs picked with probability proportional to duration, so\n")
-	w("multi-GPU jobs hold their share of GPU time; 30%% PS jobs; pods of 1, 2, 4 or 8 GPUs), on %d racks\n", r.quality[0].reports[0].Scenario.Racks)
-	w("x %d nodes with about half the nodes already running single-GPU jobs; load 0.9 of the free GPUs.\n", r.quality[0].reports[0].Scenario.NodesPerRack)
-	w("Figures are means over %d seeds. Step times come from the cost model in `bench/quality`\n", len(r.quality[0].reports))
+	w("multi-GPU jobs hold their share of GPU time; 30%% PS jobs; pods of 1, 2, 4 or 8 GPUs), on %d racks\n", r.Quality[0].Reports[0].Scenario.Racks)
+	w("x %d nodes with about half the nodes already running single-GPU jobs; load 0.9 of the free GPUs.\n", r.Quality[0].Reports[0].Scenario.NodesPerRack)
+	w("Figures are means over %d seeds. Step times come from the cost model in `bench/quality`\n", len(r.Quality[0].Reports))
 	w("(below); slowdown is step time over the best placement's, GPU-time weighted over the jobs every\n")
 	w("placer placed; Q = (random - placer)/(random - best) on the mean slowdown.\n\n")
 	w("| preset | placer | mean slowdown | p95 slowdown | Q | multi-GPU jobs on one node* | PS bytes crossing a NIC | racks per job | blocked (by fragmentation) |\n|---|---|---|---|---|---|---|---|---|\n")
 	var groups []string
 	chart := barChart{Title: "Placement quality Q (1 = best placement, 0 = random)", YLabel: "Q", Series: []string{"stock", "paddle"}, Format: "%.2f"}
-	for _, q := range r.quality {
+	for _, q := range r.Quality {
 		for _, placer := range []string{"random", "stock", "paddle"} {
 			m := func(f func(quality.Metrics) float64) float64 { return q.mean(placer, f) }
-			w("| %s | %s | %.3f | %.3f | %.2f | %.0f%% | %.0f%% | %.2f | %.1f (%.1f) |\n", q.preset.Name, placer,
+			w("| %s | %s | %.3f | %.3f | %.2f | %.0f%% | %.0f%% | %.2f | %.1f (%.1f) |\n", q.Preset.Name, placer,
 				m(func(x quality.Metrics) float64 { return x.MeanSlowdown }), m(func(x quality.Metrics) float64 { return x.P95Slowdown }),
 				m(func(x quality.Metrics) float64 { return x.Q }), 100*m(func(x quality.Metrics) float64 { return x.OneNode }),
 				100*m(func(x quality.Metrics) float64 { return x.PSCrossNIC }), m(func(x quality.Metrics) float64 { return x.Racks }),
 				m(func(x quality.Metrics) float64 { return float64(x.Blocked) }), m(func(x quality.Metrics) float64 { return float64(x.BlockedByFragmentation) }))
 		}
-		groups = append(groups, q.preset.Name)
+		groups = append(groups, q.Preset.Name)
 		chart.Values = append(chart.Values, []float64{q.mean("stock", func(x quality.Metrics) float64 { return x.Q }), q.mean("paddle", func(x quality.Metrics) float64 { return x.Q })})
 	}
 	chart.Groups = groups
 	_ = os.WriteFile(filepath.Join(dir, "bench-quality.svg"), []byte(chart.SVG()), 0o644)
+	w("\npaddle vs stock (paddle / stock; below 1 is better):\n\n")
+	w("| preset | mean slowdown | p95 slowdown | PS bytes crossing a NIC | racks per job | jobs blocked |\n|---|---|---|---|---|---|\n")
+	for _, q := range r.Quality {
+		ratio := func(f func(quality.Metrics) float64) string {
+			return ratioOf(q.mean("paddle", f), q.mean("stock", f))
+		}
+		w("| %s | %s | %s | %s | %s | %s |\n", q.Preset.Name,
+			ratio(func(x quality.Metrics) float64 { return x.MeanSlowdown }), ratio(func(x quality.Metrics) float64 { return x.P95Slowdown }),
+			ratio(func(x quality.Metrics) float64 { return x.PSCrossNIC }), ratio(func(x quality.Metrics) float64 { return x.Racks }),
+			ratio(func(x quality.Metrics) float64 { return float64(x.Blocked) }))
+	}
 	w("\n\\* of the multi-GPU jobs that fit in one node. Workload of the first seed per preset: ")
-	for i, q := range r.quality {
+	for i, q := range r.Quality {
 		if i > 0 {
 			w("; ")
 		}
-		w("%s: %s", q.preset.Name, q.reports[0].Workload)
+		w("%s: %s", q.Preset.Name, q.Reports[0].Workload)
 	}
 	w(".\n\n![placement quality](bench-quality.svg)\n\n")
 	w("### The cost model\n\n")
@@ -207,14 +251,14 @@ func (r *report) writeCluster(b *strings.Builder, dir string) {
 	w("`--schedule-period=1s`), all on this machine. Per size, one cluster; each configuration in turn\n")
 	w("(the scheduler restarted with it): first one 64-pod gang alone, then a wave of Paddle jobs submitted\n")
 	w("at once (gangs of 2 to 256 pods, 30%% PS, one GPU per trainer, DNS barrier off), waited until every pod\n")
-	w("is bound. Command: `go run ./bench/cmd/bench -mode %s -skip allocate,quality`.\n\n", r.mode)
+	w("is bound. Command: `go run ./bench/cmd/bench -mode %s -skip allocate,quality`.\n\n", r.Mode)
 	w("Bind lag: from a pod's creation to its binding; it includes waiting for the rest of its gang to be\n")
 	w("created. Gang lag: from a job's last pod created to its last pod bound, the scheduler's share.\n\n")
 	w("| nodes | pods | config | jobs | pods bound/s | pods created/s | last gang bound | bind lag median / p95 | gang lag median | 64-pod gang | sessions (mean) |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
 	var groups []string
 	seen := map[string]bool{}
 	vals := map[string]map[string]float64{}
-	for _, m := range r.cluster {
+	for _, m := range r.Cluster {
 		w("| %d | %d | %s | %d | %.0f | %.0f | %s | %s / %s | %s | %s | %d (%s) |\n", m.Size.Nodes, m.Size.Pods, m.Config, m.Jobs, m.BoundPerSecond, m.CreatedPerSecond,
 			m.LastGangBound.Round(100*time.Millisecond), m.MedianBindLag.Round(10*time.Millisecond), m.P95BindLag.Round(10*time.Millisecond),
 			m.GangLag.Round(10*time.Millisecond), m.Gang64.Round(10*time.Millisecond), m.SchedulerSessions, m.SessionMean.Round(time.Millisecond))
@@ -226,12 +270,13 @@ func (r *report) writeCluster(b *strings.Builder, dir string) {
 		}
 		vals[g][m.Config] = m.BoundPerSecond
 	}
-	for _, f := range r.clusterFailures {
+	for _, f := range r.ClusterFailures {
 		w("\nNot measured: %s\n", f)
 	}
+	r.writeClusterRatios(b)
 	w("\nCPU seconds used by each component during the wave (2 cores):\n\n")
 	var comps []string
-	for _, m := range r.cluster {
+	for _, m := range r.Cluster {
 		for k := range m.CPU {
 			if !contains(comps, k) {
 				comps = append(comps, k)
@@ -240,7 +285,7 @@ func (r *report) writeCluster(b *strings.Builder, dir string) {
 	}
 	sort.Strings(comps)
 	w("| nodes | config | %s |\n|---|---|%s\n", strings.Join(comps, " | "), strings.Repeat("---|", len(comps)))
-	for _, m := range r.cluster {
+	for _, m := range r.Cluster {
 		var cells []string
 		for _, c := range comps {
 			cells = append(cells, fmt.Sprintf("%.0f", m.CPU[c]))
@@ -248,7 +293,7 @@ func (r *report) writeCluster(b *strings.Builder, dir string) {
 		w("| %d | %s | %s |\n", m.Size.Nodes, m.Config, strings.Join(cells, " | "))
 	}
 	w("\nWhat limits throughput:\n\n")
-	for _, m := range r.cluster {
+	for _, m := range r.Cluster {
 		w("- %d nodes, %s: %s\n", m.Size.Nodes, m.Config, limiter(m))
 	}
 	w("\nThe floor of the 64-pod gang is about two scheduling periods (enqueue in one session, allocate in\n")
@@ -263,30 +308,46 @@ func (r *report) writeCluster(b *strings.Builder, dir string) {
 }
 
 // limiter names the stage that sets the pace, from the evidence measured:
-// creation rate against the controller's client QPS, the scheduler's share
-// (gang lag, session length) and which process used the CPU.
+// creation rate against the controller's client QPS, binding rate against
+// creation rate and session length against the scheduling period (the
+// scheduler's share), and which process used the CPU.
 func limiter(m clusterbench.Measurement) string {
 	total := 0.0
 	for _, v := range m.CPU {
 		total += v
 	}
 	busiest, bv := "", 0.0
-	for k, v := range m.CPU {
-		if v > bv {
+	for _, k := range sortedKeys(m.CPU) {
+		if v := m.CPU[k]; v > bv {
 			busiest, bv = k, v
 		}
 	}
 	util := total / math.Max(m.LastGangBound.Seconds(), 1) / 2
+	// Binding well below creation while sessions last several periods means
+	// pods wait for the scheduler, not for the controller.
+	schedulerBound := m.BoundPerSecond < 0.85*m.CreatedPerSecond && m.SessionMean > 2*schedulePeriod
 	var parts []string
-	if m.CreatedPerSecond >= 0.8*controllerQPS {
-		parts = append(parts, fmt.Sprintf("the controller creates pods at %.0f/s, at its client limit (--kube-api-qps=%d), and pods are bound at %.0f/s, so pod creation sets the pace", m.CreatedPerSecond, controllerQPS, m.BoundPerSecond))
-	} else {
-		parts = append(parts, fmt.Sprintf("pods are created at %.0f/s (below the controller's %d/s limit) and bound at %.0f/s", m.CreatedPerSecond, controllerQPS, m.BoundPerSecond))
+	switch {
+	case schedulerBound:
+		parts = append(parts, fmt.Sprintf("pods are created at %.0f/s (the controller's client limit is --kube-api-qps=%d) but bound at only %.0f/s, so the scheduler sets the pace: its sessions take %s against a %s period, and once a gang's last pod exists it waits a median %s to be bound",
+			m.CreatedPerSecond, controllerQPS, m.BoundPerSecond, m.SessionMean.Round(time.Millisecond), schedulePeriod, m.GangLag.Round(10*time.Millisecond)))
+	case m.CreatedPerSecond >= 0.8*controllerQPS:
+		parts = append(parts, fmt.Sprintf("the controller creates pods at %.0f/s, at its client limit (--kube-api-qps=%d), and pods are bound at %.0f/s, so pod creation sets the pace; once a gang's last pod exists it is bound after a median %s (sessions of %s every %s period)",
+			m.CreatedPerSecond, controllerQPS, m.BoundPerSecond, m.GangLag.Round(10*time.Millisecond), m.SessionMean.Round(time.Millisecond), schedulePeriod))
+	default:
+		parts = append(parts, fmt.Sprintf("pods are created at %.0f/s (below the controller's %d/s limit) and bound at %.0f/s; once a gang's last pod exists it is bound after a median %s (sessions of %s every %s period)",
+			m.CreatedPerSecond, controllerQPS, m.BoundPerSecond, m.GangLag.Round(10*time.Millisecond), m.SessionMean.Round(time.Millisecond), schedulePeriod))
 	}
-	parts = append(parts, fmt.Sprintf("once a gang's last pod exists it is bound after a median %s (sessions of %s every 1 s period)", m.GangLag.Round(10*time.Millisecond), m.SessionMean.Round(time.Millisecond)))
-	parts = append(parts, fmt.Sprintf("the 2 cores are %.0f%% busy, %s the busiest process (%.0f of %.0f CPU s)", 100*util, busiest, bv, total))
+	cpu := fmt.Sprintf("the 2 cores are %.0f%% busy, %s the busiest process (%.0f of %.0f CPU s)", 100*util, busiest, bv, total)
+	if util >= 0.9 {
+		cpu += ", so the machine is saturated and the scheduler competes for CPU with the API server"
+	}
+	parts = append(parts, cpu)
 	return strings.Join(parts, "; ") + "."
 }
+
+// schedulePeriod is the scheduler's --schedule-period on the local cluster.
+const schedulePeriod = time.Second
 
 // controllerQPS is the controller manager's client QPS in Volcano's
 // release manifest, which the local cluster uses.
@@ -299,4 +360,58 @@ func contains(xs []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// writeClusterRatios states paddle over stock for each cluster size.
+func (r *report) writeClusterRatios(b *strings.Builder) {
+	w := func(f string, a ...interface{}) { fmt.Fprintf(b, f, a...) }
+	type pair struct{ stock, paddle *clusterbench.Measurement }
+	var sizes []clusterbench.Size
+	pairs := map[clusterbench.Size]*pair{}
+	for i := range r.Cluster {
+		m := &r.Cluster[i]
+		p := pairs[m.Size]
+		if p == nil {
+			p = &pair{}
+			pairs[m.Size] = p
+			sizes = append(sizes, m.Size)
+		}
+		switch m.Config {
+		case "stock":
+			p.stock = m
+		case "paddle":
+			p.paddle = m
+		}
+	}
+	var rows []string
+	for _, sz := range sizes {
+		p := pairs[sz]
+		if p.stock == nil || p.paddle == nil {
+			continue
+		}
+		d := func(f func(*clusterbench.Measurement) time.Duration) string {
+			return ratioOf(f(p.paddle).Seconds(), f(p.stock).Seconds())
+		}
+		rows = append(rows, fmt.Sprintf("| %d | %d | %s | %s | %s | %s | %s | %s |", sz.Nodes, sz.Pods,
+			ratioOf(p.paddle.BoundPerSecond, p.stock.BoundPerSecond),
+			d(func(m *clusterbench.Measurement) time.Duration { return m.LastGangBound }),
+			d(func(m *clusterbench.Measurement) time.Duration { return m.MedianBindLag }),
+			d(func(m *clusterbench.Measurement) time.Duration { return m.GangLag }),
+			d(func(m *clusterbench.Measurement) time.Duration { return m.Gang64 }),
+			d(func(m *clusterbench.Measurement) time.Duration { return m.SessionMean })))
+	}
+	if len(rows) == 0 {
+		return
+	}
+	w("\npaddle vs stock (paddle / stock; for pods bound/s above 1 is better, for times below 1):\n\n")
+	w("| nodes | pods | pods bound/s | last gang bound | bind lag median | gang lag median | 64-pod gang | session |\n|---|---|---|---|---|---|---|---|\n")
+	w("%s\n", strings.Join(rows, "\n"))
+}
+
+// ratioOf formats a/b, or "-" when b is zero.
+func ratioOf(a, b float64) string {
+	if b == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2fx", a/b)
 }

@@ -1,0 +1,99 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/volcano-paddle/volcano-paddle/bench/clusterbench"
+	"github.com/volcano-paddle/volcano-paddle/bench/quality"
+)
+
+// Figures measured by `make bench-full` on 2026-11-22 (docs/benchmarks.md).
+var (
+	wave250Stock = clusterbench.Measurement{Config: "stock", Size: clusterbench.Size{Nodes: 250, Pods: 2000}, Jobs: 35,
+		BoundPerSecond: 43, CreatedPerSecond: 48, LastGangBound: 49 * time.Second, MedianBindLag: 5190 * time.Millisecond,
+		GangLag: 2180 * time.Millisecond, SchedulerSessions: 19, SessionMean: 1588 * time.Millisecond, Gang64: 3230 * time.Millisecond,
+		CPU: map[string]float64{"etcd": 9, "kube-apiserver": 37, "kube-controller-manager": 3, "kwok": 8, "vc-controller-manager-paddle": 9, "vc-scheduler-paddle": 17}}
+	wave5000Stock = clusterbench.Measurement{Config: "stock", Size: clusterbench.Size{Nodes: 5000, Pods: 10000}, Jobs: 197,
+		BoundPerSecond: 27, CreatedPerSecond: 48, LastGangBound: 377 * time.Second, MedianBindLag: 62 * time.Second,
+		GangLag: 60530 * time.Millisecond, SchedulerSessions: 19, SessionMean: 12204 * time.Millisecond, Gang64: 3450 * time.Millisecond,
+		CPU: map[string]float64{"etcd": 41, "kube-apiserver": 182, "kube-controller-manager": 13, "kwok": 51, "vc-controller-manager-paddle": 59, "vc-scheduler-paddle": 344}}
+	wave5000Paddle = clusterbench.Measurement{Config: "paddle", Size: clusterbench.Size{Nodes: 5000, Pods: 10000}, Jobs: 197,
+		BoundPerSecond: 28, CreatedPerSecond: 48, LastGangBound: 374 * time.Second, MedianBindLag: 100 * time.Second,
+		GangLag: 98270 * time.Millisecond, SchedulerSessions: 21, SessionMean: 15742 * time.Millisecond, Gang64: 4300 * time.Millisecond,
+		CPU: map[string]float64{"etcd": 41, "kube-apiserver": 180, "kube-controller-manager": 14, "kwok": 48, "vc-controller-manager-paddle": 57, "vc-scheduler-paddle": 338, "vc-webhook-manager-paddle": 1}}
+)
+
+func TestLimiterNamesTheStageThatSetsThePace(t *testing.T) {
+	small := limiter(wave250Stock)
+	if !strings.Contains(small, "pod creation sets the pace") || strings.Contains(small, "scheduler sets the pace") {
+		t.Errorf("250 nodes: bound 43/s of 48/s created, 1.6 s sessions: want pod creation named, got %q", small)
+	}
+	if !strings.Contains(small, "kube-apiserver the busiest process") {
+		t.Errorf("250 nodes: want kube-apiserver as busiest, got %q", small)
+	}
+	large := limiter(wave5000Stock)
+	if !strings.Contains(large, "the scheduler sets the pace") || strings.Contains(large, "pod creation sets the pace") {
+		t.Errorf("5000 nodes: bound 27/s of 48/s created, 12 s sessions: want the scheduler named, got %q", large)
+	}
+	if !strings.Contains(large, "saturated") {
+		t.Errorf("5000 nodes: 92%% CPU: want the saturation stated, got %q", large)
+	}
+}
+
+func TestReportRendersAgainFromSavedFigures(t *testing.T) {
+	dir := t.TempDir()
+	r := &report{Mode: "full", Started: time.Date(2026, 11, 22, 7, 36, 0, 0, time.UTC), Took: 36 * time.Minute, Machine: "test machine, 2 cores",
+		AllocCmd: "go test ./bench/allocate",
+		Alloc: []allocResult{
+			{Nodes: 100, Pods: 400, Config: "stock-no-nodeorder", NsPerOp: 160e6, Placed: 276, Gpus: 800, N: 2},
+			{Nodes: 100, Pods: 400, Config: "stock", NsPerOp: 599e6, Placed: 290, Gpus: 496, N: 2},
+			{Nodes: 100, Pods: 400, Config: "paddle", NsPerOp: 364e6, Placed: 278, Gpus: 800, N: 2},
+		},
+		Quality: []qualityResult{{Preset: quality.T4PCIe, Reports: []*quality.Report{{
+			Scenario: quality.Scenario{Preset: quality.T4PCIe, Racks: 8, NodesPerRack: 16, Seed: 1},
+			Workload: "132 jobs",
+			Metrics: []quality.Metrics{
+				{Placer: "random", MeanSlowdown: 3.0, PSCrossNIC: 0.99, Racks: 3, Blocked: 1},
+				{Placer: "stock", MeanSlowdown: 2.8, PSCrossNIC: 0.8, Racks: 3, Blocked: 8},
+				{Placer: "paddle", MeanSlowdown: 1.4, PSCrossNIC: 0.4, Racks: 1, Blocked: 2},
+			}}}}},
+		Cluster: []clusterbench.Measurement{wave5000Stock, wave5000Paddle},
+	}
+	out := filepath.Join(dir, "benchmarks.md")
+	if err := r.write(out); err != nil {
+		t.Fatal(err)
+	}
+	first, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"| 100 | 400 | paddle | 364ms | 0.61x |",   // allocate ratio to stock
+		"| 4xT4-PCIe | 0.50x |",                    // mean slowdown 1.4 / 2.8
+		"| 5000 | 10000 | 1.04x | 0.99x | 1.61x |", // bound/s 28/27, last gang 374/377, bind lag 100/62
+		"the scheduler sets the pace",
+	} {
+		if !strings.Contains(string(first), want) {
+			t.Errorf("report lacks %q:\n%s", want, first)
+		}
+	}
+	loaded, err := loadReport(resultsPath(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	again := filepath.Join(dir, "again.md")
+	if err := loaded.write(again); err != nil {
+		t.Fatal(err)
+	}
+	second, err := os.ReadFile(again)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(first) != string(second) {
+		t.Errorf("report rendered from saved figures differs from the original")
+	}
+}
