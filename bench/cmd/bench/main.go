@@ -127,6 +127,9 @@ func main() {
 		}
 	}
 	r.Took = time.Since(r.Started)
+	if err := r.save(resultsPath(*out)); err != nil {
+		fail(err)
+	}
 	if err := r.write(*out); err != nil {
 		fail(err)
 	}
@@ -285,6 +288,16 @@ func (q qualityResult) mean(placer string, f func(quality.Metrics) float64) floa
 	}
 	return s / float64(n)
 }
+
+// Metrics read by the quality tables and chart.
+func meanSlowdown(x quality.Metrics) float64           { return x.MeanSlowdown }
+func p95Slowdown(x quality.Metrics) float64            { return x.P95Slowdown }
+func qScore(x quality.Metrics) float64                 { return x.Q }
+func oneNode(x quality.Metrics) float64                { return x.OneNode }
+func psCrossNIC(x quality.Metrics) float64             { return x.PSCrossNIC }
+func racks(x quality.Metrics) float64                  { return x.Racks }
+func blocked(x quality.Metrics) float64                { return float64(x.Blocked) }
+func blockedByFragmentation(x quality.Metrics) float64 { return float64(x.BlockedByFragmentation) }
 
 func machine() string {
 	model := "unknown CPU"

@@ -54,14 +54,16 @@ func (r *report) write(path string) error {
 	if len(r.Cluster) > 0 || len(r.ClusterFailures) > 0 {
 		r.writeCluster(&b, dir)
 	}
-	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
-		return err
-	}
+	return os.WriteFile(path, []byte(b.String()), 0o644)
+}
+
+// save keeps the figures a run measured, for -render.
+func (r *report) save(path string) error {
 	raw, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(resultsPath(path), append(raw, '\n'), 0o644)
+	return os.WriteFile(path, append(raw, '\n'), 0o644)
 }
 
 // resultsPath is where the figures behind a report are kept:
@@ -101,12 +103,8 @@ func (r *report) writeAlloc(b *strings.Builder, dir string) {
 	var seen = map[string]bool{}
 	for _, a := range r.Alloc {
 		stock := byKey[fmt.Sprintf("%d/%d/stock", a.Nodes, a.Pods)]
-		ratio := "-"
-		if stock.NsPerOp > 0 {
-			ratio = fmt.Sprintf("%.2fx", a.NsPerOp/stock.NsPerOp)
-		}
 		w("| %d | %d | %s | %s | %s | %.2fM | %.0f | %.0f | %.0f |\n", a.Nodes, a.Pods, a.Config,
-			time.Duration(a.NsPerOp).Round(time.Millisecond), ratio, a.Allocs/1e6, a.Bytes/1e6, a.Placed, a.Gpus)
+			time.Duration(a.NsPerOp).Round(time.Millisecond), ratioOf(a.NsPerOp, stock.NsPerOp), a.Allocs/1e6, a.Bytes/1e6, a.Placed, a.Gpus)
 		g := fmt.Sprintf("%d nodes / %d pods", a.Nodes, a.Pods)
 		if !seen[g] {
 			seen[g] = true
@@ -189,13 +187,11 @@ func (r *report) writeQuality(b *strings.Builder, dir string) {
 		for _, placer := range []string{"random", "stock", "paddle"} {
 			m := func(f func(quality.Metrics) float64) float64 { return q.mean(placer, f) }
 			w("| %s | %s | %.3f | %.3f | %.2f | %.0f%% | %.0f%% | %.2f | %.1f (%.1f) |\n", q.Preset.Name, placer,
-				m(func(x quality.Metrics) float64 { return x.MeanSlowdown }), m(func(x quality.Metrics) float64 { return x.P95Slowdown }),
-				m(func(x quality.Metrics) float64 { return x.Q }), 100*m(func(x quality.Metrics) float64 { return x.OneNode }),
-				100*m(func(x quality.Metrics) float64 { return x.PSCrossNIC }), m(func(x quality.Metrics) float64 { return x.Racks }),
-				m(func(x quality.Metrics) float64 { return float64(x.Blocked) }), m(func(x quality.Metrics) float64 { return float64(x.BlockedByFragmentation) }))
+				m(meanSlowdown), m(p95Slowdown), m(qScore), 100*m(oneNode), 100*m(psCrossNIC), m(racks),
+				m(blocked), m(blockedByFragmentation))
 		}
 		groups = append(groups, q.Preset.Name)
-		chart.Values = append(chart.Values, []float64{q.mean("stock", func(x quality.Metrics) float64 { return x.Q }), q.mean("paddle", func(x quality.Metrics) float64 { return x.Q })})
+		chart.Values = append(chart.Values, []float64{q.mean("stock", qScore), q.mean("paddle", qScore)})
 	}
 	chart.Groups = groups
 	_ = os.WriteFile(filepath.Join(dir, "bench-quality.svg"), []byte(chart.SVG()), 0o644)
@@ -206,9 +202,7 @@ func (r *report) writeQuality(b *strings.Builder, dir string) {
 			return ratioOf(q.mean("paddle", f), q.mean("stock", f))
 		}
 		w("| %s | %s | %s | %s | %s | %s |\n", q.Preset.Name,
-			ratio(func(x quality.Metrics) float64 { return x.MeanSlowdown }), ratio(func(x quality.Metrics) float64 { return x.P95Slowdown }),
-			ratio(func(x quality.Metrics) float64 { return x.PSCrossNIC }), ratio(func(x quality.Metrics) float64 { return x.Racks }),
-			ratio(func(x quality.Metrics) float64 { return float64(x.Blocked) }))
+			ratio(meanSlowdown), ratio(p95Slowdown), ratio(psCrossNIC), ratio(racks), ratio(blocked))
 	}
 	w("\n\\* of the multi-GPU jobs that fit in one node. Workload of the first seed per preset: ")
 	for i, q := range r.Quality {
@@ -312,13 +306,11 @@ func (r *report) writeCluster(b *strings.Builder, dir string) {
 // creation rate and session length against the scheduling period (the
 // scheduler's share), and which process used the CPU.
 func limiter(m clusterbench.Measurement) string {
-	total := 0.0
-	for _, v := range m.CPU {
-		total += v
-	}
-	busiest, bv := "", 0.0
+	total, busiest, bv := 0.0, "", 0.0
 	for _, k := range sortedKeys(m.CPU) {
-		if v := m.CPU[k]; v > bv {
+		v := m.CPU[k]
+		total += v
+		if v > bv {
 			busiest, bv = k, v
 		}
 	}
@@ -326,24 +318,27 @@ func limiter(m clusterbench.Measurement) string {
 	// Binding well below creation while sessions last several periods means
 	// pods wait for the scheduler, not for the controller.
 	schedulerBound := m.BoundPerSecond < 0.85*m.CreatedPerSecond && m.SessionMean > 2*schedulePeriod
-	var parts []string
+	gangLag, session := m.GangLag.Round(10*time.Millisecond), m.SessionMean.Round(time.Millisecond)
+	var pace string
 	switch {
 	case schedulerBound:
-		parts = append(parts, fmt.Sprintf("pods are created at %.0f/s (the controller's client limit is --kube-api-qps=%d) but bound at only %.0f/s, so the scheduler sets the pace: its sessions take %s against a %s period, and once a gang's last pod exists it waits a median %s to be bound",
-			m.CreatedPerSecond, controllerQPS, m.BoundPerSecond, m.SessionMean.Round(time.Millisecond), schedulePeriod, m.GangLag.Round(10*time.Millisecond)))
+		pace = fmt.Sprintf("pods are created at %.0f/s (the controller's client limit is --kube-api-qps=%d) but bound at only %.0f/s, so the scheduler sets the pace: its sessions take %s against a %s period, and once a gang's last pod exists it waits a median %s to be bound",
+			m.CreatedPerSecond, controllerQPS, m.BoundPerSecond, session, schedulePeriod, gangLag)
 	case m.CreatedPerSecond >= 0.8*controllerQPS:
-		parts = append(parts, fmt.Sprintf("the controller creates pods at %.0f/s, at its client limit (--kube-api-qps=%d), and pods are bound at %.0f/s, so pod creation sets the pace; once a gang's last pod exists it is bound after a median %s (sessions of %s every %s period)",
-			m.CreatedPerSecond, controllerQPS, m.BoundPerSecond, m.GangLag.Round(10*time.Millisecond), m.SessionMean.Round(time.Millisecond), schedulePeriod))
+		pace = fmt.Sprintf("the controller creates pods at %.0f/s, at its client limit (--kube-api-qps=%d), and pods are bound at %.0f/s, so pod creation sets the pace",
+			m.CreatedPerSecond, controllerQPS, m.BoundPerSecond)
 	default:
-		parts = append(parts, fmt.Sprintf("pods are created at %.0f/s (below the controller's %d/s limit) and bound at %.0f/s; once a gang's last pod exists it is bound after a median %s (sessions of %s every %s period)",
-			m.CreatedPerSecond, controllerQPS, m.BoundPerSecond, m.GangLag.Round(10*time.Millisecond), m.SessionMean.Round(time.Millisecond), schedulePeriod))
+		pace = fmt.Sprintf("pods are created at %.0f/s (below the controller's %d/s limit) and bound at %.0f/s",
+			m.CreatedPerSecond, controllerQPS, m.BoundPerSecond)
+	}
+	if !schedulerBound {
+		pace += fmt.Sprintf("; once a gang's last pod exists it is bound after a median %s (sessions of %s every %s period)", gangLag, session, schedulePeriod)
 	}
 	cpu := fmt.Sprintf("the 2 cores are %.0f%% busy, %s the busiest process (%.0f of %.0f CPU s)", 100*util, busiest, bv, total)
 	if util >= 0.9 {
 		cpu += ", so the machine is saturated and the scheduler competes for CPU with the API server"
 	}
-	parts = append(parts, cpu)
-	return strings.Join(parts, "; ") + "."
+	return pace + "; " + cpu + "."
 }
 
 // schedulePeriod is the scheduler's --schedule-period on the local cluster.

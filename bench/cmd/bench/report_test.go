@@ -64,20 +64,17 @@ func TestReportRendersAgainFromSavedFigures(t *testing.T) {
 		Cluster: []clusterbench.Measurement{wave5000Stock, wave5000Paddle},
 	}
 	out := filepath.Join(dir, "benchmarks.md")
-	if err := r.write(out); err != nil {
+	if err := r.save(resultsPath(out)); err != nil {
 		t.Fatal(err)
 	}
-	first, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
+	first := renderTo(t, r, out)
 	for _, want := range []string{
 		"| 100 | 400 | paddle | 364ms | 0.61x |",   // allocate ratio to stock
 		"| 4xT4-PCIe | 0.50x |",                    // mean slowdown 1.4 / 2.8
 		"| 5000 | 10000 | 1.04x | 0.99x | 1.61x |", // bound/s 28/27, last gang 374/377, bind lag 100/62
 		"the scheduler sets the pace",
 	} {
-		if !strings.Contains(string(first), want) {
+		if !strings.Contains(first, want) {
 			t.Errorf("report lacks %q:\n%s", want, first)
 		}
 	}
@@ -85,15 +82,21 @@ func TestReportRendersAgainFromSavedFigures(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	again := filepath.Join(dir, "again.md")
-	if err := loaded.write(again); err != nil {
+	second := renderTo(t, loaded, filepath.Join(dir, "again.md"))
+	if first != second {
+		t.Errorf("report rendered from saved figures differs from the original")
+	}
+}
+
+// renderTo writes r's report to path and returns its text.
+func renderTo(t *testing.T, r *report, path string) string {
+	t.Helper()
+	if err := r.write(path); err != nil {
 		t.Fatal(err)
 	}
-	second, err := os.ReadFile(again)
+	text, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if string(first) != string(second) {
-		t.Errorf("report rendered from saved figures differs from the original")
-	}
+	return string(text)
 }
