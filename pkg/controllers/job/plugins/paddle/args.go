@@ -16,7 +16,6 @@ import (
 const (
 	DefaultPort           = 36000
 	DefaultPortsPerPod    = 20
-	DefaultBarrierImage   = "busybox:1.36.1"
 	DefaultBarrierTimeout = 5 * time.Minute
 )
 
@@ -49,7 +48,7 @@ type Args struct {
 	Gloo     int
 	GlooPort int
 	// Barrier adds an init container that waits until every peer name
-	// resolves; BarrierImage needs sh, awk and nslookup (busybox has them).
+	// resolves; BarrierImage is the paddle-barrier image (barrier.go).
 	Barrier        bool
 	BarrierImage   string
 	BarrierTimeout time.Duration
@@ -137,7 +136,7 @@ func (a *Args) validate() field.ErrorList {
 	}
 	if a.Barrier {
 		if strings.TrimSpace(a.BarrierImage) == "" {
-			errs = append(errs, field.Required(argsPath.Key("--barrier-image"), "an image with sh, awk and nslookup, e.g. "+DefaultBarrierImage))
+			errs = append(errs, field.Required(argsPath.Key("--barrier-image"), "the paddle-barrier image, e.g. "+DefaultBarrierImage))
 		}
 		if a.BarrierTimeout < time.Second {
 			errs = append(errs, field.Invalid(argsPath.Key("--barrier-timeout"), a.BarrierTimeout.String(), "must be at least 1s"))

@@ -6,37 +6,41 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/volcano-paddle/volcano-paddle/pkg/version"
 )
 
 // BarrierContainerName is the init container that waits for the peers.
 const BarrierContainerName = "paddle-wait-peers"
 
-// barrierScript waits until every peer host name resolves, then exits 0; it
-// exits 1 after the timeout so the pod fails visibly (and a RestartJob
-// policy restarts the gang) instead of Paddle crashing on a lookup later.
-// Paddle needs this: its TCP store client and the PS client resolve a name
-// once and fail, only NCCL's bootstrap retries.
-//
-// Names are tried under the first search domain of resolv.conf
-// (<namespace>.svc.<cluster-domain> in a pod), because busybox's nslookup
-// does not walk the search list.
-const barrierScript = `set -u
-deadline=$(( $(date +%s) + ${PADDLE_BARRIER_TIMEOUT_SECONDS} ))
-domain=$(awk '/^search/ { print $2; exit }' "${RESOLV_CONF:-/etc/resolv.conf}")
-for host in $(echo "${PADDLE_BARRIER_HOSTS}" | tr ',' ' '); do
-  name="${host}${domain:+.${domain}}"
-  until nslookup "${name}" >/dev/null 2>&1; do
-    if [ "$(date +%s)" -ge "${deadline}" ]; then
-      echo "paddle: ${name} does not resolve after ${PADDLE_BARRIER_TIMEOUT_SECONDS}s; is the job's headless Service there and its pod scheduled?" >&2
-      exit 1
-    fi
-    sleep 1
-  done
-done
-echo "paddle: all $(echo "${PADDLE_BARRIER_HOSTS}" | tr ',' '\n' | wc -l) peers resolve"
-`
+// BarrierImageRepository is where `make images` publishes paddle-barrier
+// (cmd/paddle-barrier) next to the controller.
+const BarrierImageRepository = "ghcr.io/volcano-paddle/paddle-barrier"
 
-// barrierContainer builds the init container for a pod of the job.
+// barrierBinary is the barrier's path in its image (cmd/paddle-images).
+// Naming it, rather than relying on the image's entrypoint, makes a wrong
+// --barrier-image fail to start instead of passing without waiting.
+const barrierBinary = "/usr/local/bin/paddle-barrier"
+
+// DefaultBarrierImage is the paddle-barrier image of this controller's own
+// release (a plain `go build` has no release and takes :latest).
+var DefaultBarrierImage = BarrierImageRepository + ":" + barrierImageTag(version.Version)
+
+func barrierImageTag(v string) string {
+	if v == "" || v == "devel" {
+		return "latest"
+	}
+	return v
+}
+
+// barrierContainer builds the init container for a pod of the job. It runs
+// paddle-barrier, which exits 0 once every peer host name has an address
+// and 1 naming the ones that do not after the timeout, so that the pod
+// fails visibly (and a RestartJob policy restarts the gang) instead of
+// Paddle failing later: its TCP store client and PS client resolve a name
+// once, only NCCL's bootstrap retries. It never asks for an address before
+// it knows the name exists, so no negative answer is left in CoreDNS's
+// cache for Paddle to hit (internal/dnsbarrier).
 func (l *Layout) barrierContainer() v1.Container {
 	var hosts []string
 	for _, r := range l.roles() {
@@ -46,7 +50,7 @@ func (l *Layout) barrierContainer() v1.Container {
 	return v1.Container{
 		Name:    BarrierContainerName,
 		Image:   l.Args.BarrierImage,
-		Command: []string{"sh", "-c", barrierScript},
+		Command: []string{barrierBinary},
 		Env: []v1.EnvVar{
 			{Name: "PADDLE_BARRIER_HOSTS", Value: strings.Join(hosts, ",")},
 			{Name: "PADDLE_BARRIER_TIMEOUT_SECONDS", Value: fmt.Sprintf("%d", int(l.Args.BarrierTimeout.Seconds()))},

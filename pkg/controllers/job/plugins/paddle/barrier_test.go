@@ -1,81 +1,94 @@
 package paddle
 
 import (
-	"os"
-	"os/exec"
-	"path/filepath"
+	"context"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/volcano-paddle/volcano-paddle/internal/dnsbarrier"
+	"github.com/volcano-paddle/volcano-paddle/internal/dnsbarrier/dnstest"
 )
 
-// runBarrier runs the barrier's real script with sh, a resolv.conf and an
-// nslookup that answers for the names in resolvable (after failing
-// failFirst times for each).
-func runBarrier(t *testing.T, hosts string, resolvable []string, failFirst int, timeout string) (string, error) {
-	t.Helper()
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "resolv.conf"), []byte("nameserver 10.96.0.10\nsearch ml.svc.cluster.local svc.cluster.local cluster.local\noptions ndots:5\n"), 0o644); err != nil {
-		t.Fatal(err)
+// The init container runs paddle-barrier with the peers of the job: the
+// names it waits for are the DNS names the pods get from their hostname and
+// subdomain, so the barrier passes exactly when every pod of the gang has
+// its record.
+func TestBarrierWaitsForEveryPodsDNSName(t *testing.T) {
+	job := newJob("ml", "wd", []string{"--gloo=1", "--barrier-timeout=20s"}, taskSpec{name: "ps", replicas: 2}, taskSpec{name: "worker", replicas: 3})
+	_, pods := mustRun(t, job)
+	ic := podNamed(t, pods, "wd-worker-1").Spec.InitContainers
+	if len(ic) == 0 || ic[0].Name != BarrierContainerName {
+		t.Fatalf("init containers = %+v", ic)
 	}
-	fake := `#!/bin/sh
-count_file="` + dir + `/count-$1"
-n=$(cat "$count_file" 2>/dev/null || echo 0)
-echo $((n+1)) > "$count_file"
-echo "$1" >> "` + dir + `/asked"
-for ok in ` + strings.Join(resolvable, " ") + `; do
-  if [ "$1" = "$ok" ] && [ "$n" -ge ` + itoa(failFirst) + ` ]; then exit 0; fi
-done
-exit 1
-`
-	if err := os.WriteFile(filepath.Join(dir, "nslookup"), []byte(fake), 0o755); err != nil {
-		t.Fatal(err)
+	barrier := ic[0]
+	if len(barrier.Command) != 1 || barrier.Command[0] != barrierBinary || barrier.Image != DefaultBarrierImage {
+		t.Errorf("barrier runs %v from %s, want %s from %s", barrier.Command, barrier.Image, barrierBinary, DefaultBarrierImage)
 	}
-	cmd := exec.Command("sh", "-c", barrierScript)
-	cmd.Env = append(os.Environ(),
-		"PATH="+dir+":"+os.Getenv("PATH"),
-		"RESOLV_CONF="+filepath.Join(dir, "resolv.conf"),
-		"PADDLE_BARRIER_HOSTS="+hosts,
-		"PADDLE_BARRIER_TIMEOUT_SECONDS="+timeout)
-	out, err := cmd.CombinedOutput()
-	asked, _ := os.ReadFile(filepath.Join(dir, "asked"))
-	return string(out) + "\nasked:\n" + string(asked), err
+	env := envOf(&barrier)
+	if env["PADDLE_BARRIER_TIMEOUT_SECONDS"] != "20" {
+		t.Errorf("PADDLE_BARRIER_TIMEOUT_SECONDS = %q", env["PADDLE_BARRIER_TIMEOUT_SECONDS"])
+	}
+	hosts := strings.Split(env["PADDLE_BARRIER_HOSTS"], ",")
+
+	// Every pod's name (hostname.subdomain) is among the hosts, and nothing
+	// else is.
+	var podNames []string
+	for _, p := range pods {
+		podNames = append(podNames, p.Spec.Hostname+"."+p.Spec.Subdomain)
+	}
+	if !slices.Equal(slices.Sorted(slices.Values(hosts)), slices.Sorted(slices.Values(podNames))) {
+		t.Fatalf("barrier hosts %v, pods' DNS names %v", hosts, podNames)
+	}
+
+	// Run the real barrier logic on those env values against a DNS server
+	// that answers like CoreDNS: it passes only when the last pod's record
+	// is there.
+	s := dnstest.Start(t)
+	const search = "ml.svc.cluster.local"
+	for i, p := range pods[:len(pods)-1] {
+		s.Set(dnsbarrier.FQDN(p.Spec.Hostname+"."+p.Spec.Subdomain, search), "198.18.0."+strconv.Itoa(10+i))
+	}
+	last := pods[len(pods)-1]
+	cfg := dnsbarrier.Config{Hosts: hosts, Search: search, Servers: []string{s.Addr}, Timeout: 500 * time.Millisecond, Interval: 50 * time.Millisecond}
+	if _, err := dnsbarrier.Wait(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), last.Spec.Hostname) {
+		t.Fatalf("barrier with %s missing: %v", last.Name, err)
+	}
+	s.Set(dnsbarrier.FQDN(last.Spec.Hostname+"."+last.Spec.Subdomain, search), "198.18.0.99")
+	cfg.Timeout = 5 * time.Second
+	res, err := dnsbarrier.Wait(context.Background(), cfg)
+	if err != nil {
+		t.Fatalf("barrier with every record there: %v", err)
+	}
+	if len(res.Addresses) != len(pods) {
+		t.Errorf("resolved %d of %d peers", len(res.Addresses), len(pods))
+	}
 }
 
-func itoa(i int) string { return strconv.Itoa(i) }
-
-func TestBarrierScriptWaitsForEveryPeer(t *testing.T) {
-	hosts := "wd-ps-0.wd,wd-worker-0.wd"
-	full := []string{"wd-ps-0.wd.ml.svc.cluster.local", "wd-worker-0.wd.ml.svc.cluster.local"}
-	out, err := runBarrier(t, hosts, full, 1, "30")
-	if err != nil {
-		t.Fatalf("barrier failed: %v\n%s", err, out)
-	}
-	if !strings.Contains(out, "all 2 peers resolve") {
-		t.Errorf("output: %s", out)
-	}
-	// It asked with the namespace's search domain, and retried each name.
-	for _, n := range full {
-		if strings.Count(out, n) < 2 {
-			t.Errorf("%s asked fewer than 2 times:\n%s", n, out)
+func TestBarrierOffAndCustomImage(t *testing.T) {
+	job := newJob("ml", "wd", []string{"--barrier=false"}, taskSpec{name: "worker", replicas: 2})
+	_, pods := mustRun(t, job)
+	for _, p := range pods {
+		if len(p.Spec.InitContainers) != 0 {
+			t.Errorf("%s has init containers with --barrier=false: %+v", p.Name, p.Spec.InitContainers)
 		}
 	}
+	job = newJob("ml", "wd", []string{"--barrier-image=registry.example/paddle-barrier:v1"}, taskSpec{name: "worker", replicas: 2})
+	_, pods = mustRun(t, job)
+	if img := pods[0].Spec.InitContainers[0].Image; img != "registry.example/paddle-barrier:v1" {
+		t.Errorf("barrier image = %s", img)
+	}
 }
 
-func TestBarrierScriptTimesOut(t *testing.T) {
-	start := time.Now()
-	out, err := runBarrier(t, "wd-ps-0.wd,wd-worker-0.wd", []string{"wd-ps-0.wd.ml.svc.cluster.local"}, 0, "1")
-	if err == nil {
-		t.Fatalf("barrier passed although a peer never resolves:\n%s", out)
+func TestDefaultBarrierImageFollowsTheRelease(t *testing.T) {
+	for v, want := range map[string]string{"devel": "latest", "": "latest", "v0.3.0": "v0.3.0", "v0.3.0-2-gabc1234-dirty": "v0.3.0-2-gabc1234-dirty"} {
+		if got := barrierImageTag(v); got != want {
+			t.Errorf("barrierImageTag(%q) = %q, want %q", v, got, want)
+		}
 	}
-	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
-		t.Errorf("exit: %v", err)
-	}
-	if !strings.Contains(out, "wd-worker-0.wd.ml.svc.cluster.local does not resolve after 1s") {
-		t.Errorf("output does not say which peer is missing:\n%s", out)
-	}
-	if d := time.Since(start); d > 10*time.Second {
-		t.Errorf("took %s with a 1s timeout", d)
+	if !strings.HasPrefix(DefaultBarrierImage, BarrierImageRepository+":") {
+		t.Errorf("DefaultBarrierImage = %s", DefaultBarrierImage)
 	}
 }

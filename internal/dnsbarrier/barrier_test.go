@@ -1,0 +1,180 @@
+package dnsbarrier
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/miekg/dns"
+
+	"github.com/volcano-paddle/volcano-paddle/internal/dnsbarrier/dnstest"
+)
+
+const search = "ml.svc.cluster.local"
+
+// lookupA asks what Paddle's getaddrinfo asks after the barrier: A, through
+// the cache.
+func lookupA(t *testing.T, server, name string) *dns.Msg {
+	t.Helper()
+	m := new(dns.Msg)
+	m.SetQuestion(name, dns.TypeA)
+	r, err := dns.Exchange(m, server)
+	if err != nil {
+		t.Fatalf("A %s: %v", name, err)
+	}
+	return r
+}
+
+// The model of CoreDNS's cache is what makes the other tests mean anything:
+// an A question asked before the record exists pins NXDOMAIN for the
+// negative TTL, which is how the old nslookup barrier waited 30 s.
+func TestCacheModelPinsNegativeAnswers(t *testing.T) {
+	s := dnstest.Start(t)
+	name := FQDN("wd-ps-0.wd", search)
+	if r := lookupA(t, s.Addr, name); r.Rcode != dns.RcodeNameError {
+		t.Fatalf("missing name: rcode %s, want NXDOMAIN", dns.RcodeToString[r.Rcode])
+	}
+	s.Set(name, "198.18.0.7")
+	if r := lookupA(t, s.Addr, name); r.Rcode != dns.RcodeNameError {
+		t.Fatalf("after the record appeared the cache answered %s; a CoreDNS-like cache keeps NXDOMAIN", dns.RcodeToString[r.Rcode])
+	}
+	// A type nobody asked yet reaches the backend: NODATA.
+	m := new(dns.Msg)
+	m.SetQuestion(name, firstProbeType)
+	r, err := dns.Exchange(m, s.Addr)
+	if err != nil || r.Rcode != dns.RcodeSuccess || len(r.Answer) != 0 {
+		t.Fatalf("probe type on an existing name: %v %v, want NOERROR without answers", r, err)
+	}
+}
+
+func TestWaitNeverCachesANegativeAddressAnswer(t *testing.T) {
+	s := dnstest.Start(t)
+	hosts := []string{"wd-ps-0.wd", "wd-ps-1.wd", "wd-worker-0.wd"}
+	ips := []string{"198.18.0.10", "198.18.0.11", "198.18.0.12"}
+	// The records appear one by one while the barrier asks, the last one
+	// 1.2 s in: every existence probe before that is answered NXDOMAIN and
+	// cached.
+	go func() {
+		for i, h := range hosts {
+			time.Sleep(400 * time.Millisecond)
+			s.Set(FQDN(h, search), ips[i])
+		}
+	}()
+	start := time.Now()
+	res, err := Wait(context.Background(), Config{Hosts: hosts, Search: search, Servers: []string{s.Addr}, Timeout: 20 * time.Second, Interval: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatalf("Wait: %v", err)
+	}
+	if d := time.Since(start); d > 3*time.Second {
+		t.Errorf("passed %s after start although the last record appeared after 1.2 s", d)
+	}
+	for i, h := range hosts {
+		if got := res.Addresses[h]; len(got) != 1 || got[0] != ips[i] {
+			t.Errorf("%s: addresses %v, want [%s]", h, got, ips[i])
+		}
+	}
+	for _, q := range s.Asked() {
+		if (q.Type == dns.TypeA || q.Type == dns.TypeAAAA) && q.Rcode != dns.RcodeSuccess {
+			t.Errorf("asked %s for %s and got %s: that negative answer now sits in the cache", dns.TypeToString[q.Type], q.Name, dns.RcodeToString[q.Rcode])
+		}
+	}
+	// What Paddle asks next is answered from the cache, positively.
+	for i, h := range hosts {
+		rcode, n, ok := s.CachedRcode(FQDN(h, search), dns.TypeA)
+		if !ok || rcode != dns.RcodeSuccess || n != 1 {
+			t.Errorf("cache for A %s: rcode %d, %d answers, cached %v; want the address", h, rcode, n, ok)
+		}
+		if r := lookupA(t, s.Addr, FQDN(h, search)); len(r.Answer) != 1 || r.Answer[0].(*dns.A).A.String() != ips[i] {
+			t.Errorf("A %s after the barrier: %v", h, r.Answer)
+		}
+	}
+}
+
+func TestWaitNeverReusesAProbeTypeWithinANegativeTTL(t *testing.T) {
+	s := dnstest.Start(t)
+	// No record ever appears: every probe is NXDOMAIN, each with a fresh
+	// type, so none is answered from the cache.
+	_, err := Wait(context.Background(), Config{Hosts: []string{"a.wd"}, Search: search, Servers: []string{s.Addr}, Timeout: 1500 * time.Millisecond, Interval: 50 * time.Millisecond})
+	var nr *NotResolvedError
+	if !errors.As(err, &nr) {
+		t.Fatalf("Wait: %v, want a NotResolvedError", err)
+	}
+	seen := map[uint16]bool{}
+	asked := s.Asked()
+	if len(asked) < 10 {
+		t.Fatalf("only %d probes reached the server in 1.5 s", len(asked))
+	}
+	for _, q := range asked {
+		if q.Type == dns.TypeA || q.Type == dns.TypeAAAA {
+			t.Errorf("asked %s for a name that does not exist", dns.TypeToString[q.Type])
+		}
+		if seen[q.Type] {
+			t.Errorf("probe type %d used twice", q.Type)
+		}
+		seen[q.Type] = true
+	}
+	if probeTypes*200*time.Millisecond <= 30*time.Second {
+		t.Errorf("a round of %d probe types at the default interval takes %s, not longer than a 30 s negative TTL", probeTypes, probeTypes*200*time.Millisecond)
+	}
+}
+
+func TestWaitTimesOutNamingTheMissingPeers(t *testing.T) {
+	s := dnstest.Start(t)
+	s.Set(FQDN("wd-ps-0.wd", search), "198.18.0.10")
+	start := time.Now()
+	_, err := Wait(context.Background(), Config{Hosts: []string{"wd-ps-0.wd", "wd-worker-0.wd"}, Search: search, Servers: []string{s.Addr}, Timeout: time.Second})
+	if err == nil {
+		t.Fatal("passed although wd-worker-0.wd never resolves")
+	}
+	want := "wd-worker-0.wd.ml.svc.cluster.local does not resolve after 1s; is the job's headless Service there"
+	if !strings.Contains(err.Error(), want) {
+		t.Errorf("error %q does not contain %q", err, want)
+	}
+	if strings.Contains(err.Error(), "wd-ps-0") {
+		t.Errorf("error names a peer that resolved: %v", err)
+	}
+	if d := time.Since(start); d > 3*time.Second {
+		t.Errorf("took %s with a 1 s timeout", d)
+	}
+}
+
+func TestWaitStartsOverWhenANameGoesAway(t *testing.T) {
+	s := dnstest.Start(t)
+	s.NegativeTTL = 0 // no caching: the backend sees every question
+	s.PositiveTTL = 0
+	name := FQDN("wd-ps-0.wd", search)
+	p := &peer{name: name}
+	c := &dns.Client{Timeout: time.Second}
+	var n int
+	s.Set(name, "198.18.0.10")
+	if _, err := step(context.Background(), c, []string{s.Addr}, p, &n); err != nil || !p.exists {
+		t.Fatalf("first step: %v, exists %v", err, p.exists)
+	}
+	// The pod went between the probe and the A question.
+	p2 := &peer{name: name, exists: true}
+	s.Set(name)
+	if addrs, err := step(context.Background(), c, []string{s.Addr}, p2, &n); err == nil || p2.exists || addrs != nil {
+		t.Fatalf("A after the name went: addrs %v, err %v, exists %v; want an error and probing again", addrs, err, p2.exists)
+	}
+}
+
+func TestFQDNAndResolvConf(t *testing.T) {
+	if got := FQDN("wd-ps-0.wd", "ml.svc.cluster.local"); got != "wd-ps-0.wd.ml.svc.cluster.local." {
+		t.Errorf("FQDN = %q", got)
+	}
+	if got := FQDN("wd-ps-0.wd.", ""); got != "wd-ps-0.wd." {
+		t.Errorf("FQDN without search = %q", got)
+	}
+	p := filepath.Join(t.TempDir(), "resolv.conf")
+	if err := os.WriteFile(p, []byte("nameserver 198.18.0.1\nsearch ml.svc.cluster.local svc.cluster.local cluster.local\noptions ndots:5\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	servers, s, err := FromResolvConf(p)
+	if err != nil || len(servers) != 1 || servers[0] != "198.18.0.1:53" || s != "ml.svc.cluster.local" {
+		t.Errorf("FromResolvConf = %v %q %v", servers, s, err)
+	}
+}
