@@ -45,22 +45,27 @@ func (c Cluster) SimCluster(jobs []Job) *simsched.Cluster {
 	sc.PodGroups = append(sc.PodGroups, simsched.BackgroundGroup("bench"))
 	created := time.Now().Add(-time.Hour)
 	for _, j := range jobs {
-		var pods []*v1.Pod
-		var pg *schedulingv1.PodGroup
-		cpu := fmt.Sprint(podCPU)
-		if j.PS {
-			pods, pg = simsched.Gang("bench", j.Name, paddleapi.ModePS, created,
-				simsched.Task{Name: "ps", Role: paddleapi.RolePServer, Replicas: j.PServers, CPU: cpu},
-				simsched.Task{Name: "worker", Role: paddleapi.RoleTrainer, Replicas: j.Pods, CPU: cpu, GPUs: j.PodGPUs})
-		} else {
-			pods, pg = simsched.Gang("bench", j.Name, paddleapi.ModeCollective, created,
-				simsched.Task{Name: "trainer", Role: paddleapi.RoleTrainer, Replicas: j.Pods, CPU: cpu, GPUs: j.PodGPUs})
-		}
+		pods, pg := GangOf("bench", j, created)
 		sc.Pods = append(sc.Pods, pods...)
 		sc.PodGroups = append(sc.PodGroups, pg)
 		created = created.Add(time.Second)
 	}
 	return sc
+}
+
+// GangOf is the pods and PodGroup of a job, pending, as the paddle job
+// plugin shapes them: a PS job's tasks are ps and worker (paddle-operator's
+// names), a collective job's task is trainer. Pod names are
+// <job>-<task>-<index> in namespace ns.
+func GangOf(ns string, j Job, created time.Time) ([]*v1.Pod, *schedulingv1.PodGroup) {
+	cpu := fmt.Sprint(podCPU)
+	if j.PS {
+		return simsched.Gang(ns, j.Name, paddleapi.ModePS, created,
+			simsched.Task{Name: "ps", Role: paddleapi.RolePServer, Replicas: j.PServers, CPU: cpu},
+			simsched.Task{Name: "worker", Role: paddleapi.RoleTrainer, Replicas: j.Pods, CPU: cpu, GPUs: j.PodGPUs})
+	}
+	return simsched.Gang(ns, j.Name, paddleapi.ModeCollective, created,
+		simsched.Task{Name: "trainer", Role: paddleapi.RoleTrainer, Replicas: j.Pods, CPU: cpu, GPUs: j.PodGPUs})
 }
 
 // FromScheduler turns a scheduling result into placements (pservers first,

@@ -5,13 +5,19 @@ import (
 	"math/rand"
 	"sort"
 	"strconv"
+	"time"
 )
 
 // TraceJob is one job of the Philly trace.
 type TraceJob struct {
 	GPUs     int
 	Duration float64 // seconds
+	// Submitted is the job's submission time (unix seconds, UTC).
+	Submitted float64
 }
+
+// phillyTime is the layout of philly.csv's timestamp column.
+const phillyTime = "2006-01-02 15:04:05"
 
 // LoadPhilly reads philly.csv (timestamp, duration, num_gpus, gpu_time, cluster).
 func LoadPhilly(path string) ([]TraceJob, error) {
@@ -29,7 +35,11 @@ func LoadPhilly(path string) ([]TraceJob, error) {
 		if err1 != nil || err2 != nil || g < 1 || d <= 0 {
 			continue
 		}
-		out = append(out, TraceJob{GPUs: g, Duration: d})
+		tj := TraceJob{GPUs: g, Duration: d}
+		if ts, err := time.Parse(phillyTime, r[0]); err == nil {
+			tj.Submitted = float64(ts.Unix())
+		}
+		out = append(out, tj)
 	}
 	return out, nil
 }
@@ -90,23 +100,32 @@ func Generate(trace []TraceJob, o WorkloadOptions) []Job {
 	gpus := 0
 	for i := 0; gpus < o.TargetGPUs && len(pool) > 0; i++ {
 		k := sort.SearchFloat64s(cum, rng.Float64()*total)
-		tj := pool[min(k, len(pool)-1)]
-		j := Job{Name: fmt.Sprintf("job-%04d", i), GPUs: tj.GPUs, Duration: tj.Duration, Model: models[rng.Intn(len(models))]}
-		if rng.Float64() < o.PSShare {
-			j.PS, j.PodGPUs, j.Pods = true, 1, tj.GPUs
-			j.PServers = min(8, max(1, tj.GPUs/4))
-		} else {
-			var sizes []int
-			for _, s := range []int{1, 2, 4, 8} {
-				if s <= tj.GPUs && s <= o.NodeGPUs && tj.GPUs%s == 0 {
-					sizes = append(sizes, s)
-				}
-			}
-			j.PodGPUs = sizes[rng.Intn(len(sizes))]
-			j.Pods = tj.GPUs / j.PodGPUs
-		}
+		j := Shape(rng, fmt.Sprintf("job-%04d", i), pool[min(k, len(pool)-1)], o.PSShare, o.NodeGPUs, models)
 		jobs = append(jobs, j)
 		gpus += j.GPUs
 	}
 	return jobs
+}
+
+// Shape turns a trace job into a Paddle job: a PS job with probability
+// psShare (one 1-GPU trainer per GPU, a pserver per 4 GPUs, at most 8),
+// else a collective job whose pod size is drawn among the divisors of its
+// GPUs that fit a node (users split the same job into 1-, 2-, 4- or 8-GPU
+// pods); its model is drawn from models (sorted).
+func Shape(rng *rand.Rand, name string, tj TraceJob, psShare float64, nodeGPUs int, models []string) Job {
+	j := Job{Name: name, GPUs: tj.GPUs, Duration: tj.Duration, Model: models[rng.Intn(len(models))]}
+	if rng.Float64() < psShare {
+		j.PS, j.PodGPUs, j.Pods = true, 1, tj.GPUs
+		j.PServers = min(8, max(1, tj.GPUs/4))
+		return j
+	}
+	var sizes []int
+	for _, s := range []int{1, 2, 4, 8} {
+		if s <= tj.GPUs && s <= nodeGPUs && tj.GPUs%s == 0 {
+			sizes = append(sizes, s)
+		}
+	}
+	j.PodGPUs = sizes[rng.Intn(len(sizes))]
+	j.Pods = tj.GPUs / j.PodGPUs
+	return j
 }
