@@ -57,7 +57,7 @@ func (p *jobPlugin) layout(job *batch.Job) (*Layout, error) {
 	if len(p.argErrs) > 0 {
 		return nil, rejection(job, p.argErrs)
 	}
-	l, errs := layouts.get(job, p.rawArgs, func() (*Layout, field.ErrorList) { return ValidateJob(job, p.args) })
+	l, errs := layouts.get(job, layoutCacheArgs(p.rawArgs, job), func() (*Layout, field.ErrorList) { return ValidateJob(job, p.args) })
 	if len(errs) > 0 {
 		return nil, rejection(job, errs)
 	}
@@ -99,6 +99,9 @@ func (p *jobPlugin) reject(job *batch.Job, err error) error {
 // before Volcano creates the PodGroup and the pods, so a rejected job gets
 // neither. Idempotent.
 func (p *jobPlugin) OnJobAdd(job *batch.Job) error {
+	if len(p.argErrs) == 0 {
+		p.holdResize(job) // update.go: pods of the recorded size may exist already
+	}
 	l, err := p.layout(job)
 	if err != nil {
 		return p.reject(job, err)
@@ -115,10 +118,14 @@ func (p *jobPlugin) OnJobAdd(job *batch.Job) error {
 }
 
 // OnJobUpdate runs on every sync of a started job. Paddle's endpoint lists
-// are fixed when its processes start, so changing the replicas of a role
-// would give new pods lists the running ones do not have: refuse, and say
-// how to resize.
+// are fixed when its processes start, so a change of a role's replicas is
+// held (update.go: holdResize): the gang keeps its size until it restarts
+// as a whole, with a Warning event and the job's status saying so. Refusing
+// the sync instead would get the job terminated by Volcano's retry limit.
 func (p *jobPlugin) OnJobUpdate(job *batch.Job) error {
+	if len(p.argErrs) == 0 {
+		p.holdResize(job)
+	}
 	l, err := p.layout(job)
 	if err != nil {
 		return p.reject(job, err)
@@ -127,14 +134,8 @@ func (p *jobPlugin) OnJobUpdate(job *batch.Job) error {
 	if job.Status.ControlledResources == nil {
 		job.Status.ControlledResources = map[string]string{}
 	}
-	was, ok := job.Status.ControlledResources[layoutKey]
-	if !ok {
+	if _, ok := job.Status.ControlledResources[layoutKey]; !ok {
 		job.Status.ControlledResources[layoutKey] = now
-		return nil
-	}
-	if was != now {
-		return p.reject(job, rejection(job, field.ErrorList{field.Forbidden(field.NewPath("spec", "tasks"),
-			fmt.Sprintf("replicas changed from %s to %s while the job runs; Paddle's peer lists are fixed at start, so delete the job and create it with the new sizes", was, now))}))
 	}
 	return nil
 }
@@ -177,6 +178,13 @@ func (p *jobPlugin) OnPodCreate(pod *v1.Pod, job *batch.Job) error {
 		return fmt.Errorf("paddle: pod %s/%s of task %s has index %q outside its %d replicas", pod.Namespace, pod.Name, task, pod.Annotations[batch.TaskIndex], r.Replicas)
 	}
 	pod.Labels[paddleapi.RoleLabel] = string(r.Role)
+	// Least privilege: Paddle's processes need no API access (peers come
+	// from env and DNS), so no service-account token unless the template
+	// asks for one.
+	if pod.Spec.AutomountServiceAccountToken == nil {
+		automount := false
+		pod.Spec.AutomountServiceAccountToken = &automount
+	}
 	pod.Labels[paddleapi.IndexLabel] = strconv.Itoa(index)
 
 	env := l.podEnv(r, index)

@@ -188,23 +188,6 @@ func TestUserPortKept(t *testing.T) {
 	}
 }
 
-func TestScalingRejected(t *testing.T) {
-	job := newJob("ml", "wd", nil, taskSpec{name: "ps", replicas: 1}, taskSpec{name: "worker", replicas: 2})
-	client := fake.NewSimpleClientset()
-	if _, err := runJob(t, client, job); err != nil {
-		t.Fatal(err)
-	}
-	if err := plugin(t, client, job).OnJobUpdate(job); err != nil {
-		t.Fatalf("unchanged job: %v", err)
-	}
-	job.Spec.Tasks[1].Replicas = 4
-	job.Generation++
-	err := plugin(t, client, job).OnJobUpdate(job)
-	if err == nil || !strings.Contains(err.Error(), "replicas changed from ps=1,worker=2 to ps=1,worker=4") {
-		t.Fatalf("err = %v", err)
-	}
-}
-
 // The rejection lands in the Job's status through the API, with the
 // controller's client.
 func TestRejectionWrittenToJobStatus(t *testing.T) {

@@ -25,7 +25,12 @@ const InvalidReason = "PaddleInvalidSpec"
 // own credentials. The controller does not write the status of a job whose
 // plugins fail, so this message stays until the job is fixed or deleted.
 func reportInvalid(ctx context.Context, client kubernetes.Interface, job *batch.Job, msg string) {
-	if job.Status.State.Reason == InvalidReason && job.Status.State.Message == msg {
+	reportState(ctx, client, job, InvalidReason, msg)
+}
+
+// reportState sets the Job status reason and message (unchanged phase).
+func reportState(ctx context.Context, client kubernetes.Interface, job *batch.Job, reason, msg string) {
+	if job.Status.State.Reason == reason && job.Status.State.Message == msg {
 		return
 	}
 	rc, ok := client.CoreV1().RESTClient().(*rest.RESTClient)
@@ -34,13 +39,13 @@ func reportInvalid(ctx context.Context, client kubernetes.Interface, job *batch.
 	}
 	patch, _ := json.Marshal(map[string]interface{}{
 		"status": map[string]interface{}{
-			"state": map[string]interface{}{"reason": InvalidReason, "message": msg},
+			"state": map[string]interface{}{"reason": reason, "message": msg},
 		},
 	})
 	path := fmt.Sprintf("/apis/%s/namespaces/%s/jobs/%s/status", batch.SchemeGroupVersion.String(), job.Namespace, job.Name)
 	if err := rc.Patch(types.MergePatchType).AbsPath(path).Body(patch).Do(ctx).Error(); err != nil {
-		klog.ErrorS(err, "Failed to record the paddle plugin's rejection in the Job status", "job", klog.KObj(job))
+		klog.ErrorS(err, "Failed to record the paddle plugin's message in the Job status", "job", klog.KObj(job), "reason", reason)
 		return
 	}
-	job.Status.State.Reason, job.Status.State.Message = InvalidReason, msg
+	job.Status.State.Reason, job.Status.State.Message = reason, msg
 }

@@ -25,6 +25,9 @@ const (
 // plugin needs to produce pods that pass every check Paddle makes. Errors
 // name the field and say how to fix it.
 func ValidateJob(job *batch.Job, a *Args) (*Layout, field.ErrorList) {
+	if errs := validateLimits(job, a); len(errs) > 0 { // limits.go: before anything is built per replica
+		return nil, errs
+	}
 	l, errs := resolveLayout(job, a)
 	if l == nil || len(errs) > 0 {
 		return nil, errs
