@@ -2,7 +2,6 @@ package paddle
 
 import (
 	"fmt"
-	"strings"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -42,17 +41,13 @@ func barrierImageTag(v string) string {
 // it knows the name exists, so no negative answer is left in CoreDNS's
 // cache for Paddle to hit (internal/dnsbarrier).
 func (l *Layout) barrierContainer() v1.Container {
-	var hosts []string
-	for _, r := range l.roles() {
-		hosts = append(hosts, r.Hosts...)
-	}
 	small := v1.ResourceList{v1.ResourceCPU: resource.MustParse("10m"), v1.ResourceMemory: resource.MustParse("16Mi")}
 	return v1.Container{
 		Name:    BarrierContainerName,
 		Image:   l.Args.BarrierImage,
 		Command: []string{barrierBinary},
 		Env: []v1.EnvVar{
-			{Name: "PADDLE_BARRIER_HOSTS", Value: strings.Join(hosts, ",")},
+			l.barrierHostsEnv(), // the incarnation's hosts, from its ConfigMap (layout.go)
 			{Name: "PADDLE_BARRIER_TIMEOUT_SECONDS", Value: fmt.Sprintf("%d", int(l.Args.BarrierTimeout.Seconds()))},
 		},
 		Resources:                v1.ResourceRequirements{Requests: small, Limits: small},

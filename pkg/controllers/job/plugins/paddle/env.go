@@ -10,10 +10,9 @@ import (
 	"github.com/volcano-paddle/volcano-paddle/pkg/paddleapi"
 )
 
-// The names below are read by Paddle's own code; see docs/job-plugin.md for
-// which entry point reads which (role_maker.py, parallel.py, cloud_utils.py,
-// launch/). Endpoint lists always follow replica order, so an id is the
-// position of the pod's own endpoint in its list.
+// The variables Paddle reads, grouped below by the entry point (the way a
+// container starts Paddle) whose code reads them. Paths are PaddlePaddle's
+// python/paddle/distributed/ (v2.6 and v3.0), or the seed image's code.
 const (
 	EnvJobID              = "PADDLE_JOB_ID"
 	EnvPort               = "PADDLE_PORT"
@@ -47,99 +46,308 @@ const (
 
 	EnvSelectedGPUs = "FLAGS_selected_gpus"
 
-	// Fluid-era names the CTR example images of Volcano's Paddle guide read.
+	// Fluid-era names the seed's CTR image (volcanosh/edlctr) and its
+	// paddle_k8s start script use.
 	EnvFluidPServers    = "PADDLE_PSERVERS"
 	EnvFluidPServersNum = "PADDLE_PSERVERS_NUM"
 	EnvFluidTrainerIPs  = "PADDLE_TRAINER_IPS"
 	EnvFluidCurrentIP   = "PADDLE_CURRENT_IP"
+
+	// The new launcher's own names (launch/context/args_envs.py:
+	// env_args_mapping).
+	EnvLaunchRunMode   = "PADDLE_RUN_MODE"
+	EnvLaunchServers   = "PADDLE_SERVERS_ENDPOINTS"
+	EnvLaunchTrainers  = "PADDLE_TRAINERS_ENDPOINTS"
+	EnvLaunchServerNum = "PADDLE_SERVER_NUM"
+	EnvLaunchTrainerNm = "PADDLE_TRAINER_NUM"
+	EnvLaunchGlooPort  = "PADDLE_GLOO_PORT"
+
+	// EnvBarrierHosts is what the barrier init container waits for.
+	EnvBarrierHosts = "PADDLE_BARRIER_HOSTS"
 )
 
 // gloo rendezvous through an HTTP key-value store (role_maker: Gloo.RENDEZVOUS.HTTP).
 const glooRendezvousHTTP = "3"
 
-// podEnv is the Paddle env of replica index of role r, shared by every
-// container of the pod, in a stable order.
-func (l *Layout) podEnv(r *RoleTask, index int) []v1.EnvVar {
-	a := l.Args
-	host := r.Hosts[index]
-	trainerEPs := l.Trainer.Endpoints(a.Port)
-	env := []v1.EnvVar{
-		{Name: EnvJobID, Value: l.Namespace + "-" + l.Job},
-		{Name: EnvPort, Value: strconv.Itoa(a.Port)},
-		{Name: EnvPortsNum, Value: strconv.Itoa(a.PortsPerPod)},
-		{Name: EnvTrainersNum, Value: strconv.Itoa(l.Trainer.Replicas)},
-		{Name: EnvTrainerEndpoints, Value: strings.Join(trainerEPs, ",")},
-		{Name: EnvTrainers, Value: strings.Join(l.Trainer.Hosts, ",")},
-		{Name: EnvFluidTrainerIPs, Value: strings.Join(l.Trainer.Hosts, ",")},
-	}
-	switch l.Mode {
-	case paddleapi.ModePS, paddleapi.ModeHeterPS:
-		psEPs := strings.Join(l.PServer.Endpoints(a.Port), ",")
-		env = append(env,
-			v1.EnvVar{Name: EnvPServerEndpoints, Value: psEPs},
-			v1.EnvVar{Name: EnvFluidPServers, Value: psEPs},
-			v1.EnvVar{Name: EnvFluidPServersNum, Value: strconv.Itoa(l.PServer.Replicas)},
-			v1.EnvVar{Name: EnvWithGloo, Value: strconv.Itoa(a.Gloo)},
-		)
-		if a.Gloo > 0 {
-			env = append(env,
-				v1.EnvVar{Name: EnvGlooRendezvous, Value: glooRendezvousHTTP},
-				v1.EnvVar{Name: EnvGlooHTTPEnpoint, Value: paddleapi.Endpoint(l.PServer.Hosts[0], a.glooPort())},
-			)
-		}
-		if l.Mode == paddleapi.ModeHeterPS {
-			env = append(env,
-				v1.EnvVar{Name: EnvAllHeterEndpoints, Value: strings.Join(l.Heter.Endpoints(a.Port), ",")},
-				v1.EnvVar{Name: EnvStageNum, Value: "2"},
-				// Paddle evaluates this as a Python list literal.
-				v1.EnvVar{Name: EnvStageTrainersNum, Value: fmt.Sprintf("[%d, %d]", l.Trainer.Replicas, l.Heter.Replicas)},
-			)
-		}
-	case paddleapi.ModeCollective:
-		env = append(env,
-			v1.EnvVar{Name: EnvMaster, Value: trainerEPs[0]},
-			v1.EnvVar{Name: EnvNNodes, Value: strconv.Itoa(l.Trainer.Replicas)},
-		)
-	}
-
-	env = append(env,
-		v1.EnvVar{Name: EnvPodIP, Value: host},
-		v1.EnvVar{Name: EnvFluidCurrentIP, Value: host},
-		v1.EnvVar{Name: EnvCurrentEndpoint, Value: paddleapi.Endpoint(host, a.Port)},
-		v1.EnvVar{Name: EnvTrainingRole, Value: r.Role.TrainingRole()},
-		v1.EnvVar{Name: EnvPaddleTrainingRole, Value: r.Role.TrainingRole()},
-	)
-	switch r.Role {
-	case paddleapi.RoleTrainer:
-		env = append(env, v1.EnvVar{Name: EnvTrainerID, Value: strconv.Itoa(index)})
-		if l.Mode == paddleapi.ModeHeterPS {
-			env = append(env,
-				v1.EnvVar{Name: EnvStageID, Value: "1"},
-				v1.EnvVar{Name: EnvNextHeterEndpoints, Value: strings.Join(l.Heter.Endpoints(a.Port), ",")},
-			)
-		}
-	case paddleapi.RolePServer:
-		env = append(env, v1.EnvVar{Name: EnvPServerID, Value: strconv.Itoa(index)})
-	case paddleapi.RoleHeter:
-		env = append(env,
-			v1.EnvVar{Name: EnvStageID, Value: "2"},
-			v1.EnvVar{Name: EnvPreviousHeterEndpoints, Value: strings.Join(trainerEPs, ",")},
-			v1.EnvVar{Name: EnvHeterDeviceType, Value: l.heterDevice()},
-		)
-	}
-	return env
+// envVar is one variable of a pod: a literal, or a list all pods share,
+// which the pod refers to in the job's ConfigMap under key list.
+type envVar struct {
+	name, value, list string
 }
 
-// heterDevice is HETER_DEVICE_TYPE: the argument, or gpu when the heter
-// task asks for GPUs.
-func (l *Layout) heterDevice() string {
-	if l.Args.HeterDevice != heterDeviceAuto {
-		return l.Args.HeterDevice
+func lit(name, value string) envVar   { return envVar{name: name, value: value} }
+func num(name string, n int) envVar   { return lit(name, strconv.Itoa(n)) }
+func shared(name, list string) envVar { return envVar{name: name, list: list} }
+
+// replica is the pod whose env an entry point describes.
+type replica struct {
+	l     *Layout
+	r     *RoleTask
+	index int
+}
+
+func (p replica) host() string     { return p.l.host(p.r, p.index) }
+func (p replica) endpoint() string { return p.l.endpoint(p.r, p.index) }
+func (p replica) port() string     { return strconv.Itoa(p.l.Args.Port) }
+func (p replica) is(role paddleapi.Role) bool {
+	return p.r.Role == role
+}
+func (p replica) ps() bool { return p.l.Mode != paddleapi.ModeCollective }
+
+// entryPoint is one way a container starts Paddle, the code that reads its
+// env there, and the variables that code needs. docs/job-plugin.md has the
+// same table for users; test/contract checks pods against rules written
+// from the same code, independently of this file.
+type entryPoint struct {
+	Name  string
+	Code  string
+	Modes []paddleapi.Mode
+	vars  func(p replica) []envVar
+}
+
+var (
+	allModes = []paddleapi.Mode{paddleapi.ModePS, paddleapi.ModeHeterPS, paddleapi.ModeCollective}
+	psModes  = []paddleapi.Mode{paddleapi.ModePS, paddleapi.ModeHeterPS}
+)
+
+// entryPoints, in the order their variables appear in a pod. Two entry
+// points may read the same variable; they always agree on its value
+// (TestEntryPointsAgree), and the pod carries it once.
+var entryPoints = []entryPoint{
+	{
+		Name:  "python train.py, parameter-server mode",
+		Code:  "fleet/base/role_maker.py: PaddleCloudRoleMaker._ps_env",
+		Modes: psModes,
+		vars: func(p replica) []envVar {
+			// Without the server list Paddle silently trains alone. A
+			// pserver's id is list.index(POD_IP:PADDLE_PORT), so both
+			// are the exact strings of the list.
+			vs := []envVar{
+				shared(EnvPServerEndpoints, listPServerEndpoints),
+				shared(EnvTrainerEndpoints, listTrainerEndpoints),
+				num(EnvTrainersNum, p.l.Trainer.Replicas),
+				lit(EnvTrainingRole, p.r.Role.TrainingRole()),
+				lit(EnvPort, p.port()),
+				lit(EnvPodIP, p.host()),
+			}
+			if p.is(paddleapi.RoleTrainer) {
+				vs = append(vs, num(EnvTrainerID, p.index))
+			}
+			return vs
+		},
+	},
+	{
+		Name:  "python train.py, heter-PS stages",
+		Code:  "fleet/base/role_maker.py: PaddleCloudRoleMaker._ps_env (heter branch)",
+		Modes: []paddleapi.Mode{paddleapi.ModeHeterPS},
+		vars: func(p replica) []envVar {
+			vs := []envVar{
+				shared(EnvAllHeterEndpoints, listHeterEndpoints),
+				lit(EnvStageNum, "2"),
+				// Paddle evaluates this as a Python list literal.
+				lit(EnvStageTrainersNum, fmt.Sprintf("[%d, %d]", p.l.Trainer.Replicas, p.l.Heter.Replicas)),
+			}
+			switch p.r.Role {
+			case paddleapi.RoleTrainer:
+				vs = append(vs, lit(EnvStageID, "1"), shared(EnvNextHeterEndpoints, listHeterEndpoints))
+			case paddleapi.RoleHeter:
+				vs = append(vs, lit(EnvStageID, "2"), shared(EnvPreviousHeterEndpoints, listTrainerEndpoints),
+					lit(EnvHeterDeviceType, p.l.heterDevice()))
+			}
+			return vs
+		},
+	},
+	{
+		Name:  "gloo in parameter-server mode",
+		Code:  "fleet/base/role_maker.py: PaddleCloudRoleMaker._gloo_init",
+		Modes: psModes,
+		vars: func(p replica) []envVar {
+			a := p.l.Args
+			vs := []envVar{num(EnvWithGloo, a.Gloo)}
+			if a.Gloo > 0 {
+				// pserver 0 serves the HTTP store; it declares the port.
+				vs = append(vs, lit(EnvGlooRendezvous, glooRendezvousHTTP),
+					lit(EnvGlooHTTPEnpoint, paddleapi.Endpoint(p.l.host(p.l.PServer, 0), a.glooPort())))
+			}
+			return vs
+		},
+	},
+	{
+		Name:  "seed-000 CTR image (Fluid DistributeTranspiler)",
+		Code:  "elasticdeeplearning/edl example/ctr/ctr/train.py: train; example/ctr/script/paddle_k8s; Fluid's general envs (ParallelEnv.current_endpoint)",
+		Modes: psModes,
+		vars: func(p replica) []envVar {
+			// train.py listens on POD_IP:(PADDLE_PORT+PADDLE_PSERVER_ID)
+			// and looks that up in PADDLE_PSERVERS, so pserver i is
+			// listed at PADDLE_PORT+i (the seed's log:
+			// PADDLE_PSERVERS=...:30236,...:30237). The fleet list
+			// keeps every pserver at PADDLE_PORT.
+			vs := []envVar{
+				shared(EnvFluidPServers, listFluidPServers),
+				num(EnvFluidPServersNum, p.l.PServer.Replicas),
+				shared(EnvFluidTrainerIPs, listTrainerHosts),
+				lit(EnvFluidCurrentIP, p.host()),
+				lit(EnvCurrentEndpoint, p.endpoint()),
+				lit(EnvPaddleTrainingRole, p.r.Role.TrainingRole()),
+				num(EnvTrainersNum, p.l.Trainer.Replicas),
+				lit(EnvPort, p.port()),
+				lit(EnvPodIP, p.host()),
+				lit(EnvTrainingRole, p.r.Role.TrainingRole()),
+				// transpile(trainer_id) runs on pservers too; paddle_k8s
+				// gives every pod its index within its role.
+				num(EnvTrainerID, p.index),
+			}
+			if p.is(paddleapi.RolePServer) {
+				vs = append(vs, num(EnvPServerID, p.index))
+			}
+			return vs
+		},
+	},
+	{
+		Name:  "python train.py, collective mode",
+		Code:  "parallel.py: init_parallel_env; fleet/base/role_maker.py: PaddleCloudRoleMaker._collective_env",
+		Modes: []paddleapi.Mode{paddleapi.ModeCollective},
+		vars: func(p replica) []envVar {
+			// The current endpoint must be entry PADDLE_TRAINER_ID of
+			// the list; rank 0 serves the TCP store at PADDLE_MASTER.
+			return []envVar{
+				num(EnvTrainerID, p.index),
+				lit(EnvCurrentEndpoint, p.endpoint()),
+				num(EnvTrainersNum, p.l.Trainer.Replicas),
+				shared(EnvTrainerEndpoints, listTrainerEndpoints),
+				lit(EnvMaster, p.l.endpoint(p.l.Trainer, 0)),
+				// _collective_env asserts PADDLE_TRAINING_ROLE is TRAINER;
+				// TRAINING_ROLE is what scripts written for both modes test.
+				lit(EnvPaddleTrainingRole, p.r.Role.TrainingRole()),
+				lit(EnvTrainingRole, p.r.Role.TrainingRole()),
+			}
+		},
+	},
+	{
+		Name:  "fleetrun / legacy python -m paddle.distributed.launch (cloud path)",
+		Code:  "fleet/cloud_utils.py: use_paddlecloud, get_cloud_cluster; fleet/launch.py: launch_ps, launch_collective",
+		Modes: allModes,
+		vars: func(p replica) []envVar {
+			// use_paddlecloud() needs all four on every pod, pservers
+			// included, or fleetrun emulates a cluster on 127.0.0.1.
+			// Collective pods are node PADDLE_TRAINER_ID of
+			// PADDLE_TRAINERS, with ports from PADDLE_PORT on.
+			return []envVar{
+				shared(EnvTrainers, listTrainerHosts),
+				lit(EnvPodIP, p.host()),
+				num(EnvTrainerID, p.index),
+				num(EnvPortsNum, p.l.Args.PortsPerPod),
+				lit(EnvPort, p.port()),
+				num(EnvTrainersNum, p.l.Trainer.Replicas),
+			}
+		},
+	},
+	{
+		Name:  "python -m paddle.distributed.launch (Paddle >= 2.3), collective",
+		Code:  "launch/plugins/__init__.py: collective_compatible, rewrite_host_ip; launch/controllers/master.py: HTTPMaster; launch/context/args_envs.py: parse_args",
+		Modes: []paddleapi.Mode{paddleapi.ModeCollective},
+		vars: func(p replica) []envVar {
+			// The master is the first trainer endpoint; the one pod whose
+			// POD_IP (with a dot) is its host serves it. The rank is
+			// PADDLE_TRAINER_ID, the KV prefix the job id.
+			return []envVar{
+				lit(EnvLaunchRunMode, string(paddleapi.ModeCollective)),
+				lit(EnvMaster, p.l.endpoint(p.l.Trainer, 0)),
+				num(EnvNNodes, p.l.Trainer.Replicas),
+				shared(EnvTrainerEndpoints, listTrainerEndpoints),
+				lit(EnvPodIP, p.host()),
+				num(EnvTrainerID, p.index),
+				lit(EnvJobID, p.l.Namespace+"-"+p.l.Job),
+			}
+		},
+	},
+	{
+		Name:  "python -m paddle.distributed.launch (Paddle >= 2.3), parameter-server mode",
+		Code:  "launch/context/args_envs.py: env_args_mapping; launch/controllers/ps.py: PSController.enable, PSController._build_pod_with_args",
+		Modes: psModes,
+		vars: func(p replica) []envVar {
+			// With both lists the PS controller starts one server per
+			// server entry and one trainer per trainer entry that starts
+			// with POD_IP: exactly this pod's process, on its declared
+			// port (rank = list position); the gloo store is server 0's
+			// host at PADDLE_GLOO_PORT. Without them it would pick the
+			// collective controller and wait for peers.
+			a := p.l.Args
+			vs := []envVar{
+				lit(EnvLaunchRunMode, string(paddleapi.ModePS)),
+				shared(EnvLaunchServers, listPServerEndpoints),
+				shared(EnvLaunchTrainers, listTrainerEndpoints),
+				num(EnvLaunchServerNum, p.l.PServer.Replicas),
+				num(EnvLaunchTrainerNm, p.l.Trainer.Replicas),
+				lit(EnvPodIP, p.host()),
+				num(EnvWithGloo, a.Gloo),
+				lit(EnvJobID, p.l.Namespace+"-"+p.l.Job),
+			}
+			if a.Gloo > 0 {
+				vs = append(vs, num(EnvLaunchGlooPort, a.glooPort()))
+			}
+			return vs
+		},
+	},
+}
+
+func (e *entryPoint) serves(m paddleapi.Mode) bool {
+	for _, x := range e.Modes {
+		if x == m {
+			return true
+		}
 	}
-	if l.Heter != nil && l.Heter.gpus > 0 {
-		return "gpu"
+	return false
+}
+
+// roleEnv is the Paddle env of replica index of role r: every variable of
+// every entry point of the mode, once, in entry-point order. Variables that
+// refer to an omitted list are left out (validation.go: checkListSizes).
+func (l *Layout) roleEnv(r *RoleTask, index int) []envVar {
+	p := replica{l: l, r: r, index: index}
+	seen := map[string]bool{}
+	var out []envVar
+	for i := range entryPoints {
+		e := &entryPoints[i]
+		if !e.serves(l.Mode) {
+			continue
+		}
+		for _, v := range e.vars(p) {
+			if seen[v.name] || (v.list != "" && l.omitted[v.list]) {
+				continue
+			}
+			seen[v.name] = true
+			out = append(out, v)
+		}
 	}
-	return "cpu"
+	return out
+}
+
+// podEnv is roleEnv as Kubernetes env: lists become references to the
+// incarnation's ConfigMap.
+func (l *Layout) podEnv(r *RoleTask, index int) []v1.EnvVar {
+	vs := l.roleEnv(r, index)
+	out := make([]v1.EnvVar, len(vs))
+	for i, v := range vs {
+		out[i] = l.k8sEnv(v)
+	}
+	return out
+}
+
+func (l *Layout) k8sEnv(v envVar) v1.EnvVar {
+	if v.list == "" {
+		return v1.EnvVar{Name: v.name, Value: v.value}
+	}
+	return v1.EnvVar{Name: v.name, ValueFrom: &v1.EnvVarSource{ConfigMapKeyRef: &v1.ConfigMapKeySelector{
+		LocalObjectReference: v1.LocalObjectReference{Name: ConfigMapName(l.Job, l.Incarnation)},
+		Key:                  v.list,
+	}}}
+}
+
+// barrierHostsEnv is the barrier's host list, a reference to the
+// incarnation's ConfigMap like the pods' other lists.
+func (l *Layout) barrierHostsEnv() v1.EnvVar {
+	return l.k8sEnv(shared(EnvBarrierHosts, listBarrierHosts))
 }
 
 // selectedGPUs is FLAGS_selected_gpus for a container with n GPUs: inside
@@ -150,13 +358,6 @@ func selectedGPUs(n int64) string {
 		ids[i] = strconv.Itoa(i)
 	}
 	return strings.Join(ids, ",")
-}
-
-// noProxyValue keeps the job's own names away from an HTTP proxy: Paddle's
-// launchers drop http_proxy for the same reason (proxies hang multi-node
-// training), but `python train.py` does not.
-func (l *Layout) noProxyValue() string {
-	return fmt.Sprintf(".%s,.%s.%s.svc,localhost,127.0.0.1", l.Job, l.Job, l.Namespace)
 }
 
 func hasProxy(c *v1.Container) (proxy, noProxy bool) {

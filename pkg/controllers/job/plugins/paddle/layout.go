@@ -2,6 +2,9 @@ package paddle
 
 import (
 	"fmt"
+	"math"
+	"sort"
+	"strconv"
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
@@ -11,16 +14,30 @@ import (
 	"github.com/volcano-paddle/volcano-paddle/pkg/paddleapi"
 )
 
-// Layout is a Paddle job resolved from its Volcano Job and the plugin
-// arguments: which task plays which role and every peer's stable address.
-// It is a pure function of the Job spec, so a pod re-created after a failure
-// gets exactly the env its predecessor had.
+// Layout is the env contract of one Paddle job: which task plays which
+// role, every replica's host name in an incarnation, the endpoint lists all
+// pods share, and (env.go) the variables each entry point of Paddle reads.
+// It is a pure function of the Job spec, the plugin arguments and the
+// incarnation, so every pod of an incarnation sees the same lists and a pod
+// re-created within it gets exactly the env its predecessor had.
+//
+// Nothing here is built per replica up front: a host is computed when asked
+// for, and a list (O(replicas)) only when the job's ConfigMap is built, once
+// per incarnation. A pod's env refers to the lists in that ConfigMap, so
+// its size does not depend on the replica count.
 type Layout struct {
 	Namespace, Job string
 	Mode           paddleapi.Mode
 	Args           *Args
 	// Roles present in the job; Trainer is always set.
 	PServer, Trainer, Heter *RoleTask
+	// Incarnation is the Volcano job version the hosts are built for
+	// (paddleapi.WithIncarnation); the cached layout has 0, OnPodCreate
+	// works on At(the pod's version).
+	Incarnation int
+	// omitted are the lists left out of every pod's env because a process
+	// could not be started with them (validation.go: validateListSizes).
+	omitted map[string]bool
 }
 
 // RoleTask is the task that plays one Paddle role.
@@ -29,19 +46,62 @@ type RoleTask struct {
 	TaskIndex int
 	TaskName  string
 	Replicas  int
-	Hosts     []string
+	// hostname is the template's fixed hostname (single-replica tasks only).
+	hostname string
 	// gpus is the most nvidia.com/gpu any container of the task asks for.
 	gpus int64
 }
 
-// Endpoints are Hosts joined with the port.
-func (r *RoleTask) Endpoints(port int) []string {
-	if r == nil {
-		return nil
+// At is the layout of an incarnation. The copy shares the role tasks, which
+// are never written after resolveLayout.
+func (l *Layout) At(incarnation int) *Layout {
+	c := *l
+	c.Incarnation = incarnation
+	return &c
+}
+
+// podIncarnation is the incarnation a pod belongs to: the job version
+// Volcano wrote on it (createJobPod), else the job's current one.
+func podIncarnation(pod *v1.Pod, job *batch.Job) int {
+	if n, err := strconv.Atoi(pod.Annotations[batch.JobVersion]); err == nil && n >= 0 {
+		return n
 	}
-	out := make([]string, len(r.Hosts))
-	for i, h := range r.Hosts {
-		out[i] = paddleapi.Endpoint(h, port)
+	return int(job.Status.Version)
+}
+
+// podHostname is the hostname of any pod of the job in the layout's
+// incarnation, helper tasks included: the template's hostname or the pod
+// name (Volcano's <job>-<task>-<index>), with the incarnation suffix.
+func (l *Layout) podHostname(job *batch.Job, pod *v1.Pod) string {
+	base := pod.Name
+	if i := taskIndex(job, pod.Annotations[batch.TaskSpecKey]); i >= 0 && job.Spec.Tasks[i].Template.Spec.Hostname != "" {
+		base = job.Spec.Tasks[i].Template.Spec.Hostname
+	}
+	return paddleapi.WithIncarnation(base, l.Incarnation)
+}
+
+// ports are the ports replica index of r declares: PADDLE_PORT; on pserver
+// i > 0 the Fluid-era PADDLE_PORT+i its CTR image listens on; on pserver 0
+// the gloo store when gloo is on.
+func (l *Layout) ports(r *RoleTask, index int) []v1.ContainerPort {
+	a := l.Args
+	out := []v1.ContainerPort{{Name: "paddle", ContainerPort: int32(a.Port), Protocol: v1.ProtocolTCP}}
+	if r.Role == paddleapi.RolePServer && index > 0 && l.Mode != paddleapi.ModeCollective {
+		out = append(out, v1.ContainerPort{Name: "paddle-fluid", ContainerPort: int32(l.fluidPort(index)), Protocol: v1.ProtocolTCP})
+	}
+	if r.Role == paddleapi.RolePServer && index == 0 && a.Gloo > 0 {
+		out = append(out, v1.ContainerPort{Name: "paddle-gloo", ContainerPort: int32(a.glooPort()), Protocol: v1.ProtocolTCP})
+	}
+	return out
+}
+
+// roles are the role tasks present, in list order pserver, trainer, heter.
+func (l *Layout) roles() []*RoleTask {
+	var out []*RoleTask
+	for _, r := range []*RoleTask{l.PServer, l.Trainer, l.Heter} {
+		if r != nil {
+			out = append(out, r)
+		}
 	}
 	return out
 }
@@ -49,12 +109,156 @@ func (r *RoleTask) Endpoints(port int) []string {
 // roleTask returns the role played by the named task, nil for other tasks
 // (a job may carry helper tasks such as a TensorBoard).
 func (l *Layout) roleTask(task string) *RoleTask {
-	for _, r := range []*RoleTask{l.PServer, l.Trainer, l.Heter} {
-		if r != nil && r.TaskName == task {
+	for _, r := range l.roles() {
+		if r.TaskName == task {
 			return r
 		}
 	}
 	return nil
+}
+
+// hostname is replica index's hostname in the layout's incarnation.
+func (l *Layout) hostname(r *RoleTask, index int) string {
+	if r.hostname != "" {
+		return paddleapi.WithIncarnation(r.hostname, l.Incarnation)
+	}
+	return paddleapi.Hostname(l.Job, r.TaskName, index, l.Incarnation)
+}
+
+// host is replica index's DNS name (hostname.subdomain).
+func (l *Layout) host(r *RoleTask, index int) string {
+	return l.hostname(r, index) + "." + l.Job
+}
+
+// endpoint is host:PADDLE_PORT, the address Paddle's fleet code uses.
+func (l *Layout) endpoint(r *RoleTask, index int) string {
+	return paddleapi.Endpoint(l.host(r, index), l.Args.Port)
+}
+
+// fluidPort is where pserver index serves in the Fluid-era convention of
+// the seed's CTR image: PADDLE_PORT + PADDLE_PSERVER_ID
+// (elasticdeeplearning/edl example/ctr/ctr/train.py: train).
+func (l *Layout) fluidPort(index int) int { return l.Args.Port + index }
+
+// The lists every pod shares, stored once per incarnation in the job's
+// ConfigMap under these keys (the name of the variable that first reads
+// each) and referenced from the pods.
+const (
+	listPServerEndpoints = EnvPServerEndpoints // host:PADDLE_PORT of every pserver
+	listFluidPServers    = EnvFluidPServers    // host:PADDLE_PORT+i of pserver i
+	listTrainerEndpoints = EnvTrainerEndpoints // host:PADDLE_PORT of every trainer
+	listTrainerHosts     = EnvTrainers         // host of every trainer
+	listHeterEndpoints   = EnvAllHeterEndpoints
+	listBarrierHosts     = EnvBarrierHosts // the hosts the barrier waits for
+)
+
+// list builds one shared list; O(replicas), called once per incarnation.
+func (l *Layout) list(key string) string {
+	var b strings.Builder
+	add := func(s string) {
+		if b.Len() > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(s)
+	}
+	each := func(r *RoleTask, f func(int) string) {
+		if r == nil {
+			return
+		}
+		for i := 0; i < r.Replicas; i++ {
+			add(f(i))
+		}
+	}
+	switch key {
+	case listPServerEndpoints:
+		each(l.PServer, func(i int) string { return l.endpoint(l.PServer, i) })
+	case listFluidPServers:
+		each(l.PServer, func(i int) string { return paddleapi.Endpoint(l.host(l.PServer, i), l.fluidPort(i)) })
+	case listTrainerEndpoints:
+		each(l.Trainer, func(i int) string { return l.endpoint(l.Trainer, i) })
+	case listTrainerHosts:
+		each(l.Trainer, func(i int) string { return l.host(l.Trainer, i) })
+	case listHeterEndpoints:
+		each(l.Heter, func(i int) string { return l.endpoint(l.Heter, i) })
+	case listBarrierHosts:
+		for _, r := range l.barrierRoles() {
+			each(r, func(i int) string { return l.host(r, i) })
+		}
+	default:
+		panic("paddle: unknown list " + key)
+	}
+	return b.String()
+}
+
+// barrierRoles are the roles whose names a pod's Paddle processes resolve
+// while starting, which the barrier init container waits for. In PS mode
+// that is the pservers only: trainers connect to the servers (brpc client,
+// Fluid's DistributeTranspiler) and to pserver 0's gloo store, and no
+// trainer name is ever resolved, so a 10,000-trainer job does not make
+// every pod wait for 10,000 names. Collective trainers resolve each other
+// (the TCP store at trainer 0, NCCL unique-id exchange over
+// PADDLE_TRAINER_ENDPOINTS), and heter-PS stages call each other.
+func (l *Layout) barrierRoles() []*RoleTask {
+	if l.Mode == paddleapi.ModePS {
+		return []*RoleTask{l.PServer}
+	}
+	return l.roles()
+}
+
+// lists are the keys of the lists this job's pods refer to, sorted.
+func (l *Layout) lists() []string {
+	seen := map[string]bool{}
+	for _, r := range l.roles() {
+		for _, v := range l.roleEnv(r, 0) {
+			if v.list != "" {
+				seen[v.list] = true
+			}
+		}
+	}
+	if l.Args.Barrier {
+		seen[listBarrierHosts] = true
+	}
+	keys := make([]string, 0, len(seen))
+	for k := range seen {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// worstCase is the layout in the incarnation with the longest host names,
+// which size checks use so that a job admitted once fits in every
+// incarnation Volcano can reach.
+func (l *Layout) worstCase() *Layout { return l.At(math.MaxInt32) }
+
+// ReplicaSummary records the sizes the endpoint lists were built for.
+func (l *Layout) ReplicaSummary() string {
+	var parts []string
+	for _, r := range l.roles() {
+		parts = append(parts, fmt.Sprintf("%s=%d", r.TaskName, r.Replicas))
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, ",")
+}
+
+// heterDevice is HETER_DEVICE_TYPE: the argument, or gpu when the heter
+// task asks for GPUs.
+func (l *Layout) heterDevice() string {
+	if l.Args.HeterDevice != heterDeviceAuto {
+		return l.Args.HeterDevice
+	}
+	if l.Heter != nil && l.Heter.gpus > 0 {
+		return "gpu"
+	}
+	return "cpu"
+}
+
+// noProxyValue keeps the job's own names away from an HTTP proxy: Paddle's
+// launchers drop http_proxy for the same reason (proxies hang multi-node
+// training, launch/context/args_envs.py: fetch_envs), but `python train.py`
+// does not.
+func (l *Layout) noProxyValue() string {
+	return fmt.Sprintf(".%s,.%s.%s.svc,localhost,127.0.0.1", l.Job, l.Job, l.Namespace)
 }
 
 // resolveLayout finds the role tasks and the mode. It reports every problem
@@ -165,24 +369,12 @@ func resolveLayout(job *batch.Job, a *Args) (*Layout, field.ErrorList) {
 }
 
 func newRoleTask(job *batch.Job, role paddleapi.Role, i int) *RoleTask {
-	ts := job.Spec.Tasks[i]
-	r := &RoleTask{Role: role, TaskIndex: i, TaskName: ts.Name, Replicas: int(ts.Replicas)}
+	ts := &job.Spec.Tasks[i]
+	r := &RoleTask{Role: role, TaskIndex: i, TaskName: ts.Name, Replicas: int(ts.Replicas), hostname: ts.Template.Spec.Hostname}
 	for ci := range ts.Template.Spec.Containers {
 		r.gpus = max(r.gpus, gpuCount(&ts.Template.Spec.Containers[ci]))
 	}
-	for idx := 0; idx < r.Replicas; idx++ {
-		r.Hosts = append(r.Hosts, hostOf(job, &ts, idx))
-	}
 	return r
-}
-
-// hostOf is a replica's DNS name. A single-replica task may fix its hostname
-// in the template (validation rejects that for more replicas).
-func hostOf(job *batch.Job, ts *batch.TaskSpec, idx int) string {
-	if h := ts.Template.Spec.Hostname; h != "" {
-		return h + "." + job.Name
-	}
-	return paddleapi.Host(job.Name, ts.Name, idx)
 }
 
 func taskIndex(job *batch.Job, name string) int {

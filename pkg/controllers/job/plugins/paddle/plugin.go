@@ -9,7 +9,6 @@ package paddle
 import (
 	"context"
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -109,8 +108,9 @@ func (p *jobPlugin) OnJobAdd(job *batch.Job) error {
 	if err := ensureService(context.TODO(), p.client.KubeClients, job); err != nil {
 		return err
 	}
-	if job.Status.ControlledResources == nil {
-		job.Status.ControlledResources = map[string]string{}
+	// The peer lists exist before any pod refers to them (configmap.go).
+	if err := ensureIncarnation(context.TODO(), p.client.KubeClients, job, l.At(int(job.Status.Version))); err != nil {
+		return err
 	}
 	job.Status.ControlledResources[controlledKey] = PluginName
 	job.Status.ControlledResources[layoutKey] = l.ReplicaSummary()
@@ -143,9 +143,14 @@ func (p *jobPlugin) OnJobUpdate(job *batch.Job) error {
 // OnJobDelete removes the Service this job owns. Idempotent.
 func (p *jobPlugin) OnJobDelete(job *batch.Job) error {
 	layouts.forget(job.UID)
+	ensured.forget(job.UID)
 	if err := deleteService(context.TODO(), p.client.KubeClients, job); err != nil {
 		return err
 	}
+	if err := deleteConfigMaps(context.TODO(), p.client.KubeClients, job, -1); err != nil {
+		return err
+	}
+	delete(job.Status.ControlledResources, configMapKey)
 	delete(job.Status.ControlledResources, controlledKey)
 	delete(job.Status.ControlledResources, layoutKey)
 	return nil
@@ -157,9 +162,9 @@ func (p *jobPlugin) OnPodCreate(pod *v1.Pod, job *batch.Job) error {
 	if err != nil {
 		return p.reject(job, err)
 	}
-	if pod.Spec.Hostname == "" {
-		pod.Spec.Hostname = pod.Name
-	}
+	// Host names carry the incarnation (paddleapi.WithIncarnation).
+	l = l.At(podIncarnation(pod, job))
+	pod.Spec.Hostname = l.podHostname(job, pod)
 	if pod.Spec.Subdomain == "" {
 		pod.Spec.Subdomain = job.Name
 	}
@@ -187,6 +192,9 @@ func (p *jobPlugin) OnPodCreate(pod *v1.Pod, job *batch.Job) error {
 	}
 	pod.Labels[paddleapi.IndexLabel] = strconv.Itoa(index)
 
+	if err := ensureIncarnation(context.TODO(), p.client.KubeClients, job, l); err != nil {
+		return err
+	}
 	env := l.podEnv(r, index)
 	for i := range pod.Spec.Containers {
 		c := &pod.Spec.Containers[i]
@@ -200,11 +208,7 @@ func (p *jobPlugin) OnPodCreate(pod *v1.Pod, job *batch.Job) error {
 		}
 	}
 	if len(pod.Spec.Containers) > 0 {
-		ports := []v1.ContainerPort{{Name: "paddle", ContainerPort: int32(l.Args.Port), Protocol: v1.ProtocolTCP}}
-		if r.Role == paddleapi.RolePServer && index == 0 && l.Args.Gloo > 0 {
-			ports = append(ports, v1.ContainerPort{Name: "paddle-gloo", ContainerPort: int32(l.Args.glooPort()), Protocol: v1.ProtocolTCP})
-		}
-		declarePorts(pod, ports)
+		declarePorts(pod, l.ports(r, index))
 	}
 	if l.Args.Barrier {
 		addBarrier(pod, l.barrierContainer())
@@ -238,14 +242,4 @@ func declarePorts(pod *v1.Pod, ports []v1.ContainerPort) {
 			pod.Spec.Containers[0].Ports = append(pod.Spec.Containers[0].Ports, want)
 		}
 	}
-}
-
-// ReplicaSummary records the sizes the endpoint lists were built for.
-func (l *Layout) ReplicaSummary() string {
-	var parts []string
-	for _, r := range l.roles() {
-		parts = append(parts, fmt.Sprintf("%s=%d", r.TaskName, r.Replicas))
-	}
-	sort.Strings(parts)
-	return strings.Join(parts, ",")
 }

@@ -35,7 +35,7 @@ func ensureService(ctx context.Context, client kubernetes.Interface, job *batch.
 			ObjectMeta: metav1.ObjectMeta{
 				Namespace:       job.Namespace,
 				Name:            job.Name,
-				Labels:          map[string]string{ManagedByLabel: PluginName, batch.JobNameKey: job.Name},
+				Labels:          objectLabels(job),
 				OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(job, helpers.JobKind)},
 			},
 			Spec: v1.ServiceSpec{

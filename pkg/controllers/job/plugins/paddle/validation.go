@@ -12,14 +12,10 @@ import (
 	"github.com/volcano-paddle/volcano-paddle/pkg/paddleapi"
 )
 
-// Limits on what a pod can carry. Linux refuses to exec a process when one
-// "NAME=value" string exceeds MAX_ARG_STRLEN (32 pages: 131072 bytes), and
-// the whole environment plus arguments must fit in a quarter of the stack
-// limit (2 MiB with the usual 8 MiB); we leave half of that to the user.
-const (
-	maxEnvStringBytes = 131072
-	maxInjectedBytes  = 1 << 20
-)
+// maxEnvStringBytes is MAX_ARG_STRLEN (32 pages): Linux refuses to exec a
+// process when one "NAME=value" string of its environment is longer, and a
+// list from the job's ConfigMap reaches Paddle as such a string.
+const maxEnvStringBytes = 131072
 
 // ValidateJob resolves the job's Paddle layout and checks everything the
 // plugin needs to produce pods that pass every check Paddle makes. Errors
@@ -42,22 +38,16 @@ func ValidateJob(job *batch.Job, a *Args) (*Layout, field.ErrorList) {
 	if len(errs) > 0 {
 		return nil, errs
 	}
+	errs = append(errs, validateHostnames(job)...)
+	errs = append(errs, validateListSizes(l)...)
+	if len(errs) > 0 {
+		return nil, errs
+	}
 	errs = append(errs, validateTemplateEnv(job, l)...)
-	errs = append(errs, validateEnvSize(l)...)
 	if len(errs) > 0 {
 		return nil, errs
 	}
 	return l, nil
-}
-
-func (l *Layout) roles() []*RoleTask {
-	var out []*RoleTask
-	for _, r := range []*RoleTask{l.PServer, l.Trainer, l.Heter} {
-		if r != nil {
-			out = append(out, r)
-		}
-	}
-	return out
 }
 
 func validateRoleTask(job *batch.Job, l *Layout, r *RoleTask) field.ErrorList {
@@ -67,7 +57,7 @@ func validateRoleTask(job *batch.Job, l *Layout, r *RoleTask) field.ErrorList {
 	if h := ts.Template.Spec.Hostname; h != "" && r.Replicas > 1 {
 		errs = append(errs, field.Invalid(spec.Child("hostname"), h,
 			fmt.Sprintf("task %q has %d replicas, which would all share this hostname and DNS name; remove hostname (each pod then gets its own name, %s)",
-				r.TaskName, r.Replicas, paddleapi.Host(job.Name, r.TaskName, 0))))
+				r.TaskName, r.Replicas, paddleapi.Host(job.Name, r.TaskName, 0, 0))))
 	}
 	if sd := ts.Template.Spec.Subdomain; sd != "" && sd != job.Name {
 		errs = append(errs, field.Invalid(spec.Child("subdomain"), sd,
@@ -77,14 +67,10 @@ func validateRoleTask(job *batch.Job, l *Layout, r *RoleTask) field.ErrorList {
 		errs = append(errs, field.Invalid(spec.Child("hostNetwork"), true,
 			"pods on the host network share the node's ports, so two replicas on one node would collide on PADDLE_PORT; remove hostNetwork, or opt in with --host-network and make sure replicas land on different nodes"))
 	}
-	if r.Replicas > 0 {
-		longest := r.Hosts[r.Replicas-1]
-		hostname := longest[:strings.IndexByte(longest, '.')]
-		if msgs := validation.IsDNS1123Label(hostname); len(msgs) > 0 {
-			errs = append(errs, field.Invalid(field.NewPath("metadata", "name"), job.Name,
-				fmt.Sprintf("pod host name %q (job-task-index) is not a valid DNS label (%s); shorten the job name or task %q",
-					hostname, strings.Join(msgs, "; "), r.TaskName)))
-		}
+	if r.Role == paddleapi.RolePServer && l.Mode != paddleapi.ModeCollective && l.fluidPort(r.Replicas-1) > 65535 {
+		errs = append(errs, field.Invalid(argsPath.Key("--port"), l.Args.Port,
+			fmt.Sprintf("pserver i listens on --port+i in the Fluid convention of the CTR images (PADDLE_PSERVERS), and %d pservers from port %d go past 65535; lower --port",
+				r.Replicas, l.Args.Port)))
 	}
 	if len(ts.Template.Spec.Containers) == 0 {
 		errs = append(errs, field.Required(spec.Child("containers"), "a task needs a container to run Paddle in"))
@@ -92,12 +78,101 @@ func validateRoleTask(job *batch.Job, l *Layout, r *RoleTask) field.ErrorList {
 	return errs
 }
 
+// validateHostnames: every pod's hostname, <job>-<task>-<index> or the
+// template's, must stay a DNS label (63 characters) in every incarnation
+// Volcano can reach, which appends up to "-v2147483647" after a restart of
+// the whole job (paddleapi.WithIncarnation). Linear in the tasks: the last
+// index is the longest.
+func validateHostnames(job *batch.Job) field.ErrorList {
+	var errs field.ErrorList
+	for i := range job.Spec.Tasks {
+		ts := &job.Spec.Tasks[i]
+		if ts.Replicas < 1 {
+			continue
+		}
+		base, path, what := paddleapi.PodName(job.Name, ts.Name, int(ts.Replicas)-1), field.NewPath("metadata", "name"), "job-task-index"
+		if h := ts.Template.Spec.Hostname; h != "" {
+			base, path, what = h, field.NewPath("spec", "tasks").Index(i).Child("template", "spec", "hostname"), "the template's hostname"
+		}
+		worst := base + strings.Repeat("9", paddleapi.MaxIncarnationSuffixLen)
+		if msgs := validation.IsDNS1123Label(worst); len(msgs) > 0 {
+			errs = append(errs, field.Invalid(path, base,
+				fmt.Sprintf("pod host name %q (%s) must stay a DNS label after a restart of the whole job appends up to %d characters (-v<job version>, so that restarted pods get fresh DNS names); keep it at most %d characters: shorten the job name or task %q",
+					base, what, paddleapi.MaxIncarnationSuffixLen, validation.DNS1123LabelMaxLength-paddleapi.MaxIncarnationSuffixLen, ts.Name)))
+		}
+	}
+	return errs
+}
+
+// optionalLists are the lists a mode's pods can start without. In PS mode
+// only fleetrun (PADDLE_TRAINERS must be set), the new launcher
+// (PADDLE_TRAINERS_ENDPOINTS) and paddle_k8s-era scripts
+// (PADDLE_TRAINER_IPS) read the trainer lists; role_maker._ps_env treats
+// PADDLE_TRAINER_ENDPOINTS as optional and the CTR image never reads them.
+func (l *Layout) optionalLists() map[string]bool {
+	if l.Mode == paddleapi.ModePS {
+		return map[string]bool{listTrainerEndpoints: true, listTrainerHosts: true}
+	}
+	return nil
+}
+
+// validateListSizes: every list reaches Paddle as one environment string,
+// which Linux caps at MAX_ARG_STRLEN; a longer one makes every container
+// fail at exec ("argument list too long") after the whole gang was
+// scheduled. Sizes are those of the incarnation with the longest names. A
+// list a mode cannot do without rejects the job; an optional one (a PS job
+// of thousands of trainers) is left out of the pods, and the entry points
+// that read it are unavailable for that job (Warnings says which).
+//
+// The ConfigMap holding the lists stays far below its 1 MiB limit as a
+// consequence: at most six lists of at most MAX_ARG_STRLEN each
+// (TestConfigMapBound).
+func validateListSizes(l *Layout) field.ErrorList {
+	const fix = "the lists grow with replicas and name length: use shorter job and task names, or fewer replicas"
+	var errs field.ErrorList
+	worst := l.worstCase()
+	optional := l.optionalLists()
+	l.omitted = nil
+	for _, key := range l.lists() {
+		n := len(key) + 1 + len(worst.list(key))
+		if n <= maxEnvStringBytes {
+			continue
+		}
+		if optional[key] {
+			if l.omitted == nil {
+				l.omitted = map[string]bool{}
+			}
+			l.omitted[key] = true
+			continue
+		}
+		errs = append(errs, field.Invalid(field.NewPath("spec", "tasks"), l.ReplicaSummary(),
+			fmt.Sprintf("%s would be %d bytes, over the %d bytes Linux allows one environment string (MAX_ARG_STRLEN), so no container of the job could start; %s",
+				key, n, maxEnvStringBytes, fix)))
+	}
+	return errs
+}
+
+// Warnings are what a user should know about an accepted job: the entry
+// points its size rules out.
+func (l *Layout) Warnings() []string {
+	var out []string
+	if l.omitted[listTrainerHosts] || l.omitted[listTrainerEndpoints] {
+		out = append(out, fmt.Sprintf("the trainer lists of %d trainers exceed what Linux lets one environment variable hold (MAX_ARG_STRLEN, 128 KiB), so pods get no PADDLE_TRAINERS, PADDLE_TRAINER_ENDPOINTS, PADDLE_TRAINERS_ENDPOINTS or PADDLE_TRAINER_IPS: start Paddle with `python train.py` (role maker) or the Fluid CTR image; fleetrun and python -m paddle.distributed.launch need those lists in PS mode",
+			l.Trainer.Replicas))
+	}
+	return out
+}
+
 // validateTemplateEnv checks variables the template sets itself. The plugin
 // never overwrites them, so one that disagrees with the plugin's value would
 // break a check inside Paddle (a pserver's POD_IP:PADDLE_PORT must be in the
 // list, ids must match list positions...): reject it with the value to use.
+// A value that changes with the incarnation (a host name, a list) cannot be
+// fixed in a template at all. Linear in the replicas: a pod's env holds
+// lists by reference, and a list is built at most once.
 func validateTemplateEnv(job *batch.Job, l *Layout) field.ErrorList {
 	var errs field.ErrorList
+	next := l.At(l.Incarnation + 1)
 	for _, r := range l.roles() {
 		ts := &job.Spec.Tasks[r.TaskIndex]
 		spec := field.NewPath("spec", "tasks").Index(r.TaskIndex).Child("template", "spec")
@@ -113,23 +188,28 @@ func validateTemplateEnv(job *batch.Job, l *Layout) field.ErrorList {
 				path := spec.Child("containers").Index(ci).Child("env").Index(ei)
 				// The first replica whose value differs is enough to report.
 				for idx := 0; idx < r.Replicas; idx++ {
-					w, ok := envValue(l.podEnv(r, idx), e.Name)
+					w, ok := envValue(l.roleEnv(r, idx), e.Name)
 					if !ok {
 						// Not a variable of this mode (e.g. PADDLE_MASTER in
 						// a PS job): the user's value is left alone.
 						break
 					}
 					pod := paddleapi.PodName(job.Name, r.TaskName, idx)
+					if w.list != "" || w != mustEnvValue(next.roleEnv(r, idx), e.Name) {
+						errs = append(errs, field.Invalid(path, e.Name,
+							fmt.Sprintf("%s names the job's pods, whose host names change when the whole job restarts (-v<job version>); remove it from the template (the plugin sets it)", e.Name)))
+						break
+					}
 					if e.ValueFrom != nil {
 						errs = append(errs, field.Invalid(path, e.Name,
 							fmt.Sprintf("%s comes from %s here, but Paddle needs it to equal %q in pod %s (the plugin sets it); remove it from the template",
-								e.Name, valueFromString(e.ValueFrom), w, pod)))
+								e.Name, valueFromString(e.ValueFrom), w.value, pod)))
 						break
 					}
-					if e.Value != w {
+					if e.Value != w.value {
 						errs = append(errs, field.Invalid(path, e.Name+"="+e.Value,
 							fmt.Sprintf("Paddle needs %s=%q in pod %s; remove it from the template (the plugin sets it)%s",
-								e.Name, w, pod, envHint(e.Name))))
+								e.Name, w.value, pod, envHint(e.Name))))
 						break
 					}
 				}
@@ -139,13 +219,18 @@ func validateTemplateEnv(job *batch.Job, l *Layout) field.ErrorList {
 	return errs
 }
 
-func envValue(env []v1.EnvVar, name string) (string, bool) {
+func envValue(env []envVar, name string) (envVar, bool) {
 	for _, e := range env {
-		if e.Name == name {
-			return e.Value, true
+		if e.name == name {
+			return e, true
 		}
 	}
-	return "", false
+	return envVar{}, false
+}
+
+func mustEnvValue(env []envVar, name string) envVar {
+	v, _ := envValue(env, name)
+	return v
 }
 
 func setsContractEnv(c *v1.Container) bool {
@@ -157,18 +242,28 @@ func setsContractEnv(c *v1.Container) bool {
 	return false
 }
 
-// contractEnvNames are the names podEnv produces that Paddle cross-checks.
-// PADDLE_JOB_ID and FLAGS_selected_gpus are not among them: a user's value
-// for those breaks no check and simply wins.
+// contractEnvNames are the names the entry points set (env.go), which
+// Paddle cross-checks. PADDLE_JOB_ID and FLAGS_selected_gpus are not among
+// them: a user's value for those breaks no check and simply wins.
 var contractEnvNames = func() map[string]bool {
 	m := map[string]bool{}
-	for _, n := range []string{EnvPort, EnvPortsNum, EnvTrainersNum, EnvTrainerEndpoints, EnvTrainers, EnvTrainerID,
-		EnvPodIP, EnvCurrentEndpoint, EnvTrainingRole, EnvPaddleTrainingRole, EnvPServerEndpoints, EnvPServerID,
-		EnvWithGloo, EnvGlooRendezvous, EnvGlooHTTPEnpoint, EnvMaster, EnvNNodes, EnvAllHeterEndpoints,
-		EnvNextHeterEndpoints, EnvPreviousHeterEndpoints, EnvStageID, EnvStageNum, EnvStageTrainersNum,
-		EnvHeterDeviceType, EnvFluidPServers, EnvFluidPServersNum, EnvFluidTrainerIPs, EnvFluidCurrentIP} {
-		m[n] = true
+	a := &Args{Port: DefaultPort, PortsPerPod: DefaultPortsPerPod, Gloo: 1, HeterDevice: heterDeviceAuto}
+	role := func(r paddleapi.Role) *RoleTask { return &RoleTask{Role: r, TaskName: string(r), Replicas: 1} }
+	for _, mode := range allModes {
+		l := &Layout{Job: "j", Mode: mode, Args: a, Trainer: role(paddleapi.RoleTrainer)}
+		if mode != paddleapi.ModeCollective {
+			l.PServer = role(paddleapi.RolePServer)
+		}
+		if mode == paddleapi.ModeHeterPS {
+			l.Heter = role(paddleapi.RoleHeter)
+		}
+		for _, r := range l.roles() {
+			for _, v := range l.roleEnv(r, 0) {
+				m[v.name] = true
+			}
+		}
 	}
+	delete(m, EnvJobID)
 	return m
 }()
 
@@ -198,35 +293,4 @@ func valueFromString(s *v1.EnvVarSource) string {
 		return "secret " + s.SecretKeyRef.Name
 	}
 	return "valueFrom"
-}
-
-// validateEnvSize rejects jobs whose endpoint lists would not fit in a
-// process environment: the container would fail at exec with "argument list
-// too long", after the whole gang was scheduled.
-func validateEnvSize(l *Layout) field.ErrorList {
-	const fix = "the lists grow with replicas and name length: use shorter job and task names, or fewer replicas"
-	var errs field.ErrorList
-	for _, r := range l.roles() {
-		if r.Replicas == 0 {
-			continue
-		}
-		path := field.NewPath("spec", "tasks").Index(r.TaskIndex)
-		env := append(l.podEnv(r, r.Replicas-1), l.barrierContainer().Env...)
-		total := 0
-		for _, e := range env {
-			n := len(e.Name) + 1 + len(e.Value) + 1
-			total += n
-			if n > maxEnvStringBytes {
-				return append(errs, field.Invalid(path, r.TaskName,
-					fmt.Sprintf("%s would be %d bytes, over the %d bytes Linux allows one environment string (MAX_ARG_STRLEN), so the container could not start; %s",
-						e.Name, n, maxEnvStringBytes, fix)))
-			}
-		}
-		if total > maxInjectedBytes {
-			errs = append(errs, field.Invalid(path, r.TaskName,
-				fmt.Sprintf("the Paddle env of a pod would be %d bytes, over the %d bytes the plugin allows itself (the kernel limit on all env and arguments is 2 MiB); %s",
-					total, maxInjectedBytes, fix)))
-		}
-	}
-	return errs
 }
