@@ -34,8 +34,11 @@ import (
 	_ "volcano.sh/volcano/pkg/controllers/sharding"
 	commonutil "volcano.sh/volcano/pkg/util"
 
-	// The paddle job plugin, registered next to Volcano's own.
+	// The paddle job plugin, registered next to Volcano's own, and the
+	// controller that re-creates a running Paddle job's Service when it is
+	// deleted (paddle-objects-controller).
 	_ "github.com/volcano-paddle/volcano-paddle/pkg/controllers/job/plugins/paddle"
+	_ "github.com/volcano-paddle/volcano-paddle/pkg/controllers/paddleobjects"
 	"github.com/volcano-paddle/volcano-paddle/pkg/version"
 )
 

@@ -32,7 +32,7 @@ import (
 	_ "volcano.sh/volcano/pkg/webhooks/admission/queues/validate"
 
 	// The paddle job plugin, registered next to Volcano's own, and its
-	// admission (/jobs/paddle/validate).
+	// admissions (/jobs/paddle/validate and /jobs/paddle/mutate).
 	_ "github.com/volcano-paddle/volcano-paddle/pkg/controllers/job/plugins/paddle"
 	"github.com/volcano-paddle/volcano-paddle/pkg/version"
 	_ "github.com/volcano-paddle/volcano-paddle/pkg/webhooks/paddle"

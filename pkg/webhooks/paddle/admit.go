@@ -1,110 +1,204 @@
-// Package paddle is an admission webhook for Volcano's webhook manager: it
-// runs the paddle job plugin's validation when a Job is created or updated,
-// so `kubectl apply` of a Paddle job the plugin cannot serve fails at once
-// with the field and the fix, instead of the job sitting Pending.
+// Package paddle is the admission for Paddle jobs in Volcano's webhook
+// manager. The validating admission runs the paddle job plugin's
+// validation when a Job is created or updated, so `kubectl apply` of a
+// Paddle job the plugin cannot serve fails at once with every field and
+// its fix, and returns warnings for risky but valid specs; the mutating
+// admission applies the plugin's defaults (paddle.Defaults).
 //
-// The job controller validates again (for clusters without this webhook);
-// both use paddle.ValidateJob, so they cannot disagree.
+// The job controller validates again (for clusters without this webhook,
+// and namespaces it skips); both use paddle.ValidateJob and
+// paddle.ValidateUpdate, so they cannot disagree.
 package paddle
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 
 	admissionv1 "k8s.io/api/admission/v1"
 	whv1 "k8s.io/api/admissionregistration/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/klog/v2"
+	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 	"volcano.sh/volcano/pkg/webhooks/router"
-	"volcano.sh/volcano/pkg/webhooks/schema"
+	vcschema "volcano.sh/volcano/pkg/webhooks/schema"
 	"volcano.sh/volcano/pkg/webhooks/util"
 
 	jobplugin "github.com/volcano-paddle/volcano-paddle/pkg/controllers/job/plugins/paddle"
 )
 
-// Path is where the webhook manager serves this admission; add it to the
-// manager's --enabled-admission list.
-const Path = "/jobs/paddle/validate"
+// Paths where the webhook manager serves the admissions; add both to its
+// --enabled-admission list.
+const (
+	Path       = "/jobs/paddle/validate"
+	MutatePath = "/jobs/paddle/mutate"
+)
+
+var jobRule = []whv1.RuleWithOperations{{
+	Operations: []whv1.OperationType{whv1.Create, whv1.Update},
+	Rule: whv1.Rule{
+		APIGroups:   []string{"batch.volcano.sh"},
+		APIVersions: []string{"v1alpha1"},
+		Resources:   []string{"jobs"},
+	},
+}}
+
+var (
+	validating = &router.AdmissionService{
+		Path: Path,
+		Func: func(ar admissionv1.AdmissionReview) *admissionv1.AdmissionResponse {
+			return Admit(context.Background(), ar)
+		},
+		ValidatingConfig: &whv1.ValidatingWebhookConfiguration{
+			Webhooks: []whv1.ValidatingWebhook{{Name: "validatepaddlejob.volcano.sh", Rules: jobRule}},
+		},
+	}
+	mutating = &router.AdmissionService{
+		Path: MutatePath,
+		Func: func(ar admissionv1.AdmissionReview) *admissionv1.AdmissionResponse {
+			return Mutate(context.Background(), ar)
+		},
+		MutatingConfig: &whv1.MutatingWebhookConfiguration{
+			Webhooks: []whv1.MutatingWebhook{{Name: "mutatepaddlejob.volcano.sh", Rules: jobRule}},
+		},
+	}
+)
 
 func init() {
-	if err := router.RegisterAdmission(service); err != nil {
-		panic(err)
+	for _, s := range []struct {
+		svc   *router.AdmissionService
+		admit admitFunc
+	}{{validating, Admit}, {mutating, Mutate}} {
+		if err := router.RegisterAdmission(s.svc); err != nil {
+			panic(err)
+		}
+		// RegisterAdmission installs Volcano's router.Serve, which reads
+		// the whole body and gives the admission no context; ours bounds
+		// the request and drops the work when its client leaves (serve.go).
+		s.svc.Handler = router.AdmissionHandler(Handler(s.admit))
 	}
 }
 
-var service = &router.AdmissionService{
-	Path: Path,
-	Func: Admit,
-	ValidatingConfig: &whv1.ValidatingWebhookConfiguration{
-		Webhooks: []whv1.ValidatingWebhook{{
-			Name: "validatepaddlejob.volcano.sh",
-			Rules: []whv1.RuleWithOperations{{
-				Operations: []whv1.OperationType{whv1.Create, whv1.Update},
-				Rule: whv1.Rule{
-					APIGroups:   []string{"batch.volcano.sh"},
-					APIVersions: []string{"v1alpha1"},
-					Resources:   []string{"jobs"},
-				},
-			}},
-		}},
-	},
+var jobGroupKind = schema.GroupKind{Group: batch.SchemeGroupVersion.Group, Kind: "Job"}
+
+// decoded is a Paddle job of an admission request with its arguments.
+type decoded struct {
+	job  *batch.Job
+	args *jobplugin.Args
+	errs field.ErrorList // argument errors
 }
 
-// Admit allows every Job without the paddle plugin and validates the others.
-func Admit(ar admissionv1.AdmissionReview) *admissionv1.AdmissionResponse {
-	job, err := schema.DecodeJob(ar.Request.Object, ar.Request.Resource)
+// decode returns nil for a Job without the paddle plugin.
+func decode(ar admissionv1.AdmissionReview) (*decoded, error) {
+	job, err := vcschema.DecodeJob(ar.Request.Object, ar.Request.Resource)
 	if err != nil {
-		return util.ToAdmissionResponse(err)
+		return nil, err
 	}
 	args, uses := job.Spec.Plugins[jobplugin.PluginName]
 	if !uses {
-		return &admissionv1.AdmissionResponse{Allowed: true}
+		return nil, nil
 	}
 	if job.Namespace == "" {
 		job.Namespace = ar.Request.Namespace
 	}
-	a, errs := jobplugin.ParseArgs(args)
-	var layout *jobplugin.Layout
-	if len(errs) == 0 {
-		layout, errs = jobplugin.ValidateJob(job, a)
-	}
-	if len(errs) == 0 && ar.Request.Operation == admissionv1.Update {
-		errs = validateUpdate(ar, layout, a)
-	}
-	if len(errs) == 0 {
-		return &admissionv1.AdmissionResponse{Allowed: true}
-	}
-	msg := jobplugin.NewInvalidJobError(job, errs).Error()
-	klog.V(3).InfoS("Denied Paddle job", "job", klog.KObj(job), "reason", msg)
-	return &admissionv1.AdmissionResponse{
-		Allowed: false,
-		Result: &metav1.Status{
-			Status:  metav1.StatusFailure,
-			Reason:  metav1.StatusReasonInvalid,
-			Code:    422,
-			Message: msg,
-		},
-	}
+	d := &decoded{job: job}
+	d.args, d.errs = jobplugin.ParseArgs(args)
+	return d, nil
 }
 
-// validateUpdate refuses changing the replicas of a Paddle role: the peer
-// lists of running processes cannot change.
-func validateUpdate(ar admissionv1.AdmissionReview, now *jobplugin.Layout, a *jobplugin.Args) field.ErrorList {
-	old, err := schema.DecodeJob(ar.Request.OldObject, ar.Request.Resource)
+// Admit allows every Job without the paddle plugin, every update that
+// leaves the spec alone, and Paddle jobs that pass ValidateJob and
+// ValidateUpdate; it denies the others as Invalid with one cause per field.
+func Admit(ctx context.Context, ar admissionv1.AdmissionReview) *admissionv1.AdmissionResponse {
+	d, err := decode(ar)
 	if err != nil {
-		return field.ErrorList{field.InternalError(field.NewPath("metadata"), err)}
+		return util.ToAdmissionResponse(err)
 	}
-	if old.Namespace == "" {
-		old.Namespace = ar.Request.Namespace
+	if d == nil {
+		return allowed()
 	}
-	was, errs := jobplugin.ValidateJob(old, a)
-	if len(errs) > 0 || was == nil {
-		return nil // the old job was never valid: judge the new one alone
+	var old *batch.Job
+	if ar.Request.Operation == admissionv1.Update {
+		if old, err = vcschema.DecodeJob(ar.Request.OldObject, ar.Request.Resource); err != nil {
+			return util.ToAdmissionResponse(err)
+		}
+		if old.Namespace == "" {
+			old.Namespace = ar.Request.Namespace
+		}
+		if jobplugin.SpecUnchanged(old, d.job) {
+			return allowed() // labels, finalizers, deletion: never refused
+		}
 	}
-	if was.ReplicaSummary() != now.ReplicaSummary() {
-		return field.ErrorList{field.Forbidden(field.NewPath("spec", "tasks"),
-			fmt.Sprintf("replicas of Paddle roles cannot change (%s -> %s): Paddle's peer lists are fixed when its processes start; delete the job and create it with the new sizes",
-				was.ReplicaSummary(), now.ReplicaSummary()))}
+	if len(d.errs) > 0 {
+		return deny(d.job, d.errs)
 	}
-	return nil
+	if err := ctx.Err(); err != nil {
+		return budgetExceeded(jobRef(d.job), err)
+	}
+	layout, errs := jobplugin.ValidateJob(d.job, d.args)
+	if len(errs) == 0 && old != nil {
+		if err := ctx.Err(); err != nil {
+			return budgetExceeded(jobRef(d.job), err)
+		}
+		errs = jobplugin.ValidateUpdate(old, d.job, d.args)
+	}
+	if len(errs) > 0 {
+		return deny(d.job, errs)
+	}
+	resp := allowed()
+	resp.Warnings = jobplugin.Warnings(d.job, layout)
+	return resp
 }
+
+// Mutate applies paddle.Defaults to a valid Paddle job at creation. It
+// never denies: what is wrong is the validating admission's to say.
+func Mutate(ctx context.Context, ar admissionv1.AdmissionReview) *admissionv1.AdmissionResponse {
+	if ar.Request.Operation != admissionv1.Create {
+		return allowed()
+	}
+	d, err := decode(ar)
+	if err != nil || d == nil || len(d.errs) > 0 || ctx.Err() != nil {
+		return allowed()
+	}
+	layout, errs := jobplugin.ValidateJob(d.job, d.args)
+	if len(errs) > 0 {
+		return allowed()
+	}
+	ops := jobplugin.Defaults(d.job, d.args, layout)
+	if len(ops) == 0 {
+		return allowed()
+	}
+	patch, err := json.Marshal(ops)
+	if err != nil {
+		return util.ToAdmissionResponse(err)
+	}
+	klog.V(3).InfoS("Defaulted Paddle job", "job", klog.KObj(d.job), "patch", string(patch))
+	pt := admissionv1.PatchTypeJSONPatch
+	return &admissionv1.AdmissionResponse{Allowed: true, Patch: patch, PatchType: &pt}
+}
+
+func allowed() *admissionv1.AdmissionResponse { return &admissionv1.AdmissionResponse{Allowed: true} }
+
+// deny answers Invalid with one cause per field, like Kubernetes' own
+// validation (apierrors.NewInvalid), and a message that names the job.
+func deny(job *batch.Job, errs field.ErrorList) *admissionv1.AdmissionResponse {
+	st := apierrors.NewInvalid(jobGroupKind, job.Name, errs).ErrStatus
+	st.Message = jobplugin.NewInvalidJobError(job, errs).Error()
+	klog.V(3).InfoS("Denied Paddle job", "job", klog.KObj(job), "reason", st.Message)
+	return &admissionv1.AdmissionResponse{Allowed: false, Result: &st}
+}
+
+// budgetExceeded denies what did not finish within its budget; with the
+// bounds of paddle.validateLimits an honest job never gets here.
+func budgetExceeded(what string, err error) *admissionv1.AdmissionResponse {
+	klog.InfoS("Paddle admission ran out of its budget", "request", what, "err", err)
+	return &admissionv1.AdmissionResponse{Allowed: false, Result: &metav1.Status{
+		Status: metav1.StatusFailure, Reason: metav1.StatusReasonTimeout, Code: 504,
+		Message: fmt.Sprintf("paddle admission of %s did not finish within its time budget (%v); retry, and if it persists make the job smaller", what, err),
+	}}
+}
+
+func jobRef(job *batch.Job) string { return "job " + job.Namespace + "/" + job.Name }

@@ -1,15 +1,23 @@
 package paddle
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
+	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	admissionv1 "k8s.io/api/admission/v1"
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
+	bus "volcano.sh/apis/pkg/apis/bus/v1alpha1"
 )
 
 func job(plugins map[string][]string, tasks map[string]int32) *batch.Job {
@@ -21,7 +29,8 @@ func job(plugins map[string][]string, tasks map[string]int32) *batch.Job {
 	for _, name := range []string{"ps", "worker"} {
 		if n, ok := tasks[name]; ok {
 			j.Spec.Tasks = append(j.Spec.Tasks, batch.TaskSpec{Name: name, Replicas: n, Template: v1.PodTemplateSpec{
-				Spec: v1.PodSpec{Containers: []v1.Container{{Name: "paddle", Image: "paddle"}}}}})
+				Spec: v1.PodSpec{RestartPolicy: v1.RestartPolicyNever, Containers: []v1.Container{{Name: "paddle", Image: "paddle"}}}}})
+			j.Spec.MinAvailable += n
 		}
 	}
 	return j
@@ -35,42 +44,236 @@ func review(op admissionv1.Operation, obj, old *batch.Job) admissionv1.Admission
 		b, _ := json.Marshal(j)
 		return runtime.RawExtension{Raw: b}
 	}
-	return admissionv1.AdmissionReview{Request: &admissionv1.AdmissionRequest{
-		Operation: op, Namespace: "ml",
-		Resource: metav1.GroupVersionResource{Group: "batch.volcano.sh", Version: "v1alpha1", Resource: "jobs"},
-		Object:   raw(obj), OldObject: raw(old),
-	}}
+	return admissionv1.AdmissionReview{
+		TypeMeta: metav1.TypeMeta{APIVersion: "admission.k8s.io/v1", Kind: "AdmissionReview"},
+		Request: &admissionv1.AdmissionRequest{
+			UID:       "req-1",
+			Operation: op, Namespace: "ml",
+			Resource: metav1.GroupVersionResource{Group: "batch.volcano.sh", Version: "v1alpha1", Resource: "jobs"},
+			Object:   raw(obj), OldObject: raw(old),
+		}}
 }
 
 func TestAdmit(t *testing.T) {
 	ok := job(map[string][]string{"paddle": {"--gloo=1"}}, map[string]int32{"ps": 2, "worker": 2})
+	invalid := job(map[string][]string{"paddle": {"--gloo=1"}}, map[string]int32{"worker": 2}) // gloo in a collective job
+	labelled := invalid.DeepCopy()
+	labelled.Labels = map[string]string{"team": "ads"}
+	deleting := invalid.DeepCopy()
+	deleting.Finalizers = []string{metav1.FinalizerDeleteDependents}
+	now := metav1.Now()
+	deleting.DeletionTimestamp = &now
+	withGPUs := func(q string) *batch.Job {
+		j := ok.DeepCopy()
+		r := v1.ResourceList{"nvidia.com/gpu": resource.MustParse(q)}
+		j.Spec.Tasks[1].Template.Spec.Containers[0].Resources = v1.ResourceRequirements{Limits: r, Requests: r}
+		return j
+	}
+	named := func(name string) *batch.Job { j := ok.DeepCopy(); j.Name = name; return j }
 	cases := []struct {
 		name    string
 		ar      admissionv1.AdmissionReview
 		allowed bool
-		want    string
+		want    string // in the message
+		field   string // a cause of the Invalid status
 	}{
-		{"no paddle plugin", review(admissionv1.Create, job(map[string][]string{"svc": nil}, map[string]int32{"worker": 0}), nil), true, ""},
-		{"valid PS job", review(admissionv1.Create, ok, nil), true, ""},
+		{"no paddle plugin", review(admissionv1.Create, job(map[string][]string{"svc": nil}, map[string]int32{"worker": 0}), nil), true, "", ""},
+		{"valid PS job", review(admissionv1.Create, ok, nil), true, "", ""},
 		{"bad argument", review(admissionv1.Create, job(map[string][]string{"paddle": {"--gloo=5"}}, map[string]int32{"ps": 1, "worker": 1}), nil), false,
-			"paddle plugin rejected job ml/wd: spec.plugins.paddle[--gloo]"},
-		{"gloo in a collective job", review(admissionv1.Create, job(map[string][]string{"paddle": {"--gloo=1"}}, map[string]int32{"worker": 2}), nil), false,
-			"spec.plugins.paddle[--gloo]"},
+			"paddle plugin rejected job ml/wd: spec.plugins.paddle[--gloo]", "spec.plugins.paddle[--gloo]"},
+		{"duplicate flag", review(admissionv1.Create, job(map[string][]string{"paddle": {"--port=30000", "--port=40000"}}, map[string]int32{"ps": 1, "worker": 1}), nil), false,
+			"given more than once", "spec.plugins.paddle"},
+		{"gloo in a collective job", review(admissionv1.Create, invalid, nil), false, "spec.plugins.paddle[--gloo]", "spec.plugins.paddle[--gloo]"},
+		{"1e18 GPUs", review(admissionv1.Create, withGPUs("1e18"), nil), false,
+			"GPUs per container must be between 0 and 256", "spec.tasks[1].template.spec.containers[0].resources.limits[nvidia.com/gpu]"},
+		{"half a GPU", review(admissionv1.Create, withGPUs("500m"), nil), false, "whole devices", "spec.tasks[1].template.spec.containers[0].resources.requests[nvidia.com/gpu]"},
+		{"name starting with a digit", review(admissionv1.Create, named("1paddle"), nil), false, `DNS-1035`, "metadata.name"},
 		{"scaling a role", review(admissionv1.Update, job(map[string][]string{"paddle": {"--gloo=1"}}, map[string]int32{"ps": 2, "worker": 4}), ok), false,
-			"replicas of Paddle roles cannot change (ps=2,worker=2 -> ps=2,worker=4)"},
-		{"update without scaling", review(admissionv1.Update, ok, ok), true, ""},
+			`task "worker" (Paddle trainer) cannot change from 2 to 4 replicas`, "spec.tasks[1].replicas"},
+		{"update without scaling", review(admissionv1.Update, ok, ok), true, "", ""},
+		{"label on a job current rules refuse", review(admissionv1.Update, labelled, invalid), true, "", ""},
+		{"foreground deletion of a job current rules refuse", review(admissionv1.Update, deleting, invalid), true, "", ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			resp := Admit(tc.ar)
+			resp := Admit(context.Background(), tc.ar)
 			if resp.Allowed != tc.allowed {
 				t.Fatalf("allowed = %v, want %v (%v)", resp.Allowed, tc.allowed, resp.Result)
 			}
-			if !tc.allowed {
-				if resp.Result == nil || !strings.Contains(resp.Result.Message, tc.want) || resp.Result.Code != 422 {
-					t.Errorf("result = %+v, want a 422 mentioning %q", resp.Result, tc.want)
+			if tc.allowed {
+				return
+			}
+			if resp.Result == nil || !strings.Contains(resp.Result.Message, tc.want) || resp.Result.Code != 422 || resp.Result.Reason != metav1.StatusReasonInvalid {
+				t.Fatalf("result = %+v, want a 422 Invalid mentioning %q", resp.Result, tc.want)
+			}
+			if resp.Result.Details == nil {
+				t.Fatalf("no per-field causes: %+v", resp.Result)
+			}
+			for _, c := range resp.Result.Details.Causes {
+				if c.Field == tc.field {
+					return
 				}
 			}
+			t.Errorf("causes %+v name no field %s", resp.Result.Details.Causes, tc.field)
 		})
+	}
+}
+
+func TestAdmitWarnings(t *testing.T) {
+	j := job(map[string][]string{"paddle": nil}, map[string]int32{"ps": 2, "worker": 2})
+	j.Spec.MinAvailable = 2
+	j.Spec.Tasks[0].Template.Spec.RestartPolicy = v1.RestartPolicyOnFailure
+	j.Spec.Tasks[1].Template.Spec.Containers[0].Command = []string{"/bin/sh", "-c", "cd /work && python train.py"}
+	j.Spec.Tasks[1].Policies = []batch.LifecyclePolicy{{Event: bus.PodFailedEvent, Action: bus.RestartPodAction}}
+	resp := Admit(context.Background(), review(admissionv1.Create, j, nil))
+	if !resp.Allowed {
+		t.Fatalf("denied: %v", resp.Result)
+	}
+	all := strings.Join(resp.Warnings, "\n")
+	for _, want := range []string{
+		"spec.minAvailable: 2 is below the 4 pods",
+		"spec.tasks[0].template.spec.restartPolicy: OnFailure",
+		"spec.tasks[1].template.spec.containers[0]: the shell runs the trainer without exec",
+		"spec.tasks[1].policies: RestartPod",
+		`no TaskCompleted -> CompleteJob on the trainer task "worker"`,
+	} {
+		if !strings.Contains(all, want) {
+			t.Errorf("warnings lack %q:\n%s", want, all)
+		}
+	}
+
+	clean := job(map[string][]string{"paddle": nil}, map[string]int32{"ps": 2, "worker": 2})
+	clean.Spec.Tasks[1].Template.Spec.Containers[0].Command = []string{"sh", "-c", "cd /work\nexec python train.py"}
+	clean.Spec.Tasks[1].Policies = []batch.LifecyclePolicy{{Event: bus.TaskCompletedEvent, Action: bus.CompleteJobAction}}
+	if resp := Admit(context.Background(), review(admissionv1.Create, clean, nil)); len(resp.Warnings) != 0 {
+		t.Errorf("warnings for a clean job: %q", resp.Warnings)
+	}
+}
+
+// The mutating admission gives a PS job's trainers TaskCompleted ->
+// CompleteJob, unless turned off or the task has its own TaskCompleted.
+func TestMutate(t *testing.T) {
+	withPolicies := func(args []string, p ...batch.LifecyclePolicy) *batch.Job {
+		j := job(map[string][]string{"paddle": args}, map[string]int32{"ps": 1, "worker": 2})
+		j.Spec.Tasks[1].Policies = p
+		return j
+	}
+	completes := batch.LifecyclePolicy{Event: bus.TaskCompletedEvent, Action: bus.CompleteJobAction}
+	failed := batch.LifecyclePolicy{Event: bus.PodFailedEvent, Action: bus.RestartJobAction}
+	cases := []struct {
+		name string
+		job  *batch.Job
+		want []batch.LifecyclePolicy // trainer policies after the patch; nil = no patch
+	}{
+		{"PS job without policies", withPolicies(nil), []batch.LifecyclePolicy{completes}},
+		{"PS job with other policies", withPolicies(nil, failed), []batch.LifecyclePolicy{failed, completes}},
+		{"own TaskCompleted kept", withPolicies(nil, batch.LifecyclePolicy{Event: bus.TaskCompletedEvent, Action: bus.TerminateJobAction}), nil},
+		{"any-event policy kept", withPolicies(nil, batch.LifecyclePolicy{Event: bus.AnyEvent, Action: bus.RestartJobAction}), nil},
+		{"turned off", withPolicies([]string{"--trainer-completes-job=false"}), nil},
+		{"collective job", job(map[string][]string{"paddle": nil}, map[string]int32{"worker": 2}), nil},
+		{"invalid job", withPolicies([]string{"--gloo=7"}), nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			resp := Mutate(context.Background(), review(admissionv1.Create, tc.job, nil))
+			if !resp.Allowed {
+				t.Fatalf("mutating admission denied: %v", resp.Result)
+			}
+			if tc.want == nil {
+				if resp.Patch != nil {
+					t.Fatalf("patched: %s", resp.Patch)
+				}
+				return
+			}
+			patch, err := jsonpatch.DecodePatch(resp.Patch)
+			if err != nil {
+				t.Fatal(err)
+			}
+			raw, _ := json.Marshal(tc.job)
+			out, err := patch.Apply(raw)
+			if err != nil {
+				t.Fatalf("patch %s does not apply: %v", resp.Patch, err)
+			}
+			var got batch.Job
+			if err := json.Unmarshal(out, &got); err != nil {
+				t.Fatal(err)
+			}
+			gotP, _ := json.Marshal(got.Spec.Tasks[1].Policies)
+			wantP, _ := json.Marshal(tc.want)
+			if !bytes.Equal(gotP, wantP) {
+				t.Errorf("trainer policies = %s, want %s", gotP, wantP)
+			}
+		})
+	}
+}
+
+// The handler bounds what it reads and answers with the request's UID; a
+// request whose client has gone is dropped without running.
+func TestHandlerBudget(t *testing.T) {
+	h := Handler(Admit)
+	post := func(ctx context.Context, body []byte) *httptest.ResponseRecorder {
+		r := httptest.NewRequest(http.MethodPost, Path+"?timeout=10s", bytes.NewReader(body)).WithContext(ctx)
+		r.Header.Set("Content-Type", "application/json")
+		w := httptest.NewRecorder()
+		h(w, r)
+		return w
+	}
+	ar := review(admissionv1.Create, job(map[string][]string{"paddle": {"--gloo=5"}}, map[string]int32{"ps": 1, "worker": 1}), nil)
+	body, _ := json.Marshal(ar)
+	w := post(context.Background(), body)
+	var out admissionv1.AdmissionReview
+	if err := json.Unmarshal(w.Body.Bytes(), &out); err != nil || out.Response == nil {
+		t.Fatalf("response %q: %v", w.Body.String(), err)
+	}
+	if out.Response.UID != "req-1" || out.Response.Allowed || out.Kind != "AdmissionReview" {
+		t.Errorf("response = %+v", out)
+	}
+
+	if w := post(context.Background(), bytes.Repeat([]byte(" "), MaxRequestBytes+1)); w.Code != http.StatusRequestEntityTooLarge {
+		t.Errorf("oversized request: status %d", w.Code)
+	}
+
+	gone, cancel := context.WithCancel(context.Background())
+	cancel()
+	ran := false
+	r := httptest.NewRequest(http.MethodPost, Path, bytes.NewReader(body)).WithContext(gone)
+	r.Header.Set("Content-Type", "application/json")
+	w = httptest.NewRecorder()
+	Handler(func(ctx context.Context, ar admissionv1.AdmissionReview) *admissionv1.AdmissionResponse {
+		ran = true
+		return Admit(ctx, ar)
+	})(w, r)
+	if w.Body.Len() != 0 {
+		t.Errorf("answered a client that left: %q", w.Body.String())
+	}
+	_ = ran // whether it started depends on the select; either way nothing was sent
+
+	if d := budget(httptest.NewRequest(http.MethodPost, Path+"?timeout=3s", nil)); d != 3*time.Second {
+		t.Errorf("budget from ?timeout=3s = %s", d)
+	}
+	if d := budget(httptest.NewRequest(http.MethodPost, Path+"?timeout=1h", nil)); d != maxBudget {
+		t.Errorf("budget from ?timeout=1h = %s", d)
+	}
+}
+
+// A job the size the issue reported (10,000 replicas, a Paddle variable
+// set in the template: quadratic before) is answered within the request's
+// budget, not with "context deadline exceeded"; one past the bounds is
+// refused before anything is built, naming the field.
+func TestAdmitLargeJobs(t *testing.T) {
+	big := func(n int32) *batch.Job {
+		j := job(map[string][]string{"paddle": nil}, map[string]int32{"ps": 1, "worker": n})
+		j.Spec.Tasks[1].Template.Spec.Containers[0].Env = []v1.EnvVar{{Name: "PADDLE_PORT", Value: "36000"}}
+		return j
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if resp := Admit(ctx, review(admissionv1.Create, big(10000), nil)); !resp.Allowed && (resp.Result.Code != 422 || resp.Result.Details == nil) {
+		t.Errorf("10000 replicas: %+v", resp.Result)
+	}
+	resp := Admit(ctx, review(admissionv1.Create, big(1<<30), nil))
+	if resp.Allowed || resp.Result.Code != 422 || resp.Result.Details == nil || len(resp.Result.Details.Causes) == 0 ||
+		resp.Result.Details.Causes[0].Field != "spec.tasks[1].replicas" {
+		t.Fatalf("2^30 replicas: %+v", resp.Result)
 	}
 }

@@ -57,6 +57,10 @@ type Args struct {
 	// HeterDevice is HETER_DEVICE_TYPE for heter trainers: auto (gpu when
 	// the task requests nvidia.com/gpu, else cpu), cpu, gpu or xpu.
 	HeterDevice string
+	// TrainerCompletesJob: at admission, a PS job whose trainer task has no
+	// TaskCompleted policy gets TaskCompleted -> CompleteJob there, so the
+	// pservers stop when training ends (mutate.go).
+	TrainerCompletesJob bool
 }
 
 var argsPath = field.NewPath("spec", "plugins", PluginName)
@@ -77,6 +81,8 @@ func newFlagSet(a *Args) *flag.FlagSet {
 	fs.DurationVar(&a.BarrierTimeout, "barrier-timeout", DefaultBarrierTimeout, "how long the barrier waits before failing the pod")
 	fs.BoolVar(&a.HostNetwork, "host-network", false, "allow tasks with hostNetwork: true")
 	fs.StringVar(&a.HeterDevice, "heter-device", heterDeviceAuto, "HETER_DEVICE_TYPE of heter trainers: auto, cpu, gpu or xpu")
+	fs.BoolVar(&a.TrainerCompletesJob, "trainer-completes-job", true, "at admission, give a PS job's trainer task TaskCompleted -> CompleteJob when it has no TaskCompleted policy")
+	refuseRepeatedFlags(fs) // limits.go
 	return fs
 }
 

@@ -12,7 +12,7 @@ func TestParseArgsDefaults(t *testing.T) {
 		t.Fatal(errs)
 	}
 	want := Args{Mode: "auto", Port: 36000, PortsPerPod: 20, Barrier: true, BarrierImage: DefaultBarrierImage,
-		BarrierTimeout: 5 * time.Minute, HeterDevice: "auto"}
+		BarrierTimeout: 5 * time.Minute, HeterDevice: "auto", TrainerCompletesJob: true}
 	if *a != want {
 		t.Errorf("defaults = %+v, want %+v", *a, want)
 	}
@@ -59,6 +59,10 @@ func TestParseArgsInvalid(t *testing.T) {
 		{[]string{"--barrier-timeout=soon"}, "invalid value"},
 		{[]string{"--heter-device=tpu"}, "--heter-device"},
 		{[]string{"--ps-task= ps"}, "spaces"},
+		// Go's flag package would keep the last value of a repeated flag.
+		{[]string{"--port=30000", "--port=40000"}, `given more than once (first value "30000")`},
+		{[]string{"--barrier", "--barrier=false"}, "given more than once"},
+		{[]string{"--trainer-completes-job=maybe"}, "invalid boolean value"},
 	}
 	for _, tc := range cases {
 		_, errs := ParseArgs(tc.args)

@@ -40,6 +40,7 @@ func Recovering(build plugins.PluginBuilder) plugins.PluginBuilder {
 			if r := recover(); r != nil {
 				rp.buildPanic = r
 				rp.buildStack = debug.Stack()
+				p = rp
 			}
 		}()
 		rp.inner = build(client, args)

@@ -31,7 +31,7 @@ const ResizeHeldReason = "PaddleResizeHeld"
 //     (A job that was never valid never started, so it is judged alone.)
 //   - Any other change must leave a valid job.
 func ValidateUpdate(old, job *batch.Job, a *Args) field.ErrorList {
-	if job.DeletionTimestamp != nil || equality.Semantic.DeepEqual(old.Spec, job.Spec) {
+	if SpecUnchanged(old, job) {
 		return nil
 	}
 	l, errs := ValidateJob(job, a)
@@ -42,6 +42,13 @@ func ValidateUpdate(old, job *batch.Job, a *Args) field.ErrorList {
 		return nil
 	}
 	return replicaChanges(old, job, l)
+}
+
+// SpecUnchanged: the update changes only metadata, or is a step of the
+// job's deletion. Such an update is never refused (ValidateUpdate), even
+// before the plugin arguments are looked at.
+func SpecUnchanged(old, job *batch.Job) bool {
+	return job.DeletionTimestamp != nil || equality.Semantic.DeepEqual(old.Spec, job.Spec)
 }
 
 // replicaChanges reports, per field, every Paddle role task whose replicas

@@ -1,0 +1,119 @@
+package paddle
+
+import (
+	"fmt"
+	"path"
+	"regexp"
+	"strings"
+
+	v1 "k8s.io/api/core/v1"
+	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
+	bus "volcano.sh/apis/pkg/apis/bus/v1alpha1"
+
+	"github.com/volcano-paddle/volcano-paddle/pkg/paddleapi"
+)
+
+// Warnings lists what is valid but risky in a Paddle job that passed
+// ValidateJob (l is its layout). The admission webhook returns them in the
+// `warnings` of its response, which kubectl prints; each names the field
+// and the fix.
+func Warnings(job *batch.Job, l *Layout) []string {
+	var out []string
+	tasks := "spec.tasks"
+	roles := l.roles()
+
+	var members int32
+	for _, r := range roles {
+		members += int32(r.Replicas)
+	}
+	if job.Spec.MinAvailable < members {
+		out = append(out, fmt.Sprintf("spec.minAvailable: %d is below the %d pods of the Paddle roles (%s): Volcano may start part of the gang, and Paddle waits for every member; set minAvailable to %d",
+			job.Spec.MinAvailable, members, l.ReplicaSummary(), members))
+	}
+	for _, r := range roles {
+		ts := &job.Spec.Tasks[r.TaskIndex]
+		p := fmt.Sprintf("%s[%d]", tasks, r.TaskIndex)
+		if ts.MinAvailable != nil && *ts.MinAvailable < ts.Replicas {
+			out = append(out, fmt.Sprintf("%s.minAvailable: %d is below the task's %d replicas; Paddle waits for every member of role %s, so leave it unset or set it to %d",
+				p, *ts.MinAvailable, ts.Replicas, r.Role, ts.Replicas))
+		}
+		if rp := ts.Template.Spec.RestartPolicy; rp != v1.RestartPolicyNever {
+			shown := string(rp)
+			if shown == "" {
+				shown = "unset (Always)"
+			}
+			out = append(out, fmt.Sprintf("%s.template.spec.restartPolicy: %s; a Paddle process restarted in place rejoins peers that moved on; use Never and let the job's policies restart the gang",
+				p, shown))
+		}
+		for _, pol := range ts.Policies {
+			if pieceMeal(pol.Action) {
+				out = append(out, fmt.Sprintf("%s.policies: %s on role %s replaces pods one by one; only RestartJob gives a consistent gang (pods of a new incarnation get new peer names)",
+					p, pol.Action, r.Role))
+			}
+		}
+		for ci := range ts.Template.Spec.Containers {
+			c := &ts.Template.Spec.Containers[ci]
+			if script, ok := shellScript(c); ok && !execRE.MatchString(script) {
+				out = append(out, fmt.Sprintf("%s.template.spec.containers[%d]: the shell runs the trainer without exec; as PID 1 the shell ignores SIGTERM, so a stopped pod waits its whole grace period; end the script with `exec python ...`",
+					p, ci))
+			}
+		}
+	}
+	for _, pol := range job.Spec.Policies {
+		if pieceMeal(pol.Action) {
+			out = append(out, fmt.Sprintf("spec.policies: %s replaces pods one by one; for Paddle roles only RestartJob gives a consistent gang", pol.Action))
+		}
+	}
+	if (l.Mode == paddleapi.ModePS || l.Mode == paddleapi.ModeHeterPS) && !hasPolicy(job.Spec.Tasks[l.Trainer.TaskIndex].Policies, bus.TaskCompletedEvent, bus.CompleteJobAction) {
+		out = append(out, fmt.Sprintf("%s[%d].policies: no TaskCompleted -> CompleteJob on the trainer task %q; parameter servers never exit on their own, so the job would run forever after training ends",
+			tasks, l.Trainer.TaskIndex, l.Trainer.TaskName))
+	}
+	return out
+}
+
+// pieceMeal actions replace part of a gang.
+func pieceMeal(a bus.Action) bool {
+	return a == bus.RestartTaskAction || a == bus.RestartPodAction || a == bus.RestartPartitionAction
+}
+
+// hasPolicy: some policy maps event to action (action "" matches any).
+func hasPolicy(policies []batch.LifecyclePolicy, event bus.Event, action bus.Action) bool {
+	for _, p := range policies {
+		if action != "" && p.Action != action {
+			continue
+		}
+		if p.Event == event {
+			return true
+		}
+		for _, e := range p.Events {
+			if e == event {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// execRE finds `exec` as a command of a shell script: at its start or after
+// a separator, newline, `then`, `do` or `else`.
+var execRE = regexp.MustCompile(`(^|[;&|\n(]|\bthen|\bdo|\belse)\s*exec\s`)
+
+// shellScript returns the script of a container started as `sh -c SCRIPT`
+// (also bash, dash, ash; in command or split over command and args).
+func shellScript(c *v1.Container) (string, bool) {
+	argv := append(append([]string(nil), c.Command...), c.Args...)
+	if len(c.Command) == 0 || len(argv) < 3 {
+		return "", false
+	}
+	switch path.Base(argv[0]) {
+	case "sh", "bash", "dash", "ash", "zsh":
+	default:
+		return "", false
+	}
+	for i := 1; i < len(argv)-1; i++ {
+		if a := argv[i]; strings.HasPrefix(a, "-") && strings.Contains(a, "c") && !strings.HasPrefix(a, "--") {
+			return argv[i+1], true
+		}
+	}
+	return "", false
+}

@@ -1,0 +1,224 @@
+// Package paddleobjects is a controller of vc-controller-manager-paddle that
+// re-creates the API objects a running Paddle job needs (its headless
+// Service and the ConfigMap of its incarnation) within seconds when someone
+// deletes them.
+//
+// The job plugin creates them in OnJobAdd, but Volcano calls plugin hooks
+// only when it syncs the job (volcano.sh/volcano
+// pkg/controllers/job/job_controller_actions.go: syncJob), and deleting a
+// Service triggers no sync: without this controller the pods of a running
+// job lose their DNS names until the job restarts.
+package paddleobjects
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
+	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
+	vcscheme "volcano.sh/apis/pkg/client/clientset/versioned/scheme"
+	batchlisters "volcano.sh/apis/pkg/client/listers/batch/v1alpha1"
+	"volcano.sh/volcano/pkg/controllers/framework"
+
+	jobplugin "github.com/volcano-paddle/volcano-paddle/pkg/controllers/job/plugins/paddle"
+)
+
+// Name is the controller's name for --controllers.
+const Name = "paddle-objects-controller"
+
+// RestoredReason is the reason of the Normal event a job gets when its
+// objects were re-created.
+const RestoredReason = "PaddleObjectsRestored"
+
+// settle is how long after a deletion the job is looked at: Volcano's
+// killJob deletes the Service (OnJobDelete) just before it writes the
+// job's new phase, and the job lister must have seen that write, or a job
+// that is completing would get its Service back.
+const settle = time.Second
+
+func init() {
+	framework.RegisterController(&Controller{})
+}
+
+// Controller watches Services labelled with a Volcano job name and
+// re-creates the Service of a started Paddle job when it is deleted.
+type Controller struct {
+	kube     kubernetes.Interface
+	jobs     batchlisters.JobLister
+	services corelisters.ServiceLister
+	cms      corelisters.ConfigMapLister
+	synced   []cache.InformerSynced
+	factory  informers.SharedInformerFactory
+	queue    workqueue.TypedRateLimitingInterface[string]
+	recorder record.EventRecorder
+}
+
+var _ framework.Controller = &Controller{}
+
+// Name implements framework.Controller.
+func (c *Controller) Name() string { return Name }
+
+// Initialize implements framework.Controller.
+func (c *Controller) Initialize(opt *framework.ControllerOption) error {
+	c.kube = opt.KubeClient
+	jobInformer := opt.VCSharedInformerFactory.Batch().V1alpha1().Jobs()
+	c.jobs = jobInformer.Lister()
+	// Only objects labelled with a Volcano job: the job plugin's Service
+	// and ConfigMaps carry that label, and a cluster-wide informer on every
+	// Service would cost the controller memory for nothing.
+	c.factory = informers.NewSharedInformerFactoryWithOptions(opt.KubeClient, 0,
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = batch.JobNameKey }))
+	svcInformer := c.factory.Core().V1().Services()
+	c.services = svcInformer.Lister()
+	cmInformer := c.factory.Core().V1().ConfigMaps()
+	c.cms = cmInformer.Lister()
+	c.queue = workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
+		workqueue.TypedRateLimitingQueueConfig[string]{Name: Name})
+
+	if _, err := jobInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		// At start-up every existing job is looked at once: a Service
+		// deleted while the controller was down comes back too.
+		AddFunc: func(obj interface{}) {
+			if job, ok := obj.(*batch.Job); ok && usesPaddle(job) {
+				c.queue.Add(job.Namespace + "/" + job.Name)
+			}
+		},
+	}); err != nil {
+		return err
+	}
+	for _, inf := range []cache.SharedIndexInformer{svcInformer.Informer(), cmInformer.Informer()} {
+		if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+			DeleteFunc: func(obj interface{}) { c.objectDeleted(obj) },
+		}); err != nil {
+			return err
+		}
+	}
+	c.synced = []cache.InformerSynced{jobInformer.Informer().HasSynced, svcInformer.Informer().HasSynced, cmInformer.Informer().HasSynced}
+
+	b := record.NewBroadcaster()
+	b.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: opt.KubeClient.CoreV1().Events("")})
+	c.recorder = b.NewRecorder(vcscheme.Scheme, v1.EventSource{Component: "vc-controller-manager-paddle"})
+	return nil
+}
+
+func (c *Controller) objectDeleted(obj interface{}) {
+	if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = t.Obj
+	}
+	m, err := metaOf(obj)
+	if err != nil {
+		utilruntime.HandleError(err)
+		return
+	}
+	if job := m.GetLabels()[batch.JobNameKey]; job != "" {
+		c.queue.AddAfter(m.GetNamespace()+"/"+job, settle)
+	}
+}
+
+func metaOf(obj interface{}) (metav1.Object, error) {
+	if m, ok := obj.(metav1.Object); ok {
+		return m, nil
+	}
+	return nil, fmt.Errorf("paddleobjects: unexpected object %T", obj)
+}
+
+// Run implements framework.Controller.
+func (c *Controller) Run(stopCh <-chan struct{}) {
+	defer utilruntime.HandleCrash()
+	defer c.queue.ShutDown()
+	c.factory.Start(stopCh)
+	if !cache.WaitForCacheSync(stopCh, c.synced...) {
+		klog.ErrorS(nil, "Caches did not sync", "controller", Name)
+		return
+	}
+	klog.InfoS("Started", "controller", Name)
+	go wait.Until(func() {
+		for c.processNext() {
+		}
+	}, time.Second, stopCh)
+	<-stopCh
+}
+
+func (c *Controller) processNext() bool {
+	key, quit := c.queue.Get()
+	if quit {
+		return false
+	}
+	defer c.queue.Done(key)
+	if err := c.sync(context.Background(), key); err != nil {
+		klog.ErrorS(err, "Re-creating the objects of a Paddle job", "job", key)
+		c.queue.AddRateLimited(key)
+		return true
+	}
+	c.queue.Forget(key)
+	return true
+}
+
+// sync re-creates the job's objects if the job is started (the plugin
+// serves it and has not torn it down), not being deleted, and one is
+// missing. Between a restart's teardown and the next start, OnJobAdd
+// creates them itself.
+func (c *Controller) sync(ctx context.Context, key string) error {
+	ns, name, err := cache.SplitMetaNamespaceKey(key)
+	if err != nil {
+		return nil
+	}
+	job, err := c.jobs.Jobs(ns).Get(name)
+	if err != nil {
+		return nil // gone: its objects go with it (owner references)
+	}
+	if !usesPaddle(job) || job.DeletionTimestamp != nil || !jobplugin.Serves(job) {
+		return nil
+	}
+	switch job.Status.State.Phase {
+	case batch.Pending, batch.Running:
+	default:
+		return nil
+	}
+	var missing []string
+	if _, err := c.services.Services(ns).Get(job.Name); err != nil {
+		// The lister sees only labelled Services; one that Volcano's svc
+		// plugin created first carries no job label.
+		_, err := c.kube.CoreV1().Services(ns).Get(ctx, job.Name, metav1.GetOptions{})
+		switch {
+		case apierrors.IsNotFound(err):
+			missing = append(missing, "headless Service "+job.Name)
+		case err != nil:
+			return err
+		}
+	}
+	cm := jobplugin.ConfigMapName(job.Name, int(job.Status.Version))
+	if _, err := c.cms.ConfigMaps(ns).Get(cm); err != nil {
+		missing = append(missing, "ConfigMap "+cm)
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	if err := jobplugin.EnsureObjects(ctx, c.kube, job); err != nil {
+		return err
+	}
+	what := strings.Join(missing, " and ")
+	klog.InfoS("Re-created objects of a running Paddle job", "job", klog.KObj(job), "objects", what)
+	c.recorder.Event(job, v1.EventTypeNormal, RestoredReason,
+		fmt.Sprintf("re-created the %s, deleted while the job runs (its pods' DNS names and peer lists depend on them)", what))
+	return nil
+}
+
+func usesPaddle(job *batch.Job) bool {
+	_, ok := job.Spec.Plugins[jobplugin.PluginName]
+	return ok
+}
