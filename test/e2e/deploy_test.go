@@ -157,6 +157,7 @@ func TestInstallOverlay(t *testing.T) {
 		"deployment.apps/volcano-admission configured (server dry run)",
 		"configmap/volcano-scheduler-configmap configured (server dry run)",
 		"validatingwebhookconfiguration.admissionregistration.k8s.io/volcano-admission-service-jobs-paddle-validate created (server dry run)",
+		"mutatingwebhookconfiguration.admissionregistration.k8s.io/volcano-admission-service-jobs-paddle-mutate created (server dry run)",
 		"clusterrole.rbac.authorization.k8s.io/volcano-paddle-controllers created (server dry run)",
 	} {
 		if !strings.Contains(out, want) {
