@@ -21,17 +21,26 @@ import (
 type clusterFlags struct {
 	topology  string
 	verbosity int
+	realNode  bool
+	dnsCache  int
+	dnsTTL    int
 }
 
 func (f *clusterFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.topology, "topology", "", "topology file for the simulated nodes (default: 2 racks x 4 nodes x 8 GPUs)")
 	fs.IntVar(&f.verbosity, "v", 3, "log verbosity of the Volcano components")
+	fs.BoolVar(&f.realNode, "real-node", false, "add the real node real-0 (kubelet, containerd, CoreDNS; needs root)")
+	fs.IntVar(&f.dnsCache, "dns-cache", 30, "CoreDNS `cache` seconds on the real node")
+	fs.IntVar(&f.dnsTTL, "dns-ttl", 30, "CoreDNS kubernetes `ttl` seconds on the real node")
 }
 
 func (f *clusterFlags) options(name string, p paths, logf func(string, ...interface{})) (localcluster.Options, error) {
 	opts := localcluster.Options{
 		Name: name, KubeconfigPath: p.kubeconfig, Verbosity: f.verbosity, Logf: logf,
 		LogDir: filepath.Join(p.dir, "logs", name),
+	}
+	if f.realNode {
+		opts.RealNode = &localcluster.RealNodeOptions{CacheSeconds: f.dnsCache, TTLSeconds: f.dnsTTL}
 	}
 	if f.topology != "" {
 		t, err := localcluster.LoadTopology(f.topology)
@@ -260,6 +269,14 @@ func runDown(args []string) error {
 	}
 	if s == nil {
 		_ = os.Remove(p.kubeconfig)
+		// A killed run leaves its real node's containers, mounts, bridge
+		// and cgroups; the owner is gone, so clean them up here.
+		if _, err := os.Stat(filepath.Join(localcluster.RealNodeDir(), "owner.json")); err == nil {
+			fmt.Println("Removing what a killed run's real node left behind...")
+			if err := localcluster.CleanupRealNode(); err != nil {
+				return err
+			}
+		}
 		fmt.Println("No local cluster is running.")
 		return nil
 	}

@@ -29,16 +29,6 @@ import (
 	"github.com/volcano-paddle/volcano-paddle/pkg/version"
 )
 
-// Report is what the barrier writes to its termination message (visible in
-// the pod's status) when it passes.
-type Report struct {
-	// Passed is when the last peer got its address (RFC 3339, nanoseconds).
-	Passed    string              `json:"passed"`
-	Elapsed   string              `json:"elapsed"`
-	Questions int                 `json:"questions"`
-	Addresses map[string][]string `json:"addresses"`
-}
-
 func main() {
 	klog.InitFlags(nil)
 	showVersion := flag.Bool("version", false, "print the version and exit")
@@ -82,7 +72,7 @@ func run(resolvConf string, interval time.Duration, termLog string) error {
 	if termLog == "" {
 		return nil
 	}
-	b, err := json.Marshal(Report{
+	b, err := json.Marshal(dnsbarrier.Report{
 		Passed: passed.UTC().Format(time.RFC3339Nano), Elapsed: res.Elapsed.String(),
 		Questions: res.Questions, Addresses: res.Addresses,
 	})

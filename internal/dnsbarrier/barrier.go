@@ -73,6 +73,16 @@ type Result struct {
 	Elapsed time.Duration
 }
 
+// Report is what paddle-barrier writes to its termination message (visible
+// in the pod's status) when it passes.
+type Report struct {
+	// Passed is when the last peer got its address (RFC 3339, nanoseconds).
+	Passed    string              `json:"passed"`
+	Elapsed   string              `json:"elapsed"`
+	Questions int                 `json:"questions"`
+	Addresses map[string][]string `json:"addresses"`
+}
+
 // NotResolvedError names the hosts that had no address when time ran out.
 type NotResolvedError struct {
 	Names   []string

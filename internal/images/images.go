@@ -33,9 +33,11 @@ type Spec struct {
 	// Name is the image's repository name below the registry and the
 	// binary's name in /usr/local/bin.
 	Name string
-	// Binary is the file put at /usr/local/bin/<Name>.
+	// Binary is the file put at /usr/local/bin/<File>.
 	Binary string
-	// Entrypoint defaults to /usr/local/bin/<Name>.
+	// File is the binary's name in the image; default Name.
+	File string
+	// Entrypoint defaults to /usr/local/bin/<File>.
 	Entrypoint []string
 	// User defaults to NonRootUID.
 	User string
@@ -68,7 +70,10 @@ func Image(s Spec, m Meta) (v1.Image, error) {
 	if err != nil {
 		return nil, err
 	}
-	layer, err := rootfsLayer(s.Name, bin, m.Created)
+	if s.File == "" {
+		s.File = s.Name
+	}
+	layer, err := rootfsLayer(s.File, bin, m.Created)
 	if err != nil {
 		return nil, err
 	}
@@ -85,7 +90,7 @@ func Image(s Spec, m Meta) (v1.Image, error) {
 	cf.Created = v1.Time{Time: m.Created}
 	entry := s.Entrypoint
 	if len(entry) == 0 {
-		entry = []string{"/usr/local/bin/" + s.Name}
+		entry = []string{"/usr/local/bin/" + s.File}
 	}
 	user := s.User
 	if user == "" {
@@ -112,16 +117,16 @@ func Image(s Spec, m Meta) (v1.Image, error) {
 	return mutate.ConfigFile(img, cf)
 }
 
-// rootfsLayer is the one layer: /usr/local/bin/<name>, /etc/passwd and
+// rootfsLayer is the one layer: /usr/local/bin/<file>, /etc/passwd and
 // /etc/group naming root and nonroot (tools and libraries that look the user
 // up find it), and a world-writable /tmp.
-func rootfsLayer(name string, bin []byte, created time.Time) (v1.Layer, error) {
+func rootfsLayer(file string, bin []byte, created time.Time) (v1.Layer, error) {
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
 	dir := func(p string, mode int64) error {
 		return tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: p + "/", Mode: mode, ModTime: created})
 	}
-	file := func(p string, mode int64, data []byte) error {
+	put := func(p string, mode int64, data []byte) error {
 		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeReg, Name: p, Mode: mode, Size: int64(len(data)), ModTime: created}); err != nil {
 			return err
 		}
@@ -132,13 +137,13 @@ func rootfsLayer(name string, bin []byte, created time.Time) (v1.Layer, error) {
 	group := fmt.Sprintf("root:x:0:\nnonroot:x:%d:\n", NonRootUID)
 	steps := []func() error{
 		func() error { return dir("etc", 0o755) },
-		func() error { return file("etc/passwd", 0o644, []byte(passwd)) },
-		func() error { return file("etc/group", 0o644, []byte(group)) },
+		func() error { return put("etc/passwd", 0o644, []byte(passwd)) },
+		func() error { return put("etc/group", 0o644, []byte(group)) },
 		func() error { return dir("tmp", 0o1777) },
 		func() error { return dir("usr", 0o755) },
 		func() error { return dir("usr/local", 0o755) },
 		func() error { return dir("usr/local/bin", 0o755) },
-		func() error { return file("usr/local/bin/"+name, 0o755, bin) },
+		func() error { return put("usr/local/bin/"+file, 0o755, bin) },
 	}
 	for _, s := range steps {
 		if err := s(); err != nil {

@@ -73,6 +73,10 @@ type Options struct {
 	// cannot renew that many node leases in time, and the controller would
 	// mark nodes unreachable in waves.
 	WithoutNodeLifecycle bool
+	// RealNode, when set, adds the real node real-0 (kubelet, containerd,
+	// CoreDNS) beside the KWOK nodes; see realnode.go. It needs root and
+	// the packages hack/realnode-deps.sh installs.
+	RealNode *RealNodeOptions
 	// Logf reports progress; default discards.
 	Logf func(format string, args ...interface{})
 }
@@ -98,6 +102,8 @@ type Cluster struct {
 	opts  Options
 	pki   *pki
 	ports map[string]int
+
+	real *realNode
 
 	mu    sync.Mutex
 	procs map[string]*process
@@ -228,6 +234,9 @@ func (c *Cluster) startAll(ctx context.Context) error {
 		"--service-account-key-file=" + c.pki.saPubFile,
 		"--service-account-signing-key-file=" + c.pki.saKeyFile,
 		"--service-cluster-ip-range=10.96.0.0/16",
+		// kubectl logs/exec reach a real kubelet at its node IP; KWOK nodes
+		// list one too (design.md 5b).
+		"--kubelet-preferred-address-types=InternalIP,Hostname",
 		// No token controller runs here, and no node-lifecycle controller
 		// would ever lift the not-ready taint added at node creation.
 		"--disable-admission-plugins=ServiceAccount,TaintNodesByCondition",
@@ -268,11 +277,13 @@ func (c *Cluster) startAll(ctx context.Context) error {
 	// the plugin's Service), the namespace controller empties deleted
 	// namespaces, the PV binder binds claims and the node lifecycle controller
 	// taints nodes that stop being Ready (KWOK renews their leases), as on
-	// any real cluster. Started after the CRDs exist so that
-	// its first discovery already covers Volcano's resources.
-	controllers := "garbagecollector,namespace,persistentvolume-binder,nodelifecycle"
+	// any real cluster. The endpointslice controller publishes the pods of
+	// headless Services, from which CoreDNS builds their records (the real
+	// node). Started after the CRDs exist so that its first discovery
+	// already covers Volcano's resources.
+	controllers := "garbagecollector,namespace,persistentvolume-binder,endpointslice,nodelifecycle"
 	if o.WithoutNodeLifecycle {
-		controllers = "garbagecollector,namespace,persistentvolume-binder"
+		controllers = "garbagecollector,namespace,persistentvolume-binder,endpointslice"
 	}
 	if err := c.start(KubeControllers, []string{
 		"--kubeconfig=" + c.Kubeconfig, "--leader-elect=false",
@@ -302,7 +313,10 @@ func (c *Cluster) startAll(ctx context.Context) error {
 	}
 	if err := c.start(Kwok, []string{
 		"--kubeconfig=" + c.Kubeconfig, "--config=" + kwokConf,
-		"--manage-all-nodes=true",
+		// Only the simulated nodes (topology.go annotates them): the real
+		// node's kubelet reports its own status and runs its own pods.
+		"--manage-all-nodes=false",
+		"--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake",
 		fmt.Sprintf("--server-address=127.0.0.1:%d", c.ports["kwok"]),
 	}); err != nil {
 		return err
@@ -364,6 +378,11 @@ func (c *Cluster) startAll(ctx context.Context) error {
 	}
 	if err := c.waitNodesReady(ctx, 60*time.Second); err != nil {
 		return err
+	}
+	if o.RealNode != nil {
+		if err := c.startRealNode(ctx); err != nil {
+			return fmt.Errorf("real node: %w", err)
+		}
 	}
 	insecure := &rest.Config{TLSClientConfig: rest.TLSClientConfig{Insecure: true}}
 	if err := c.waitHTTP(ctx, KubeControllers, fmt.Sprintf("https://127.0.0.1:%d/healthz", c.ports["kcm"]), 60*time.Second, insecure); err != nil {
@@ -609,6 +628,11 @@ func (c *Cluster) Stop() error {
 		if err := procs[order[i]].stop(15 * time.Second); err != nil {
 			errs = append(errs, err)
 		}
+	}
+	// After kubelet, CoreDNS and containerd have stopped: what they leave
+	// behind (containers, mounts, network namespaces, the bridge, cgroups).
+	if err := c.stopRealNode(); err != nil {
+		errs = append(errs, fmt.Errorf("cleaning up the real node: %w", err))
 	}
 	if c.WorkDir != "" {
 		if err := os.RemoveAll(c.WorkDir); err != nil {
