@@ -23,7 +23,12 @@ func TestEnvWorkedExamplePS(t *testing.T) {
 		"PADDLE_WITH_GLOO":             "1", "PADDLE_GLOO_RENDEZVOUS": "3",
 		"PADDLE_GLOO_HTTP_ENDPOINT": "wd-ps-0.wd:36018",
 		// Fluid-era names of the CTR images.
-		"PADDLE_PSERVERS":     "wd-ps-0.wd:36000,wd-ps-1.wd:36000",
+		// pserver i at PADDLE_PORT+i, as the seed's CTR train.py computes.
+		"PADDLE_PSERVERS":     "wd-ps-0.wd:36000,wd-ps-1.wd:36001",
+		// The new launcher's PS controller.
+		"PADDLE_RUN_MODE": "ps", "PADDLE_SERVERS_ENDPOINTS": "wd-ps-0.wd:36000,wd-ps-1.wd:36000",
+		"PADDLE_TRAINERS_ENDPOINTS": "wd-worker-0.wd:36000,wd-worker-1.wd:36000",
+		"PADDLE_SERVER_NUM":         "2", "PADDLE_TRAINER_NUM": "2", "PADDLE_GLOO_PORT": "36018",
 		"PADDLE_PSERVERS_NUM": "2", "PADDLE_TRAINER_IPS": "wd-worker-0.wd,wd-worker-1.wd",
 	}
 	perPod := map[string]map[string]string{
@@ -45,8 +50,10 @@ func TestEnvWorkedExamplePS(t *testing.T) {
 			}
 		}
 	}
-	if _, ok := envOf(&podNamed(t, pods, "wd-ps-1").Spec.Containers[0])["PADDLE_TRAINER_ID"]; ok {
-		t.Errorf("a pserver got PADDLE_TRAINER_ID")
+	// fleetrun's cloud path needs PADDLE_TRAINER_ID on every pod: a
+	// pserver's is its index within its role, as paddle_k8s sets it.
+	if got := envOf(&podNamed(t, pods, "wd-ps-1").Spec.Containers[0])["PADDLE_TRAINER_ID"]; got != "1" {
+		t.Errorf("pserver 1: PADDLE_TRAINER_ID=%q, want 1", got)
 	}
 	if _, ok := envOf(&podNamed(t, pods, "wd-worker-0").Spec.Containers[0])["PADDLE_MASTER"]; ok {
 		t.Errorf("a PS job got PADDLE_MASTER")
@@ -114,7 +121,7 @@ func TestEnvSeedCTRNames(t *testing.T) {
 		taskSpec{name: "pserver", replicas: 2}, taskSpec{name: "trainer", replicas: 2})
 	_, pods := mustRun(t, job)
 	got := envOf(&podNamed(t, pods, "ctr-volcano-pserver-0").Spec.Containers[0])
-	if got["PADDLE_PSERVERS"] != "ctr-volcano-pserver-0.ctr-volcano:30236,ctr-volcano-pserver-1.ctr-volcano:30236" ||
+	if got["PADDLE_PSERVERS"] != "ctr-volcano-pserver-0.ctr-volcano:30236,ctr-volcano-pserver-1.ctr-volcano:30237" ||
 		got["PADDLE_PORT"] != "30236" || got["PADDLE_CURRENT_IP"] != "ctr-volcano-pserver-0.ctr-volcano" {
 		t.Errorf("Fluid names: %v", got)
 	}

@@ -72,7 +72,7 @@ func FuzzJobPlugin(f *testing.F) {
 		if len(svcs.Items) != 1 {
 			t.Fatalf("accepted job has %d Services", len(svcs.Items))
 		}
-		for _, v := range contract.Check(pods, &svcs.Items[0]) {
+		for _, v := range contract.Check(pods, &svcs.Items[0], rememberConfigMaps(t, client, "fz")...) {
 			t.Errorf("accepted job breaks a Paddle rule: %s (args %q, tasks %q, shape %v)", v, args, tasks, shape)
 		}
 	})

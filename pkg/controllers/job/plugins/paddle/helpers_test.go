@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
@@ -77,6 +78,7 @@ func newPod(job *batch.Job, taskIdx, index int) *v1.Pod {
 				batch.TaskSpecKey: ts.Name,
 				batch.TaskIndex:   strconv.Itoa(index),
 				batch.JobNameKey:  job.Name,
+				batch.JobVersion:  strconv.Itoa(int(job.Status.Version)),
 			},
 		},
 		Spec: tmpl.Spec,
@@ -122,7 +124,24 @@ func runJob(t testing.TB, client kubernetes.Interface, job *batch.Job) ([]v1.Pod
 			pods = append(pods, *pod)
 		}
 	}
+	rememberConfigMaps(t, client, job.Namespace)
 	return pods, nil
+}
+
+// configMaps are the ConfigMaps the last runJob left, by namespace/name, so
+// that envOf resolves a container's references as the kubelet would.
+var configMaps = map[string]map[string]string{}
+
+func rememberConfigMaps(t testing.TB, client kubernetes.Interface, ns string) []v1.ConfigMap {
+	t.Helper()
+	list, err := client.CoreV1().ConfigMaps(ns).List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cm := range list.Items {
+		configMaps[ns+"/"+cm.Name] = cm.Data
+	}
+	return list.Items
 }
 
 // mustRun runs the job and checks the result against Paddle's rules.
@@ -137,15 +156,25 @@ func mustRun(t *testing.T, job *batch.Job) (*fake.Clientset, []v1.Pod) {
 	if err != nil {
 		t.Fatalf("no Service: %v", err)
 	}
-	for _, v := range contract.Check(pods, svc) {
+	for _, v := range contract.Check(pods, svc, rememberConfigMaps(t, client, job.Namespace)...) {
 		t.Errorf("contract: %s", v)
 	}
 	return client, pods
 }
 
+// envOf is a container's env with ConfigMap references resolved against
+// what the last runJob created (in any namespace: names carry the job).
 func envOf(c *v1.Container) map[string]string {
 	m := map[string]string{}
 	for _, e := range c.Env {
+		if e.ValueFrom != nil && e.ValueFrom.ConfigMapKeyRef != nil {
+			for key, data := range configMaps {
+				if strings.HasSuffix(key, "/"+e.ValueFrom.ConfigMapKeyRef.Name) {
+					m[e.Name] = data[e.ValueFrom.ConfigMapKeyRef.Key]
+				}
+			}
+			continue
+		}
 		m[e.Name] = e.Value
 	}
 	return m

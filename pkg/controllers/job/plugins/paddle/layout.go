@@ -36,8 +36,10 @@ type Layout struct {
 	// works on At(the pod's version).
 	Incarnation int
 	// omitted are the lists left out of every pod's env because a process
-	// could not be started with them (validation.go: validateListSizes).
-	omitted map[string]bool
+	// could not be started with them, and narrowBarrier says the barrier
+	// waits for the pservers only (validation.go: validateListSizes).
+	omitted       map[string]bool
+	narrowBarrier bool
 }
 
 // RoleTask is the task that plays one Paddle role.
@@ -190,16 +192,14 @@ func (l *Layout) list(key string) string {
 	return b.String()
 }
 
-// barrierRoles are the roles whose names a pod's Paddle processes resolve
-// while starting, which the barrier init container waits for. In PS mode
-// that is the pservers only: trainers connect to the servers (brpc client,
-// Fluid's DistributeTranspiler) and to pserver 0's gloo store, and no
-// trainer name is ever resolved, so a 10,000-trainer job does not make
-// every pod wait for 10,000 names. Collective trainers resolve each other
-// (the TCP store at trainer 0, NCCL unique-id exchange over
-// PADDLE_TRAINER_ENDPOINTS), and heter-PS stages call each other.
+// barrierRoles are the roles whose names the barrier init container waits
+// for: every pod of the job. A PS job too large for that list to reach a
+// process (validateListSizes) waits for its pservers only, which is what
+// its pods resolve while starting: trainers connect to the servers (brpc
+// client, Fluid's DistributeTranspiler) and to pserver 0's gloo store, and
+// no trainer resolves another trainer's name in PS mode.
 func (l *Layout) barrierRoles() []*RoleTask {
-	if l.Mode == paddleapi.ModePS {
+	if l.narrowBarrier {
 		return []*RoleTask{l.PServer}
 	}
 	return l.roles()

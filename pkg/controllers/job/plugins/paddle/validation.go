@@ -2,6 +2,7 @@ package paddle
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
@@ -97,7 +98,7 @@ func validateHostnames(job *batch.Job) field.ErrorList {
 		worst := base + strings.Repeat("9", paddleapi.MaxIncarnationSuffixLen)
 		if msgs := validation.IsDNS1123Label(worst); len(msgs) > 0 {
 			errs = append(errs, field.Invalid(path, base,
-				fmt.Sprintf("pod host name %q (%s) must stay a DNS label after a restart of the whole job appends up to %d characters (-v<job version>, so that restarted pods get fresh DNS names); keep it at most %d characters: shorten the job name or task %q",
+				fmt.Sprintf("pod host name %q (%s) must stay a DNS label (at most 63 characters) after a restart of the whole job appends up to %d characters (-v<job version>, so that restarted pods get fresh DNS names); keep it at most %d characters: shorten the job name or task %q",
 					base, what, paddleapi.MaxIncarnationSuffixLen, validation.DNS1123LabelMaxLength-paddleapi.MaxIncarnationSuffixLen, ts.Name)))
 		}
 	}
@@ -130,32 +131,63 @@ func (l *Layout) optionalLists() map[string]bool {
 func validateListSizes(l *Layout) field.ErrorList {
 	const fix = "the lists grow with replicas and name length: use shorter job and task names, or fewer replicas"
 	var errs field.ErrorList
-	worst := l.worstCase()
 	optional := l.optionalLists()
-	l.omitted = nil
+	l.omitted, l.narrowBarrier = nil, false
+	tooLong := func(key string) (int, bool) {
+		n := len(key) + 1 + len(l.worstCase().list(key))
+		return n, n > maxEnvStringBytes
+	}
 	for _, key := range l.lists() {
-		n := len(key) + 1 + len(worst.list(key))
-		if n <= maxEnvStringBytes {
+		n, over := tooLong(key)
+		if !over {
 			continue
 		}
-		if optional[key] {
+		switch {
+		case optional[key]:
 			if l.omitted == nil {
 				l.omitted = map[string]bool{}
 			}
 			l.omitted[key] = true
 			continue
+		case key == listBarrierHosts && l.Mode == paddleapi.ModePS:
+			l.narrowBarrier = true
+			if n, over = tooLong(key); !over {
+				continue
+			}
 		}
-		errs = append(errs, field.Invalid(field.NewPath("spec", "tasks"), l.ReplicaSummary(),
+		errs = append(errs, field.Invalid(l.listPath(key), l.ReplicaSummary(),
 			fmt.Sprintf("%s would be %d bytes, over the %d bytes Linux allows one environment string (MAX_ARG_STRLEN), so no container of the job could start; %s",
 				key, n, maxEnvStringBytes, fix)))
 	}
 	return errs
 }
 
+// listPath is the task whose replicas make a list long.
+func (l *Layout) listPath(key string) *field.Path {
+	tasks := field.NewPath("spec", "tasks")
+	var r *RoleTask
+	switch key {
+	case listPServerEndpoints, listFluidPServers:
+		r = l.PServer
+	case listTrainerEndpoints, listTrainerHosts:
+		r = l.Trainer
+	case listHeterEndpoints:
+		r = l.Heter
+	}
+	if r == nil {
+		return tasks
+	}
+	return tasks.Index(r.TaskIndex)
+}
+
 // Warnings are what a user should know about an accepted job: the entry
 // points its size rules out.
 func (l *Layout) Warnings() []string {
 	var out []string
+	if l.narrowBarrier {
+		out = append(out, fmt.Sprintf("the barrier init container waits for the %d pservers only: the names of all %d pods exceed what Linux lets one environment variable hold (MAX_ARG_STRLEN, 128 KiB)",
+			l.PServer.Replicas, l.PServer.Replicas+l.Trainer.Replicas))
+	}
 	if l.omitted[listTrainerHosts] || l.omitted[listTrainerEndpoints] {
 		out = append(out, fmt.Sprintf("the trainer lists of %d trainers exceed what Linux lets one environment variable hold (MAX_ARG_STRLEN, 128 KiB), so pods get no PADDLE_TRAINERS, PADDLE_TRAINER_ENDPOINTS, PADDLE_TRAINERS_ENDPOINTS or PADDLE_TRAINER_IPS: start Paddle with `python train.py` (role maker) or the Fluid CTR image; fleetrun and python -m paddle.distributed.launch need those lists in PS mode",
 			l.Trainer.Replicas))
@@ -195,21 +227,22 @@ func validateTemplateEnv(job *batch.Job, l *Layout) field.ErrorList {
 						break
 					}
 					pod := paddleapi.PodName(job.Name, r.TaskName, idx)
+					need := strconv.Quote(w.value)
+					if w.list != "" {
+						need = "the job's list (" + w.list + ")"
+					}
+					restart := ""
 					if w.list != "" || w != mustEnvValue(next.roleEnv(r, idx), e.Name) {
-						errs = append(errs, field.Invalid(path, e.Name,
-							fmt.Sprintf("%s names the job's pods, whose host names change when the whole job restarts (-v<job version>); remove it from the template (the plugin sets it)", e.Name)))
-						break
+						restart = "; it names the job's pods, whose host names change when the whole job restarts (-v<job version>), so no template value fits"
 					}
+					have := strconv.Quote(e.Value)
 					if e.ValueFrom != nil {
-						errs = append(errs, field.Invalid(path, e.Name,
-							fmt.Sprintf("%s comes from %s here, but Paddle needs it to equal %q in pod %s (the plugin sets it); remove it from the template",
-								e.Name, valueFromString(e.ValueFrom), w.value, pod)))
-						break
+						have = "from " + valueFromString(e.ValueFrom)
 					}
-					if e.Value != w.value {
-						errs = append(errs, field.Invalid(path, e.Name+"="+e.Value,
-							fmt.Sprintf("Paddle needs %s=%q in pod %s; remove it from the template (the plugin sets it)%s",
-								e.Name, w.value, pod, envHint(e.Name))))
+					if e.ValueFrom != nil || restart != "" || e.Value != w.value {
+						errs = append(errs, field.Invalid(path, e.Name,
+							fmt.Sprintf("%s is %s here, but Paddle needs %s in pod %s%s; remove it from the template (the plugin sets it)%s",
+								e.Name, have, need, pod, restart, envHint(e.Name))))
 						break
 					}
 				}

@@ -129,8 +129,14 @@ func TestInvalidJobs(t *testing.T) {
 			return newJob("ns", long, []string{"--trainer-task=trainer" + long[:5]}, taskSpec{name: "trainer" + long[:5], replicas: 10})
 		}, []string{"metadata.name", "63"}},
 		{"env too large", func() *batch.Job {
-			return newJob("ns", "j"+long[:30], []string{"--trainer-task=worker" + long[:10]}, taskSpec{name: "worker" + long[:10], replicas: 3000})
+			return newJob("ns", "j"+long[:20], []string{"--trainer-task=worker" + long[:10]}, taskSpec{name: "worker" + long[:10], replicas: 3000})
 		}, []string{"spec.tasks[0]", "PADDLE_TRAINER_ENDPOINTS", "131072", "shorter job and task names"}},
+		{"host name without room for the restart suffix", func() *batch.Job {
+			return newJob("ns", long[:45], nil, taskSpec{name: "trainer", replicas: 10})
+		}, []string{"metadata.name", "-v<job version>", "at most 51 characters"}},
+		{"POD_IP fixed to the pod's name", func() *batch.Job {
+			return newJob("ns", "one", nil, taskSpec{name: "trainer", replicas: 1, env: env("POD_IP", "one-trainer-0.one")})
+		}, []string{"env[0]", "whole job restarts"}},
 		{"POD_IP from the pod IP (seed 000 template)", func() *batch.Job {
 			j := newJob("ns", "ctr", nil, taskSpec{name: "pserver", replicas: 2}, taskSpec{name: "trainer", replicas: 2})
 			j.Spec.Tasks[0].Template.Spec.Containers[0].Env = []v1.EnvVar{{Name: "POD_IP",
@@ -185,6 +191,6 @@ func TestInvalidJobs(t *testing.T) {
 // needs is accepted (single-replica task).
 func TestTemplateEnvConsistentAccepted(t *testing.T) {
 	job := newJob("ns", "one", nil, taskSpec{name: "trainer", replicas: 1, env: []v1.EnvVar{
-		{Name: "PADDLE_TRAINER_ID", Value: "0"}, {Name: "POD_IP", Value: "one-trainer-0.one"}, {Name: "PADDLE_TRAINERS_NUM", Value: "1"}}})
+		{Name: "PADDLE_TRAINER_ID", Value: "0"}, {Name: "PADDLE_PORT", Value: "36000"}, {Name: "PADDLE_TRAINERS_NUM", Value: "1"}}})
 	mustRun(t, job)
 }

@@ -1,0 +1,383 @@
+package paddle
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
+	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
+
+	"github.com/volcano-paddle/volcano-paddle/pkg/paddleapi"
+	"github.com/volcano-paddle/volcano-paddle/test/contract"
+)
+
+func configMapsOf(t *testing.T, client *fake.Clientset, ns string) map[string]v1.ConfigMap {
+	t.Helper()
+	list, err := client.CoreV1().ConfigMaps(ns).List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]v1.ConfigMap{}
+	for _, cm := range list.Items {
+		out[cm.Name] = cm
+	}
+	return out
+}
+
+// The lists live once in an immutable ConfigMap owned by the job, labelled
+// with the job, which exists before the first pod; pods refer to it.
+func TestConfigMapHoldsTheLists(t *testing.T) {
+	job := newJob("ml", "wd", []string{"--gloo=1"}, taskSpec{name: "ps", replicas: 2}, taskSpec{name: "worker", replicas: 3})
+	client := fake.NewSimpleClientset()
+	job.Status.ControlledResources = map[string]string{}
+	if err := plugin(t, client, job).OnJobAdd(job); err != nil {
+		t.Fatal(err)
+	}
+	cms := configMapsOf(t, client, "ml")
+	cm, ok := cms["wd-paddle-v0"]
+	if !ok || len(cms) != 1 {
+		t.Fatalf("ConfigMaps after OnJobAdd: %v", cms)
+	}
+	if cm.Immutable == nil || !*cm.Immutable || !metav1.IsControlledBy(&cm, job) ||
+		cm.Labels[batch.JobNameKey] != "wd" || cm.Labels[IncarnationLabel] != "0" || cm.Labels[ManagedByLabel] != PluginName {
+		t.Errorf("ConfigMap meta: immutable=%v owners=%v labels=%v", cm.Immutable, cm.OwnerReferences, cm.Labels)
+	}
+	want := map[string]string{
+		"PADDLE_PSERVERS_IP_PORT_LIST": "wd-ps-0.wd:36000,wd-ps-1.wd:36000",
+		"PADDLE_PSERVERS":              "wd-ps-0.wd:36000,wd-ps-1.wd:36001",
+		"PADDLE_TRAINER_ENDPOINTS":     "wd-worker-0.wd:36000,wd-worker-1.wd:36000,wd-worker-2.wd:36000",
+		"PADDLE_TRAINERS":              "wd-worker-0.wd,wd-worker-1.wd,wd-worker-2.wd",
+		"PADDLE_BARRIER_HOSTS":         "wd-ps-0.wd,wd-ps-1.wd,wd-worker-0.wd,wd-worker-1.wd,wd-worker-2.wd",
+	}
+	if len(cm.Data) != len(want) {
+		t.Errorf("ConfigMap keys %d, want %d: %v", len(cm.Data), len(want), cm.Data)
+	}
+	for k, v := range want {
+		if cm.Data[k] != v {
+			t.Errorf("%s = %q, want %q", k, cm.Data[k], v)
+		}
+	}
+	if job.Status.ControlledResources[configMapKey] != "wd-paddle-v0" {
+		t.Errorf("ControlledResources = %v", job.Status.ControlledResources)
+	}
+	pod := newPod(job, 1, 2)
+	if err := plugin(t, client, job).OnPodCreate(pod, job); err != nil {
+		t.Fatal(err)
+	}
+	var refs int
+	for _, e := range pod.Spec.Containers[0].Env {
+		if e.ValueFrom != nil && e.ValueFrom.ConfigMapKeyRef != nil {
+			refs++
+			if e.ValueFrom.ConfigMapKeyRef.Name != "wd-paddle-v0" {
+				t.Errorf("%s refers to %s", e.Name, e.ValueFrom.ConfigMapKeyRef.Name)
+			}
+		} else if strings.Contains(e.Value, ",") {
+			t.Errorf("%s carries a list in the pod: %q", e.Name, e.Value)
+		}
+	}
+	if refs == 0 {
+		t.Error("the pod refers to no list")
+	}
+	if err := plugin(t, client, job).OnJobDelete(job); err != nil {
+		t.Fatal(err)
+	}
+	if cms := configMapsOf(t, client, "ml"); len(cms) != 0 {
+		t.Errorf("ConfigMaps left after OnJobDelete: %v", cms)
+	}
+	if _, ok := job.Status.ControlledResources[configMapKey]; ok {
+		t.Error("ControlledResources still names the ConfigMap")
+	}
+}
+
+// A pod object has the same size with 1,000 and with 3,000 trainers.
+func TestPodSizeDoesNotGrowWithReplicas(t *testing.T) {
+	size := func(trainers int32) int {
+		job := newJob("ml", "ctr", nil, taskSpec{name: "pserver", replicas: 4}, taskSpec{name: "trainer", replicas: trainers})
+		client := fake.NewSimpleClientset()
+		job.Status.ControlledResources = map[string]string{}
+		if err := plugin(t, client, job).OnJobAdd(job); err != nil {
+			t.Fatal(err)
+		}
+		pod := newPod(job, 1, 7) // the same name width in both jobs
+		if err := plugin(t, client, job).OnPodCreate(pod, job); err != nil {
+			t.Fatal(err)
+		}
+		b, _ := json.Marshal(pod)
+		return len(b)
+	}
+	// Counts have as many digits in both jobs.
+	small, large := size(1000), size(3000)
+	if small != large {
+		t.Errorf("pod object %d bytes with 1,000 trainers, %d with 3,000", small, large)
+	}
+}
+
+// After Volcano restarts the whole job (killJob: OnJobDelete, version+1,
+// OnJobAdd, new pods), the pods have new host names and a new ConfigMap,
+// consistent among themselves; the barrier waits for the new names.
+func TestRestartJobNewIncarnation(t *testing.T) {
+	job := newJob("ml", "wd", []string{"--gloo=1"}, taskSpec{name: "ps", replicas: 2}, taskSpec{name: "worker", replicas: 2})
+	client := fake.NewSimpleClientset()
+	if _, err := runJob(t, client, job); err != nil {
+		t.Fatal(err)
+	}
+	if err := plugin(t, client, job).OnJobDelete(job); err != nil {
+		t.Fatal(err)
+	}
+	job.Status.Version = 3
+	pods, err := runJob(t, client, job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cms := configMapsOf(t, client, "ml")
+	if _, ok := cms["wd-paddle-v3"]; !ok || len(cms) != 1 {
+		t.Fatalf("ConfigMaps after the restart: %v", cms)
+	}
+	ps1 := podNamed(t, pods, "wd-ps-1")
+	if ps1.Spec.Hostname != "wd-ps-1-v3" || ps1.Spec.Subdomain != "wd" {
+		t.Errorf("hostname %s.%s", ps1.Spec.Hostname, ps1.Spec.Subdomain)
+	}
+	env := envOf(&ps1.Spec.Containers[0])
+	if env["POD_IP"] != "wd-ps-1-v3.wd" || env["PADDLE_PSERVERS_IP_PORT_LIST"] != "wd-ps-0-v3.wd:36000,wd-ps-1-v3.wd:36000" ||
+		env["PADDLE_GLOO_HTTP_ENDPOINT"] != "wd-ps-0-v3.wd:36018" {
+		t.Errorf("env of the new incarnation: %v", env)
+	}
+	if hosts := envOf(&ps1.Spec.InitContainers[0])[EnvBarrierHosts]; !strings.Contains(hosts, "wd-worker-1-v3.wd") || strings.Contains(hosts, "wd-worker-1.wd") {
+		t.Errorf("barrier waits for %q", hosts)
+	}
+	svc, err := client.CoreV1().Services("ml").Get(context.Background(), "wd", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range contract.Check(pods, svc, cms["wd-paddle-v3"]) {
+		t.Errorf("contract: %s", v)
+	}
+}
+
+// A pod of a newer incarnation brings its ConfigMap and removes the older
+// ones, even when OnJobDelete did not run in between.
+func TestNewerIncarnationReplacesConfigMap(t *testing.T) {
+	job := newJob("ml", "wd", nil, taskSpec{name: "worker", replicas: 2})
+	client := fake.NewSimpleClientset()
+	if _, err := runJob(t, client, job); err != nil {
+		t.Fatal(err)
+	}
+	pod := newPod(job, 0, 1)
+	pod.Annotations[batch.JobVersion] = "1"
+	if err := plugin(t, client, job).OnPodCreate(pod, job); err != nil {
+		t.Fatal(err)
+	}
+	cms := configMapsOf(t, client, "ml")
+	if _, ok := cms["wd-paddle-v1"]; !ok || len(cms) != 1 {
+		t.Errorf("ConfigMaps: %v", cms)
+	}
+	if pod.Spec.Hostname != "wd-worker-1-v1" {
+		t.Errorf("hostname %s", pod.Spec.Hostname)
+	}
+}
+
+// Volcano creates a job's pods from many goroutines: the ConfigMap of an
+// incarnation is created by one API call, and every pod finds it.
+func TestConcurrentPodCreateOneConfigMapCall(t *testing.T) {
+	job := newJob("ml", "wd", nil, taskSpec{name: "ps", replicas: 2}, taskSpec{name: "worker", replicas: 40})
+	job.Status.Version = 2
+	client := fake.NewSimpleClientset()
+	var creates atomic.Int32
+	client.PrependReactor("create", "configmaps", func(k8stesting.Action) (bool, runtime.Object, error) {
+		creates.Add(1)
+		return false, nil, nil
+	})
+	var wg sync.WaitGroup
+	errs := make(chan error, 42)
+	for ti, ts := range job.Spec.Tasks {
+		for i := 0; i < int(ts.Replicas); i++ {
+			wg.Add(1)
+			go func(ti, i int) {
+				defer wg.Done()
+				errs <- plugin(t, client, job).OnPodCreate(newPod(job, ti, i), job)
+			}(ti, i)
+		}
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := creates.Load(); n != 1 {
+		t.Errorf("%d ConfigMap create calls for one incarnation, want 1", n)
+	}
+}
+
+// EnsureJobObjects brings back the Service and the ConfigMap of the
+// current incarnation after someone deleted them.
+func TestEnsureJobObjects(t *testing.T) {
+	job := newJob("ml", "wd", nil, taskSpec{name: "ps", replicas: 1}, taskSpec{name: "worker", replicas: 2})
+	job.Status.Version = 1
+	client := fake.NewSimpleClientset()
+	if _, err := runJob(t, client, job); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := client.CoreV1().Services("ml").Delete(ctx, "wd", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := client.CoreV1().ConfigMaps("ml").Delete(ctx, "wd-paddle-v1", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for round := 0; round < 2; round++ { // idempotent
+		if err := EnsureJobObjects(ctx, client, job); err != nil {
+			t.Fatal(err)
+		}
+	}
+	svc, err := client.CoreV1().Services("ml").Get(ctx, "wd", metav1.GetOptions{})
+	if err != nil || svc.Labels[batch.JobNameKey] != "wd" {
+		t.Errorf("Service: %v %v", svc, err)
+	}
+	if cm, ok := configMapsOf(t, client, "ml")["wd-paddle-v1"]; !ok || cm.Data[listTrainerHosts] != "wd-worker-0-v1.wd,wd-worker-1-v1.wd" {
+		t.Errorf("ConfigMap not re-created: %v", cm)
+	}
+	bad := newJob("ml", "bad", []string{"--gloo=1"}, taskSpec{name: "worker", replicas: 2})
+	if err := EnsureJobObjects(ctx, client, bad); err == nil {
+		t.Error("EnsureJobObjects accepted a job the plugin rejects")
+	}
+}
+
+// A ConfigMap of the same name that is not the job's is not taken over.
+func TestConfigMapOfSomeoneElse(t *testing.T) {
+	job := newJob("ml", "wd", nil, taskSpec{name: "worker", replicas: 2})
+	foreign := &v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ml", Name: "wd-paddle-v0"}}
+	_, err := runJob(t, fake.NewSimpleClientset(foreign), job)
+	if err == nil || !strings.Contains(err.Error(), "does not belong to Paddle job ml/wd") || !strings.Contains(err.Error(), "delete the ConfigMap or rename the job") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+// A PS job whose trainer lists are too long for an environment variable is
+// accepted without them (the entry points that need them are named), its
+// barrier waits for the pservers; a collective job of that size, whose
+// Paddle cannot start without the list, is refused.
+func TestLargeJobs(t *testing.T) {
+	ps := newJob("ml", "ctr", nil, taskSpec{name: "pserver", replicas: 10}, taskSpec{name: "trainer", replicas: 10000})
+	client := fake.NewSimpleClientset()
+	pods, err := runJob(t, client, ps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := client.CoreV1().Services("ml").Get(context.Background(), "ctr", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// python train.py and the CTR image work; fleetrun and the new
+	// launcher, which need the trainer lists, are the documented loss.
+	var usable, lost []contract.Rule
+	for _, r := range contract.Rules {
+		if r.Name == "fleetrun-cloud" || r.Name == "launch-ps" {
+			lost = append(lost, r)
+		} else {
+			usable = append(usable, r)
+		}
+	}
+	cmList := rememberConfigMaps(t, client, "ml")
+	for _, v := range contract.CheckRules(usable, pods, svc, cmList...) {
+		t.Errorf("contract: %s", v)
+	}
+	if v := contract.CheckRules(lost, pods, svc, cmList...); len(v) == 0 {
+		t.Error("fleetrun and the new launcher judged usable without the trainer lists")
+	}
+	a, _ := ParseArgs(nil)
+	l, errs := ValidateJob(ps, a)
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	if w := l.Warnings(); len(w) != 2 || !strings.Contains(w[1], "python train.py") || !strings.Contains(w[0], "pservers only") {
+		t.Errorf("warnings: %q", w)
+	}
+	env := envOf(&podNamed(t, pods, "ctr-trainer-9999").Spec.Containers[0])
+	for _, absent := range []string{EnvTrainers, EnvTrainerEndpoints, EnvLaunchTrainers, EnvFluidTrainerIPs} {
+		if _, ok := env[absent]; ok {
+			t.Errorf("%s reached a pod although it is %d bytes", absent, len(env[absent]))
+		}
+	}
+	if env[EnvPServerEndpoints] == "" || env[EnvTrainersNum] != "10000" {
+		t.Errorf("PS env: %s=%q %s=%q", EnvPServerEndpoints, env[EnvPServerEndpoints], EnvTrainersNum, env[EnvTrainersNum])
+	}
+	cm := configMapsOf(t, client, "ml")["ctr-paddle-v0"]
+	if got := cm.Data[listBarrierHosts]; strings.Count(got, ",") != 9 {
+		t.Errorf("barrier hosts of a 10,000-trainer PS job: %d names", strings.Count(got, ",")+1)
+	}
+	coll := newJob("ml", "big", nil, taskSpec{name: "trainer", replicas: 10000})
+	if _, err := runJob(t, fake.NewSimpleClientset(), coll); err == nil || !strings.Contains(err.Error(), "MAX_ARG_STRLEN") || !strings.Contains(err.Error(), "spec.tasks[0]") {
+		t.Errorf("10,000-trainer collective job: %v", err)
+	}
+}
+
+// Two entry points that read the same variable agree on its value in every
+// mode and role, so the pod can carry it once.
+func TestEntryPointsAgree(t *testing.T) {
+	jobs := []*batch.Job{
+		newJob("ml", "ps", []string{"--gloo=2"}, taskSpec{name: "ps", replicas: 2}, taskSpec{name: "worker", replicas: 3}),
+		newJob("ml", "het", nil, taskSpec{name: "ps", replicas: 1}, taskSpec{name: "worker", replicas: 2}, taskSpec{name: "heter", replicas: 2}),
+		newJob("ml", "col", nil, taskSpec{name: "trainer", replicas: 3, gpus: 2}),
+	}
+	for _, job := range jobs {
+		a, _ := ParseArgs(job.Spec.Plugins[PluginName])
+		l, errs := ValidateJob(job, a)
+		if len(errs) > 0 {
+			t.Fatal(errs)
+		}
+		for _, lay := range []*Layout{l, l.At(4)} {
+			for _, r := range lay.roles() {
+				for idx := 0; idx < r.Replicas; idx++ {
+					p := replica{l: lay, r: r, index: idx}
+					seen := map[string]envVar{}
+					by := map[string]string{}
+					for _, e := range entryPoints {
+						if !e.serves(lay.Mode) {
+							continue
+						}
+						for _, v := range e.vars(p) {
+							if was, ok := seen[v.name]; ok && was != v {
+								t.Errorf("%s %s-%d: %s is %+v for %q but %+v for %q", job.Name, r.TaskName, idx, v.name, was, by[v.name], v, e.Name)
+							}
+							seen[v.name], by[v.name] = v, e.Name
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// The ConfigMap stays under its 1 MiB limit whatever the job: every list
+// in it passed the MAX_ARG_STRLEN check, and there are at most six.
+func TestConfigMapBound(t *testing.T) {
+	keys := map[string]bool{listBarrierHosts: true}
+	for _, e := range entryPoints {
+		a := &Args{Port: DefaultPort, PortsPerPod: DefaultPortsPerPod, Gloo: 1, HeterDevice: heterDeviceAuto}
+		one := func(r paddleapi.Role) *RoleTask { return &RoleTask{Role: r, TaskName: string(r), Replicas: 1} }
+		for _, m := range e.Modes {
+			l := &Layout{Job: "j", Mode: m, Args: a, PServer: one(paddleapi.RolePServer), Trainer: one(paddleapi.RoleTrainer), Heter: one(paddleapi.RoleHeter)}
+			for _, r := range l.roles() {
+				for _, v := range e.vars(replica{l: l, r: r}) {
+					if v.list != "" {
+						keys[v.list] = true
+					}
+				}
+			}
+		}
+	}
+	const configMapLimit = 1 << 20 // k8s.io/kubernetes pkg/apis/core/validation: ValidateConfigMap (MaxSecretSize)
+	if n := len(keys) * (maxEnvStringBytes + 64); len(keys) > 6 || n >= configMapLimit {
+		t.Errorf("%d lists could need %d bytes, over the ConfigMap limit: %v", len(keys), n, keys)
+	}
+}
