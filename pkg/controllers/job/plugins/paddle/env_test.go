@@ -24,7 +24,7 @@ func TestEnvWorkedExamplePS(t *testing.T) {
 		"PADDLE_GLOO_HTTP_ENDPOINT": "wd-ps-0.wd:36018",
 		// Fluid-era names of the CTR images.
 		// pserver i at PADDLE_PORT+i, as the seed's CTR train.py computes.
-		"PADDLE_PSERVERS":     "wd-ps-0.wd:36000,wd-ps-1.wd:36001",
+		"PADDLE_PSERVERS": "wd-ps-0.wd:36000,wd-ps-1.wd:36001",
 		// The new launcher's PS controller.
 		"PADDLE_RUN_MODE": "ps", "PADDLE_SERVERS_ENDPOINTS": "wd-ps-0.wd:36000,wd-ps-1.wd:36000",
 		"PADDLE_TRAINERS_ENDPOINTS": "wd-worker-0.wd:36000,wd-worker-1.wd:36000",
