@@ -12,12 +12,13 @@ import (
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 	schedulingv1 "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
 
+	"github.com/volcano-paddle/volcano-paddle/pkg/gputopology"
 	"github.com/volcano-paddle/volcano-paddle/pkg/paddleapi"
 )
 
 // GPUNode is an 8-GPU node (two NVLink islands of 4, 64 CPUs, 512Gi) in a
 // rack and spine, labelled as the local cluster and the deploy defaults do.
-func GPUNode(name, rack, spine string, topo *paddleapi.GPUTopology) *v1.Node {
+func GPUNode(name, rack, spine string, topo *gputopology.Topology) *v1.Node {
 	alloc := v1.ResourceList{
 		v1.ResourceCPU: resource.MustParse("64"), v1.ResourceMemory: resource.MustParse("512Gi"),
 		v1.ResourcePods: resource.MustParse("110"), "nvidia.com/gpu": resource.MustParse("8"),
@@ -30,14 +31,14 @@ func GPUNode(name, rack, spine string, topo *paddleapi.GPUTopology) *v1.Node {
 			Conditions: []v1.NodeCondition{{Type: v1.NodeReady, Status: v1.ConditionTrue}}},
 	}
 	if topo != nil {
-		n.Annotations = map[string]string{paddleapi.GPUTopologyAnnotation: topo.Encode()}
+		n.Annotations = map[string]string{gputopology.Annotation: topo.Encode()}
 	}
 	return n
 }
 
 // GPUNodes builds n nodes, nodesPerRack to a rack and 8 racks to a spine.
 func GPUNodes(n, nodesPerRack int) []*v1.Node {
-	topo := paddleapi.UniformTopology(paddleapi.FabricNVLink, 8, 4)
+	topo := gputopology.Uniform(gputopology.FabricNVLink, 8, 4)
 	out := make([]*v1.Node, 0, n)
 	for i := 0; i < n; i++ {
 		r := i / nodesPerRack

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/volcano-paddle/volcano-paddle/pkg/gputopology"
 	"github.com/volcano-paddle/volcano-paddle/pkg/paddleapi"
 )
 
@@ -40,17 +41,17 @@ type Topology struct {
 
 // NodeGroup is a set of identical nodes spread over racks.
 type NodeGroup struct {
-	Name          string            `json:"name"`
-	Racks         int               `json:"racks"`
-	NodesPerRack  int               `json:"nodesPerRack"`
-	RacksPerSpine int               `json:"racksPerSpine,omitempty"`
-	CPU           string            `json:"cpu"`
-	Memory        string            `json:"memory"`
-	Pods          int               `json:"pods,omitempty"`
-	GPUs          int               `json:"gpus,omitempty"`
-	GPUFabric     paddleapi.Fabric  `json:"gpuFabric,omitempty"`
-	GPUIslandSize int               `json:"gpuIslandSize,omitempty"`
-	Labels        map[string]string `json:"labels,omitempty"`
+	Name          string             `json:"name"`
+	Racks         int                `json:"racks"`
+	NodesPerRack  int                `json:"nodesPerRack"`
+	RacksPerSpine int                `json:"racksPerSpine,omitempty"`
+	CPU           string             `json:"cpu"`
+	Memory        string             `json:"memory"`
+	Pods          int                `json:"pods,omitempty"`
+	GPUs          int                `json:"gpus,omitempty"`
+	GPUFabric     gputopology.Fabric `json:"gpuFabric,omitempty"`
+	GPUIslandSize int                `json:"gpuIslandSize,omitempty"`
+	Labels        map[string]string  `json:"labels,omitempty"`
 	// NoGPUTopology leaves the GPU-topology annotation off, as on a cluster
 	// that does not publish it.
 	NoGPUTopology bool `json:"noGPUTopology,omitempty"`
@@ -62,7 +63,7 @@ func DefaultTopology() *Topology {
 	return &Topology{Groups: []NodeGroup{{
 		Name: "gpu", Racks: 2, NodesPerRack: 4,
 		CPU: "64", Memory: "512Gi", Pods: 110,
-		GPUs: 8, GPUFabric: paddleapi.FabricNVLink, GPUIslandSize: 4,
+		GPUs: 8, GPUFabric: gputopology.FabricNVLink, GPUIslandSize: 4,
 		Labels: map[string]string{"nvidia.com/gpu.product": "NVIDIA-A100-SXM4-80GB"},
 	}}}
 }
@@ -107,7 +108,7 @@ func (t *Topology) Validate() error {
 			return fmt.Errorf("groups[%d] (%s).memory: %v", i, g.Name, err)
 		}
 		if g.GPUs > 0 && g.GPUFabric != "" {
-			tp := paddleapi.UniformTopology(g.GPUFabric, g.GPUs, g.GPUIslandSize)
+			tp := gputopology.Uniform(g.GPUFabric, g.GPUs, g.GPUIslandSize)
 			if err := tp.Validate(); err != nil {
 				return fmt.Errorf("groups[%d] (%s): %v", i, g.Name, err)
 			}
@@ -180,8 +181,8 @@ func (t *Topology) Nodes() []*corev1.Node {
 					},
 				}
 				if g.GPUs > 0 && g.GPUFabric != "" && !g.NoGPUTopology {
-					node.Annotations[paddleapi.GPUTopologyAnnotation] =
-						paddleapi.UniformTopology(g.GPUFabric, g.GPUs, g.GPUIslandSize).Encode()
+					node.Annotations[gputopology.Annotation] =
+						gputopology.Uniform(g.GPUFabric, g.GPUs, g.GPUIslandSize).Encode()
 				}
 				nodes = append(nodes, node)
 			}

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/volcano-paddle/volcano-paddle/pkg/paddleapi"
+	"github.com/volcano-paddle/volcano-paddle/pkg/gputopology"
 )
 
 func TestDefaultTopologyNodes(t *testing.T) {
@@ -21,7 +21,7 @@ func TestDefaultTopologyNodes(t *testing.T) {
 		if q := n.Status.Allocatable["nvidia.com/gpu"]; q.Value() != 8 {
 			t.Errorf("%s: %d GPUs", n.Name, q.Value())
 		}
-		topo, err := paddleapi.ParseGPUTopology(n.Annotations[paddleapi.GPUTopologyAnnotation])
+		topo, err := gputopology.Parse(n.Annotations[gputopology.Annotation])
 		if err != nil {
 			t.Fatalf("%s: %v", n.Name, err)
 		}

@@ -5,6 +5,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -27,6 +28,7 @@ const (
 	ArgPackingWeight    = "paddle.packing.weight"
 	ArgGPUTopoWeight    = "paddle.gpuTopology.weight"
 	ArgGPUTopoAllJobs   = "paddle.gpuTopology.allJobs"
+	ArgGPUAssignMaxAge  = "paddle.gpuTopology.assignmentsMaxAge"
 	ArgRackLabel        = "paddle.rackLabel"
 	ArgSpineLabel       = "paddle.spineLabel"
 	ArgGangFitOrder     = "paddle.gangFitOrder"
@@ -45,6 +47,10 @@ type Args struct {
 	// GPUTopologyAllJobs scores island fit for every GPU pod, not only Paddle
 	// pods: keeping islands whole helps every multi-GPU job.
 	GPUTopologyAllJobs bool
+	// GPUAssignmentsMaxAge is how old the GPU agent's report of which GPUs
+	// pods hold may be; older (the agent stopped) and the GPUs are
+	// predicted instead. The agent refreshes it every few minutes.
+	GPUAssignmentsMaxAge time.Duration
 	// RackLabel and SpineLabel are node label keys for the two network tiers
 	// above a node, used when the cluster has no Volcano HyperNodes.
 	RackLabel  string
@@ -66,11 +72,13 @@ func DefaultArgs() Args {
 		PackingWeight:      10,
 		GPUTopologyWeight:  10,
 		GPUTopologyAllJobs: true,
-		RackLabel:          paddleapi.DefaultRackLabel,
-		SpineLabel:         paddleapi.DefaultSpineLabel,
-		GangFitOrder:       true,
-		StarvationAfter:    30 * time.Minute,
-		TaskNameFallback:   true,
+		// Three of the agent's default heartbeats (5m).
+		GPUAssignmentsMaxAge: 15 * time.Minute,
+		RackLabel:            paddleapi.DefaultRackLabel,
+		SpineLabel:           paddleapi.DefaultSpineLabel,
+		GangFitOrder:         true,
+		StarvationAfter:      30 * time.Minute,
+		TaskNameFallback:     true,
 	}
 }
 
@@ -145,18 +153,24 @@ func ParseArgs(raw framework.Arguments) (Args, []string) {
 	label(ArgSpineLabel, &a.SpineLabel)
 	boolean(ArgGangFitOrder, &a.GangFitOrder)
 	boolean(ArgTaskNameFallback, &a.TaskNameFallback)
-	known[ArgStarvationAfter] = true
-	if v, ok := raw[ArgStarvationAfter]; ok {
+	duration := func(key string, dst *time.Duration, negative string) {
+		known[key] = true
+		v, ok := raw[key]
+		if !ok {
+			return
+		}
 		d, err := toDuration(v)
 		switch {
 		case err != nil:
-			bad(ArgStarvationAfter, v, err.Error(), a.StarvationAfter)
+			bad(key, v, err.Error(), *dst)
 		case d < 0:
-			bad(ArgStarvationAfter, v, "must not be negative (0 turns aging off)", a.StarvationAfter)
+			bad(key, v, negative, *dst)
 		default:
-			a.StarvationAfter = d
+			*dst = d
 		}
 	}
+	duration(ArgStarvationAfter, &a.StarvationAfter, "must not be negative (0 turns aging off)")
+	duration(ArgGPUAssignMaxAge, &a.GPUAssignmentsMaxAge, "must not be negative (0 always predicts)")
 	for k := range raw {
 		if strings.HasPrefix(k, "paddle.") && !known[k] {
 			problems = append(problems, fmt.Sprintf("%s: unknown argument, ignored (known: %s)", k, strings.Join(knownKeys(), ", ")))
@@ -166,7 +180,7 @@ func ParseArgs(raw framework.Arguments) (Args, []string) {
 }
 
 func knownKeys() []string {
-	return []string{ArgAffinityWeight, ArgPackingWeight, ArgGPUTopoWeight, ArgGPUTopoAllJobs, ArgRackLabel,
+	return []string{ArgAffinityWeight, ArgPackingWeight, ArgGPUTopoWeight, ArgGPUTopoAllJobs, ArgGPUAssignMaxAge, ArgRackLabel,
 		ArgSpineLabel, ArgGangFitOrder, ArgStarvationAfter, ArgTaskNameFallback}
 }
 
@@ -221,11 +235,23 @@ func toDuration(v interface{}) (time.Duration, error) {
 }
 
 func (a Args) String() string {
-	return fmt.Sprintf("affinity=%g packing=%g gpuTopology=%g (allJobs=%t) rackLabel=%q spineLabel=%q gangFitOrder=%t starvationAfter=%s taskNameFallback=%t",
-		a.AffinityWeight, a.PackingWeight, a.GPUTopologyWeight, a.GPUTopologyAllJobs, a.RackLabel, a.SpineLabel, a.GangFitOrder, a.StarvationAfter, a.TaskNameFallback)
+	return fmt.Sprintf("affinity=%g packing=%g gpuTopology=%g (allJobs=%t, assignmentsMaxAge=%s) rackLabel=%q spineLabel=%q gangFitOrder=%t starvationAfter=%s taskNameFallback=%t",
+		a.AffinityWeight, a.PackingWeight, a.GPUTopologyWeight, a.GPUTopologyAllJobs, a.GPUAssignmentsMaxAge, a.RackLabel, a.SpineLabel,
+		a.GangFitOrder, a.StarvationAfter, a.TaskNameFallback)
 }
 
+// loggedProblems holds the problem lists already logged. Volcano builds the
+// plugin for every session (about one a second), so a typo would otherwise
+// log an error each time; each distinct configuration is logged once.
+var loggedProblems sync.Map // joined problems -> struct{}
+
 func logProblems(problems []string) {
+	if len(problems) == 0 {
+		return
+	}
+	if _, seen := loggedProblems.LoadOrStore(strings.Join(problems, "\n"), struct{}{}); seen {
+		return
+	}
 	for _, p := range problems {
 		klog.ErrorS(nil, "Bad paddle scheduler plugin argument", "problem", p)
 	}

@@ -1,10 +1,13 @@
 package paddle
 
 import (
+	"bytes"
+	"os"
 	"strings"
 	"testing"
 	"time"
 
+	"k8s.io/klog/v2"
 	"volcano.sh/volcano/pkg/scheduler/framework"
 )
 
@@ -19,12 +22,12 @@ func TestParseArgsValues(t *testing.T) {
 	a, problems := ParseArgs(framework.Arguments{
 		ArgAffinityWeight: 5, ArgPackingWeight: 2.5, ArgGPUTopoWeight: "7",
 		ArgGPUTopoAllJobs: "false", ArgRackLabel: "example.com/rack", ArgSpineLabel: "",
-		ArgGangFitOrder: false, ArgStarvationAfter: "1h", ArgTaskNameFallback: false,
+		ArgGangFitOrder: false, ArgStarvationAfter: "1h", ArgTaskNameFallback: false, ArgGPUAssignMaxAge: "5m",
 	})
 	if len(problems) != 0 {
 		t.Fatal(problems)
 	}
-	want := Args{AffinityWeight: 5, PackingWeight: 2.5, GPUTopologyWeight: 7, GPUTopologyAllJobs: false,
+	want := Args{AffinityWeight: 5, PackingWeight: 2.5, GPUTopologyWeight: 7, GPUTopologyAllJobs: false, GPUAssignmentsMaxAge: 5 * time.Minute,
 		RackLabel: "example.com/rack", SpineLabel: "", GangFitOrder: false, StarvationAfter: time.Hour, TaskNameFallback: false}
 	if a != want {
 		t.Errorf("got %+v\nwant %+v", a, want)
@@ -51,6 +54,8 @@ func TestParseArgsBadValues(t *testing.T) {
 		{ArgGangFitOrder, 1, "not true or false"},
 		{ArgStarvationAfter, "soon", "not a duration"},
 		{ArgStarvationAfter, "-5m", "must not be negative"},
+		{ArgGPUAssignMaxAge, "-1m", "must not be negative"},
+		{ArgGPUAssignMaxAge, "stale", "not a duration"},
 		{"paddle.afinity.weight", 3, "unknown argument"},
 	}
 	for _, tc := range cases {
@@ -65,5 +70,33 @@ func TestParseArgsBadValues(t *testing.T) {
 	// New never fails: the scheduler builds the plugin from any ConfigMap.
 	if p := New(framework.Arguments{ArgAffinityWeight: map[string]int{"x": 1}, ArgStarvationAfter: nil}); p.Name() != PluginName {
 		t.Error("New with garbage arguments")
+	}
+}
+
+// Volcano builds the plugin every session: one bad configuration is logged
+// once, not once a session; a different one is logged again.
+func TestBadArgumentsLoggedOncePerConfiguration(t *testing.T) {
+	var buf bytes.Buffer
+	klog.LogToStderr(false)
+	klog.SetOutput(&buf)
+	t.Cleanup(func() { klog.SetOutput(os.Stderr); klog.LogToStderr(true) })
+	typo := framework.Arguments{"paddle.afinity.weight": 3, ArgPackingWeight: "lots"}
+	for i := 0; i < 5; i++ {
+		New(typo)
+	}
+	other := framework.Arguments{ArgPackingWeight: "plenty"}
+	New(other)
+	New(other)
+	klog.Flush()
+	// klog writes an error to the writer of each severity up to ERROR:
+	// count distinct lines.
+	lines := map[string]bool{}
+	for _, l := range strings.Split(buf.String(), "\n") {
+		if strings.Contains(l, "Bad paddle scheduler plugin argument") {
+			lines[l] = true
+		}
+	}
+	if got := len(lines); got != 3 {
+		t.Errorf("logged %d lines for 2 bad configurations of 2 and 1 problems built 7 times, want 3:\n%s", got, buf.String())
 	}
 }

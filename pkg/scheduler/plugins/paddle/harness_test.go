@@ -3,7 +3,10 @@ package paddle
 import (
 	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -33,26 +36,58 @@ import (
 
 	_ "volcano.sh/volcano/pkg/scheduler/actions"
 
-	"github.com/volcano-paddle/volcano-paddle/internal/localcluster"
+	"github.com/volcano-paddle/volcano-paddle/pkg/gputopology"
 	"github.com/volcano-paddle/volcano-paddle/pkg/paddleapi"
 )
 
 // The two configurations every comparison uses: Volcano's Helm chart
 // default tiers, and ours from deploy/ (the same tiers plus paddle).
 func stockTiers(t testing.TB) ([]conf.Tier, []conf.Configuration) {
-	p, err := localcluster.StockSchedulerConf()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return loadTiers(t, p)
+	return loadTiers(t, filepath.Join(volcanoModuleDir(t), "installer", "helm", "chart", "volcano", "config", "volcano-scheduler.conf"))
 }
 
 func paddleTiers(t testing.TB) ([]conf.Tier, []conf.Configuration) {
-	p, err := localcluster.DeploySchedulerConf()
+	return loadTiers(t, filepath.Join(moduleRoot(t), "deploy", "paddle", "volcano-scheduler.conf"))
+}
+
+// moduleRoot is the folder of this module's go.mod, above the package
+// folder tests run in.
+func moduleRoot(t testing.TB) string {
+	dir, err := os.Getwd()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return loadTiers(t, p)
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("no go.mod above the test's folder")
+		}
+		dir = parent
+	}
+}
+
+var volcanoDir struct {
+	once sync.Once
+	dir  string
+	err  error
+}
+
+// volcanoModuleDir is where Volcano's module (with its Helm chart) is in
+// the module cache.
+func volcanoModuleDir(t testing.TB) string {
+	volcanoDir.once.Do(func() {
+		cmd := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "volcano.sh/volcano")
+		cmd.Dir = moduleRoot(t)
+		out, err := cmd.Output()
+		volcanoDir.dir, volcanoDir.err = strings.TrimSpace(string(out)), err
+	})
+	if volcanoDir.err != nil || volcanoDir.dir == "" {
+		t.Fatalf("locating volcano.sh/volcano in the module cache: %v", volcanoDir.err)
+	}
+	return volcanoDir.dir
 }
 
 func loadTiers(t testing.TB, path string) ([]conf.Tier, []conf.Configuration) {
@@ -152,10 +187,10 @@ func runSession(t *testing.T, tiers []conf.Tier, cfgs []conf.Configuration, c cl
 
 // gpuNode is an 8-GPU node with two NVLink islands of 4, in a rack.
 func gpuNode(name, rack string) *v1.Node {
-	return node(name, rack, "spine0", "64", "512Gi", 8, paddleapi.UniformTopology(paddleapi.FabricNVLink, 8, 4))
+	return node(name, rack, "spine0", "64", "512Gi", 8, gputopology.Uniform(gputopology.FabricNVLink, 8, 4))
 }
 
-func node(name, rack, spine, cpu, mem string, gpus int, topo *paddleapi.GPUTopology) *v1.Node {
+func node(name, rack, spine, cpu, mem string, gpus int, topo *gputopology.Topology) *v1.Node {
 	alloc := v1.ResourceList{
 		v1.ResourceCPU: resource.MustParse(cpu), v1.ResourceMemory: resource.MustParse(mem),
 		v1.ResourcePods: resource.MustParse("110"),
@@ -172,7 +207,7 @@ func node(name, rack, spine, cpu, mem string, gpus int, topo *paddleapi.GPUTopol
 	}
 	n := util.BuildNode(name, alloc, labels)
 	if topo != nil {
-		n.Annotations = map[string]string{paddleapi.GPUTopologyAnnotation: topo.Encode()}
+		n.Annotations = map[string]string{gputopology.Annotation: topo.Encode()}
 	}
 	return n
 }

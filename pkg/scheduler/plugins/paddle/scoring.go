@@ -14,11 +14,38 @@ import (
 // them (Volcano's nodeorder and binpack plugins also score 0..100 x weight).
 const MaxScore = 100.0
 
+// Shares of the score components, in [0,1] of MaxScore.
+const (
+	// A pserver next to the job's other pservers: best on another node of
+	// their rack (the servers' NIC bandwidth adds up), then on another node
+	// of their spine, on their node (shares one NIC), anywhere else.
+	pserverSameRack  = 1.0
+	pserverSameSpine = 0.5
+	pserverSameNode  = 0.4
+	pserverElsewhere = 0.1
+	// Collective trainers: closeness to the job's trainers, then room on
+	// the node for more of the gang (fewer nodes in the end).
+	packingCloseness = 0.85
+	packingRoom      = 0.15
+	// The first pod of a collective gang: room on the node and in the rack.
+	headroomNode = 0.5
+	headroomRack = 0.5
+)
+
+// nonPaddleGPUWeight caps the GPU-topology weight for pods that are not
+// Paddle pods (paddle.gpuTopology.allJobs), so their GPU score spans at
+// most 100 points: below what Volcano's nodeorder gives a user's preferred
+// node affinity (weight 2 x 100) and taint toleration (3 x 100), which must
+// keep deciding for those pods.
+const nonPaddleGPUWeight = 1.0
+
 // scoreContext is computed once per task and scoring pass (like a PreScore
 // state): the job's placements, what is left of the gang, and rack
 // headroom. Scoring a node then only reads it.
 type scoreContext struct {
-	p      *paddlePlugin
+	args   Args
+	state  *sessionState
+	job    *api.JobInfo
 	task   *api.TaskInfo
 	gpus   int
 	paddle bool
@@ -42,73 +69,11 @@ type scoreContext struct {
 	servers, trainers anchors
 }
 
-// anchors counts placed pods by node, rack and spine.
-type anchors struct {
-	total  int
-	node   map[string]int
-	rack   map[string]int
-	spine  map[string]int
-	places map[string]place
-}
-
-func newAnchors(placed map[string]int, places map[string]place) anchors {
-	a := anchors{node: placed, rack: map[string]int{}, spine: map[string]int{}, places: places}
-	for n, k := range placed {
-		a.total += k
-		p := places[n]
-		if p.rack != "" {
-			a.rack[p.rack] += k
-		}
-		if p.spine != "" {
-			a.spine[p.spine] += k
-		}
-	}
-	return a
-}
-
-// counts: pods on the node, in its rack (node included), in its spine
-// (rack included); unknown racks and spines count as the level below.
-func (a anchors) counts(node string) (onNode, inRack, inSpine int) {
-	p := a.places[node]
-	onNode, inRack, inSpine = a.node[node], a.node[node], a.node[node]
-	if p.rack != "" {
-		inRack = a.rack[p.rack]
-	}
-	inSpine = inRack
-	if p.spine != "" {
-		inSpine = max(a.spine[p.spine], inRack)
-	}
-	return
-}
-
-// meanCloseness is the average closeness (1 node, 0.6 rack, 0.3 spine) of
-// node to the anchors.
-func (a anchors) meanCloseness(node string) float64 {
-	if a.total == 0 {
-		return 0
-	}
-	n, r, sp := a.counts(node)
-	return (float64(n) + 0.6*float64(r-n) + 0.3*float64(sp-r)) / float64(a.total)
-}
-
-// maxCloseness is the closeness of node to the nearest anchor.
-func (a anchors) maxCloseness(node string) float64 {
-	n, r, sp := a.counts(node)
-	switch {
-	case n > 0:
-		return 1
-	case r > 0:
-		return 0.6
-	case sp > 0:
-		return 0.3
-	}
-	return 0
-}
-
 func (p *paddlePlugin) batchNodeOrderFn(task *api.TaskInfo, nodes []*api.NodeInfo) (map[string]float64, error) {
 	js, placed := p.state.snapshot(task.Job)
 	role, _, isRole := roleOf(task, p.args.TaskNameFallback)
-	c := &scoreContext{p: p, task: task, gpus: gpusOf(task.Resreq), placed: placed, role: role, verbose: klog.V(4).Enabled()}
+	c := &scoreContext{args: p.args, state: p.state, job: p.ssn.Jobs[task.Job], task: task, gpus: gpusOf(task.Resreq),
+		placed: placed, role: role, verbose: klog.V(4).Enabled()}
 	c.paddle = js != nil && isRole
 	if js != nil {
 		c.mode = js.mode
@@ -120,8 +85,8 @@ func (p *paddlePlugin) batchNodeOrderFn(task *api.TaskInfo, nodes []*api.NodeInf
 		c.prepare(nodes)
 	}
 	// Held for the whole pass: no pod is placed while one task is scored.
-	p.state.gpuMu.Lock()
-	defer p.state.gpuMu.Unlock()
+	p.state.gpu.mu.Lock()
+	defer p.state.gpu.mu.Unlock()
 	scores := make(map[string]float64, len(nodes))
 	for _, n := range nodes {
 		s, why := c.score(n)
@@ -134,11 +99,11 @@ func (p *paddlePlugin) batchNodeOrderFn(task *api.TaskInfo, nodes []*api.NodeInf
 }
 
 func (c *scoreContext) prepare(nodes []*api.NodeInfo) {
-	job := c.p.ssn.Jobs[c.task.Job]
+	job := c.job
 	if job == nil {
 		return
 	}
-	places := c.p.state.places
+	places := c.state.places
 	c.servers = newAnchors(c.placed[paddleapi.RolePServer], places)
 	c.trainers = newAnchors(c.placed[paddleapi.RoleTrainer], places)
 	collective := c.mode == paddleapi.ModeCollective
@@ -236,7 +201,7 @@ func coverage(have, need *api.Resource) float64 {
 
 // score is the weighted sum of the three components for one node.
 func (c *scoreContext) score(n *api.NodeInfo) (float64, string) {
-	a := c.p.args
+	a := c.args
 	var total float64
 	var why string
 	if c.paddle {
@@ -252,8 +217,14 @@ func (c *scoreContext) score(n *api.NodeInfo) (float64, string) {
 		}
 	}
 	if c.gpus > 0 {
-		s, w := c.p.state.gpuFit(n, c.gpus, c.verbose)
-		total += a.GPUTopologyWeight * s
+		s, w := c.state.gpu.fit(n, c.gpus, c.verbose)
+		weight := a.GPUTopologyWeight
+		if !c.paddle {
+			// Other workloads' GPU pods: never more than a user's own
+			// soft node affinity can outweigh (see nonPaddleGPUWeight).
+			weight = min(weight, nonPaddleGPUWeight)
+		}
+		total += weight * s
 		why += w
 	}
 	return total, why
@@ -279,17 +250,17 @@ func (c *scoreContext) locality(n *api.NodeInfo) (float64, string) {
 		s := MaxScore * c.servers.meanCloseness(n.Name)
 		return s, c.why("locality %.0f: near %d pservers; ", s, c.servers.total)
 	}
-	best := 0.1
+	best := pserverElsewhere
 	if c.servers.total > 0 {
 		onNode, inRack, inSpine := c.servers.counts(n.Name)
 		switch {
 		case inRack > onNode: // another node of their rack: NICs add up
-			best = 1
+			best = pserverSameRack
 		case inSpine > inRack:
-			best = 0.5
+			best = pserverSameSpine
 		}
 		if onNode > 0 {
-			best = math.Max(best, 0.4) // allowed, but shares one NIC
+			best = math.Max(best, pserverSameNode) // allowed, but shares one NIC
 		}
 	}
 	best = math.Max(best, c.trainers.maxCloseness(n.Name))
@@ -306,14 +277,14 @@ func (c *scoreContext) packing(n *api.NodeInfo) (float64, string) {
 	best := c.trainers.maxCloseness(n.Name)
 	// Among nodes of the same closeness, prefer one that takes more of the
 	// rest of the gang (fewer nodes in the end).
-	s := MaxScore * (0.85*best + 0.15*float64(c.nodeCap[n.Name])/float64(c.remaining))
+	s := MaxScore * (packingCloseness*best + packingRoom*float64(c.nodeCap[n.Name])/float64(c.remaining))
 	return s, c.why("packing %.0f: closeness %.1f to its trainers, room for %d of %d; ", s, best, c.nodeCap[n.Name], c.remaining)
 }
 
 // headroom scores the first pod of a gang: a node that can take more of
 // the gang, in a rack that can take all of it.
 func (c *scoreContext) headroom(n *api.NodeInfo) (float64, string) {
-	rack := c.p.state.places[n.Name].rack
+	rack := c.state.places[n.Name].rack
 	if c.mode != paddleapi.ModeCollective {
 		// A PS job spreads its servers over nodes: only the rack matters.
 		s := MaxScore * c.rackFitsJob[rack]
@@ -324,83 +295,6 @@ func (c *scoreContext) headroom(n *api.NodeInfo) (float64, string) {
 	if rack != "" {
 		rackShare = math.Min(1, float64(c.rackCap[rack])/float64(c.remaining))
 	}
-	s := MaxScore * (0.5*nodeShare + 0.5*rackShare)
+	s := MaxScore * (headroomNode*nodeShare + headroomRack*rackShare)
 	return s, c.why("headroom %.0f: node takes %d of %d, rack takes %d; ", s, c.nodeCap[n.Name], c.remaining, c.rackCap[rack])
-}
-
-// gpuFit scores where a task's GPUs would sit on the node: in one NVLink
-// island (or NUMA node), tightly, without breaking a whole free island or
-// node when a partly used one would do. Nodes without the topology
-// annotation are scored by count (tightest fit), never rejected.
-func (st *sessionState) gpuFit(n *api.NodeInfo, g int, verbose bool) (float64, string) {
-	why := func(format string, args ...interface{}) string {
-		if !verbose {
-			return ""
-		}
-		return fmt.Sprintf(format, args...)
-	}
-	l := st.layout(n)
-	alloc := gpusOf(n.Allocatable)
-	if l == nil || l.total != alloc {
-		free := gpusOf(n.Idle)
-		if free < g || alloc == 0 {
-			return 0, why("gpu 0: not enough free GPUs; ")
-		}
-		s := MaxScore * (1 - float64(free-g)/float64(alloc))
-		return s, why("gpu %.0f: %d of %d free (no topology); ", s, free, alloc)
-	}
-	free := st.freeGPUs(n, l)
-	totalFree := 0
-	for _, f := range free {
-		totalFree += f
-	}
-	if totalFree < g {
-		return 0, why("gpu 0: not enough free GPUs; ")
-	}
-	wholeNodeFree := totalFree == l.total
-	largest := 0
-	for _, d := range l.domains {
-		largest = max(largest, d)
-	}
-	penalty := 0.0
-	if wholeNodeFree && g < l.total {
-		penalty = 10 // keep fully free nodes for whole-node jobs
-	}
-	if g <= largest {
-		best := -1
-		for i, f := range free {
-			if f >= g && (best < 0 || f < free[best]) {
-				best = i
-			}
-		}
-		if best >= 0 {
-			leftover := free[best] - g
-			s := MaxScore - 40*float64(leftover)/float64(l.domains[best]) - penalty
-			return s, why("gpu %.0f: fits domain %d (%d free of %d); ", s, best, free[best], l.domains[best])
-		}
-		s := spanScore(l.fabric) - penalty
-		return s, why("gpu %.0f: would span %d %s domains; ", s, domainsNeeded(free, g), l.fabric)
-	}
-	// Larger than a domain: best when it takes whole domains only.
-	minimal := (g + largest - 1) / largest
-	if need := domainsNeeded(free, g); need == minimal {
-		s := MaxScore - penalty*float64(l.total-g)/float64(l.total)
-		return s, why("gpu %.0f: takes %d whole domains; ", s, need)
-	}
-	s := spanScore(l.fabric)
-	return s, why("gpu %.0f: spans partly used domains; ", s)
-}
-
-// spanScore: what spanning domains costs on each fabric. On NVSwitch nodes
-// every GPU pair is at full NVLink speed and only NUMA locality is lost; on
-// NVLink-island nodes traffic between islands drops to PCIe/QPI; on PCIe
-// nodes crossing NUMA nodes crosses the CPU interconnect.
-func spanScore(f paddleapi.Fabric) float64 {
-	switch f {
-	case paddleapi.FabricNVSwitch:
-		return 70
-	case paddleapi.FabricPCIe:
-		return 40
-	}
-	return 20
 }

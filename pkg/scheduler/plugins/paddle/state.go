@@ -11,8 +11,8 @@ import (
 
 // sessionState is what the plugin knows during one scheduling session. A
 // plugin value lives for one session only (Volcano builds it anew), so
-// nothing here outlives the session; the GPU-layout cache in topology.go is
-// the one thing shared across sessions.
+// nothing here outlives the session; the GPU models of pkg/gputopology
+// (per distinct topology annotation) are what is shared across sessions.
 type sessionState struct {
 	args   Args
 	places map[string]place
@@ -23,14 +23,8 @@ type sessionState struct {
 	jobs map[api.JobID]*jobState
 	fits map[api.JobID]*fitEstimate
 
-	// Per node, for GPU scoring: the parsed topology (nil: none), and the
-	// free GPUs per domain, dropped when a pod is placed on or removed from
-	// the node. Scoring runs once per task over every candidate node, so
-	// recomputing these each time would be most of the plugin's cost.
-	gpuMu      sync.Mutex
-	layouts    map[string]*gpuLayout
-	hasLayout  map[string]bool
-	freeByNode map[string][]int
+	// gpu is each node's GPUs (gpu.go).
+	gpu *gpuState
 }
 
 // jobState is a Paddle job: its mode and where its pods are, by role and
@@ -58,7 +52,7 @@ func placedStatus(s api.TaskStatus) bool {
 
 func newSessionState(ssn *framework.Session, a Args) *sessionState {
 	s := &sessionState{args: a, places: buildPlaces(ssn, a), jobs: map[api.JobID]*jobState{}, fits: map[api.JobID]*fitEstimate{},
-		layouts: map[string]*gpuLayout{}, hasLayout: map[string]bool{}, freeByNode: map[string][]int{}}
+		gpu: newGPUState(a.GPUAssignmentsMaxAge, now())}
 	for id, job := range ssn.Jobs {
 		mode, ok := jobMode(job, a.TaskNameFallback)
 		if !ok {
@@ -88,9 +82,7 @@ func (s *sessionState) eventHandler() *framework.EventHandler {
 			if e == nil || e.Task == nil || e.Task.NodeName == "" {
 				return
 			}
-			s.gpuMu.Lock()
-			delete(s.freeByNode, e.Task.NodeName)
-			s.gpuMu.Unlock()
+			s.gpu.forget(e.Task.NodeName)
 			s.mu.Lock()
 			defer s.mu.Unlock()
 			js, ok := s.jobs[e.Task.Job]
@@ -122,26 +114,4 @@ func (s *sessionState) snapshot(id api.JobID) (*jobState, map[paddleapi.Role]map
 		cp[r] = cm
 	}
 	return js, cp
-}
-
-// layout is the node's parsed GPU topology, nil without a valid
-// annotation. The caller holds gpuMu.
-func (s *sessionState) layout(n *api.NodeInfo) *gpuLayout {
-	if s.hasLayout[n.Name] {
-		return s.layouts[n.Name]
-	}
-	l := layoutOf(n.Node)
-	s.layouts[n.Name], s.hasLayout[n.Name] = l, true
-	return l
-}
-
-// freeGPUs is the node's free GPUs per domain (see freePerDomain). The
-// caller holds gpuMu.
-func (s *sessionState) freeGPUs(n *api.NodeInfo, l *gpuLayout) []int {
-	if f, ok := s.freeByNode[n.Name]; ok {
-		return f
-	}
-	f := l.freePerDomain(n)
-	s.freeByNode[n.Name] = f
-	return f
 }
