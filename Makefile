@@ -20,12 +20,19 @@ LDFLAGS := -X $(VERSION_PKG).Version=$(VERSION) -X $(VERSION_PKG).GitSHA=$(GIT_S
 GO_SOURCES := $(shell find cmd pkg internal -name '*.go' -not -name '*_test.go' 2>/dev/null) go.mod go.sum
 OUR_BINARIES := $(BIN)/vc-scheduler-paddle $(BIN)/vc-controller-manager-paddle $(BIN)/vc-webhook-manager-paddle $(BIN)/local-cluster
 TOOL_BINARIES := $(BIN)/etcd $(BIN)/kube-apiserver $(BIN)/kube-controller-manager $(BIN)/kubectl $(BIN)/kwok
+# The real node (REAL_NODE=1): kubelet and CoreDNS; containerd, runc and the
+# CNI plugins come from Debian (hack/realnode-deps.sh).
+REAL_NODE_BINARIES := $(BIN)/kubelet $(BIN)/coredns
 
 E2E_TIMEOUT ?= 40m
 E2E_RUN ?= .
 TOPOLOGY ?=
+# make up REAL_NODE=1 adds the real node real-0; make test runs the real-node
+# e2e tests unless REAL_NODE=0 (they need root; see docs/testing.md).
+REAL_NODE ?=
+IMAGES_DIR := $(CURDIR)/.local/images
 
-.PHONY: all binaries tools build up down status demo test test-unit test-e2e vet fmt-check images bench bench-full clean help
+.PHONY: all binaries tools build up down status demo test test-unit test-e2e vet fmt-check images realnode realnode-deps bench bench-full clean help
 
 all: binaries
 
@@ -57,10 +64,23 @@ $(BIN)/kubectl: tools/controlplane/go.mod tools/controlplane/go.sum
 $(BIN)/kwok: tools/kwok/go.mod tools/kwok/go.sum
 	@hack/build.sh "kwok (first build: about 1.5 min)" tools/kwok $@ sigs.k8s.io/kwok/cmd/kwok
 
+$(BIN)/kubelet: tools/controlplane/go.mod tools/controlplane/go.sum
+	@hack/build.sh "kubelet (about 20 s after the control plane)" tools/controlplane $@ k8s.io/kubernetes/cmd/kubelet
+
+$(BIN)/coredns: tools/coredns/go.mod tools/coredns/go.sum tools/coredns/main.go
+	@hack/build.sh "coredns (first build: about 2 min)" tools/coredns $@ github.com/volcano-paddle/volcano-paddle/tools/coredns
+
+# Everything the real node needs: Debian packages (installed when root),
+# kubelet, CoreDNS and our images for its containerd.
+realnode: realnode-deps $(REAL_NODE_BINARIES) $(IMAGES_DIR)/images.json
+
+realnode-deps:
+	@hack/realnode-deps.sh
+
 ## Local cluster
 
-up: binaries
-	@$(BIN)/local-cluster up $(if $(TOPOLOGY),--topology $(TOPOLOGY))
+up: binaries $(if $(filter 1,$(REAL_NODE)),realnode)
+	@$(BIN)/local-cluster up $(if $(TOPOLOGY),--topology $(TOPOLOGY)) $(if $(filter 1,$(REAL_NODE)),--real-node)
 
 down:
 	@if [ -x $(BIN)/local-cluster ]; then $(BIN)/local-cluster down; else echo "No local cluster is running."; fi
@@ -88,9 +108,9 @@ test-unit:
 	@$(GO) test -count=1 ./cmd/... ./pkg/... ./internal/... ./bench/...
 
 # One e2e test: make test-e2e E2E_RUN=TestGangAllOrNothing
-test-e2e: binaries
-	@echo ">> e2e tests (real etcd, kube-apiserver, KWOK and our Volcano builds)"
-	@$(GO) test -count=1 -timeout $(E2E_TIMEOUT) -run '$(E2E_RUN)' -v ./test/e2e/...
+test-e2e: binaries $(if $(filter 0,$(REAL_NODE)),,realnode)
+	@echo ">> e2e tests (real etcd, kube-apiserver, KWOK, our Volcano builds$(if $(filter 0,$(REAL_NODE)),,; the real node real-0))"
+	@$(GO) test -count=1 -timeout $(E2E_TIMEOUT) -run '$(E2E_RUN)' $(if $(filter 0,$(REAL_NODE)),-skip '^TestRealNode') -v ./test/e2e/...
 
 ## Benchmarks (docs/benchmarks.md)
 
@@ -104,24 +124,20 @@ bench-full: binaries
 
 REGISTRY ?= ghcr.io/volcano-paddle
 IMAGE_TAG ?= $(VERSION)
-IMAGE_BINARIES := vc-scheduler-paddle vc-controller-manager-paddle vc-webhook-manager-paddle
 
-# Builds (and with PUSH=1 pushes) the three images with build/Dockerfile.
+# Builds the images of our binaries without Docker (cmd/paddle-images:
+# go-containerregistry, docker-archive tarballs in .local/images) and with
+# PUSH=1 pushes them: make images REGISTRY=<your registry> PUSH=1.
+# build/Dockerfile builds the same images with Docker.
 images:
-	@if ! command -v docker >/dev/null 2>&1 || ! docker info >/dev/null 2>&1; then \
-		echo "make images needs a running Docker engine, and there is none here (docker info fails)."; \
-		echo "On a machine with Docker, run: make images REGISTRY=<your registry> [IMAGE_TAG=...] [PUSH=1]"; \
-		echo "or build each image with any OCI builder from build/Dockerfile, e.g.:"; \
-		echo "  docker build -f build/Dockerfile --build-arg BINARY=vc-scheduler-paddle -t \$$REGISTRY/vc-scheduler-paddle:\$$TAG ."; \
-		echo "then point deploy/paddle/kustomization.yaml (images:) at them."; \
-		exit 2; \
-	fi
-	@for b in $(IMAGE_BINARIES); do \
-		echo ">> docker build $(REGISTRY)/$$b:$(IMAGE_TAG)"; \
-		docker build -f build/Dockerfile --build-arg BINARY=$$b --build-arg VERSION=$(VERSION) \
-			--build-arg GIT_SHA=$(GIT_SHA) --build-arg BUILT=$(BUILT) -t $(REGISTRY)/$$b:$(IMAGE_TAG) . || exit 1; \
-		if [ "$(PUSH)" = 1 ]; then docker push $(REGISTRY)/$$b:$(IMAGE_TAG) || exit 1; fi; \
-	done
+	@$(GO) run ./cmd/paddle-images --registry $(REGISTRY) --tag $(IMAGE_TAG) --version $(VERSION) \
+		--revision $(GIT_SHA) --built $(BUILT) --out $(IMAGES_DIR) $(if $(filter 1,$(PUSH)),--push)
+
+# The same, for the real node, rebuilt when a source changes.
+$(IMAGES_DIR)/images.json: $(GO_SOURCES)
+	@echo ">> building images for the real node"
+	@$(GO) run ./cmd/paddle-images --registry $(REGISTRY) --tag $(IMAGE_TAG) --version $(VERSION) \
+		--revision $(GIT_SHA) --built $(BUILT) --out $(IMAGES_DIR)
 
 clean: down
 	rm -rf $(BIN) .local

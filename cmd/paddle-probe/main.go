@@ -27,6 +27,7 @@ func main() {
 	showVersion := flag.Bool("version", false, "print the version and exit")
 	timeout := flag.Duration("timeout", 2*time.Minute, "how long clients retry connecting and the master waits for its trainers")
 	failUntil := flag.Int("fail-until-version", 0, "trainer 0 fails after connecting while the job version is below this (injected failure)")
+	fluidCTR := flag.Bool("fluid-ctr", false, "play seed 000's CTR image (Fluid endpoints) instead of fleet")
 	termLog := flag.String("termination-log", "/dev/termination-log", "where to write the report (empty: stdout only)")
 	flag.Parse()
 	if *showVersion {
@@ -35,7 +36,7 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	report, err := paddleprobe.Run(ctx, paddleprobe.Config{Env: os.Getenv, Timeout: *timeout, FailUntilVersion: *failUntil})
+	report, err := paddleprobe.Run(ctx, paddleprobe.Config{Env: os.Getenv, Timeout: *timeout, FailUntilVersion: *failUntil, FluidCTR: *fluidCTR})
 	// Stopped from outside (CompleteJob, pod deletion) is a clean end.
 	code := 0
 	if err != nil && !errors.Is(err, context.Canceled) {

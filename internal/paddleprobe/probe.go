@@ -86,6 +86,12 @@ type Config struct {
 	// volcano.sh/job-version annotation) is below it: an injected failure
 	// that a RestartJob policy answers, FailUntilVersion times in a row.
 	FailUntilVersion int
+	// FluidCTR plays seed 000's CTR image (elasticdeeplearning/edl
+	// example/ctr/ctr/train.py: train) instead of fleet: a pserver's own
+	// endpoint is POD_IP:(PADDLE_PORT+PADDLE_PSERVER_ID), which must be an
+	// entry of PADDLE_PSERVERS (the Fluid DistributeTranspiler looks it up
+	// there), and trainers connect to the PADDLE_PSERVERS entries.
+	FluidCTR bool
 }
 
 type probe struct {
@@ -131,6 +137,14 @@ func (p *probe) run(ctx context.Context) error {
 	ps := list(p.Env("PADDLE_PSERVERS_IP_PORT_LIST"))
 	fluid := list(p.Env("PADDLE_PSERVERS"))
 	switch {
+	case p.FluidCTR:
+		if role == "PSERVER" {
+			return p.ctrPserver(ctx, fluid)
+		}
+		if err := p.psTrainer(ctx, fluid); err != nil {
+			return err
+		}
+		return p.injectedFailure()
 	case len(ps) > 0 || len(fluid) > 0:
 		if role == "PSERVER" {
 			return p.pserver(ctx, append(ps, fluid...))
@@ -241,6 +255,36 @@ func (p *probe) pserver(ctx context.Context, endpoints []string) error {
 	// A pserver serves until the job stops it.
 	<-ctx.Done()
 	return ctx.Err()
+}
+
+// ctrPserver listens where the CTR example's pserver does.
+func (p *probe) ctrPserver(ctx context.Context, fluid []string) error {
+	port, err := strconv.Atoi(p.Env("PADDLE_PORT"))
+	if err != nil {
+		return fmt.Errorf("PADDLE_PORT=%q", p.Env("PADDLE_PORT"))
+	}
+	id, err := strconv.Atoi(p.Env("PADDLE_PSERVER_ID"))
+	if err != nil {
+		return fmt.Errorf("PADDLE_PSERVER_ID=%q", p.Env("PADDLE_PSERVER_ID"))
+	}
+	own := net.JoinHostPort(p.Env("POD_IP"), strconv.Itoa(port+id))
+	if !containsString(fluid, own) {
+		return fmt.Errorf("the CTR pserver's endpoint %s (POD_IP:PADDLE_PORT+PADDLE_PSERVER_ID) is not in PADDLE_PSERVERS=%s", own, strings.Join(fluid, ","))
+	}
+	if err := p.serve(ctx, own, -1, nil); err != nil {
+		return err
+	}
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+func containsString(s []string, v string) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
 }
 
 func (p *probe) psTrainer(ctx context.Context, endpoints []string) error {

@@ -48,6 +48,17 @@ func Main(m *testing.M) {
 			fmt.Fprintf(os.Stderr, "local cluster component logs kept in %s\n", c.LogDir)
 		}
 	}
+	if rc, err := stopRealNodeCluster(); rc != nil {
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "stopping the local cluster with the real node: %v\n", err)
+			code = 1
+		}
+		if code == 0 && !anyFailed {
+			_ = rc.RemoveLogs()
+		} else {
+			fmt.Fprintf(os.Stderr, "real-node cluster component logs kept in %s\n", rc.LogDir)
+		}
+	}
 	os.Exit(code)
 }
 
