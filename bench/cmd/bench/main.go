@@ -65,7 +65,7 @@ func plans(mode string) (*plan, error) {
 func main() {
 	mode := flag.String("mode", "quick", "quick (under 15 minutes on 2 cores) or full")
 	out := flag.String("out", "", "report file (default docs/benchmarks.md)")
-	skip := flag.String("skip", "", "comma-separated parts to skip: allocate, cluster, quality")
+	skip := flag.String("skip", "", "comma-separated parts to skip: allocate, cluster, quality, jobsize")
 	render := flag.String("render", "", "render the report again from the figures a run saved (docs/bench-results.json), without measuring")
 	flag.Parse()
 	if *render != "" {
@@ -87,8 +87,11 @@ func main() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
+	skipJobSize := false
 	for _, s := range strings.Split(*skip, ",") {
 		switch strings.TrimSpace(s) {
+		case "jobsize":
+			skipJobSize = true
 		case "allocate":
 			p.skipAllocate = true
 		case "cluster":
@@ -134,6 +137,11 @@ func main() {
 		fail(err)
 	}
 	logf("wrote %s (%s)", *out, r.Took.Round(time.Second))
+	if !skipJobSize {
+		if err := runJobSize(ctx, *out); err != nil {
+			fail(err)
+		}
+	}
 }
 
 func logf(f string, a ...interface{}) {
