@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math/rand"
 	"sort"
+
+	"github.com/volcano-paddle/volcano-paddle/pkg/gputopology"
 )
 
 // Cluster is the node layout the placements are judged on.
@@ -70,20 +72,27 @@ func podSizes(j Job) []int {
 	return out
 }
 
-// Resolve turns placements into cost-model pods, assigning GPUs to islands
-// the way NVIDIA's device plugin does on every node (largest requests first,
-// each into the tightest island that holds it), background pods included.
-// All placers are resolved with the same rule.
+// Resolve turns placements into cost-model pods, giving each pod the GPUs
+// NVIDIA's device plugin would give it on the node's topology (the shared
+// model of pkg/gputopology, the one the scheduler scores with): the node's
+// background pods first, then the placements in order, as the kubelet
+// admits them. All placers are resolved with the same rule.
 func (c Cluster) Resolve(ps []Placement) map[string][]Pod {
-	type req struct {
+	model := c.gpuModel()
+	type ref struct {
 		job string
 		idx int
-		g   int
 	}
-	byNode := map[string][]req{}
-	for n, gs := range c.Background {
-		for i, g := range gs {
-			byNode[n] = append(byNode[n], req{"", i, g})
+	byNode := map[string][]gputopology.PodRequest{}
+	owner := map[string]ref{}
+	nodes := make([]string, 0, len(c.Background))
+	for n := range c.Background {
+		nodes = append(nodes, n)
+	}
+	sort.Strings(nodes)
+	for _, n := range nodes {
+		for i, g := range c.Background[n] {
+			byNode[n] = append(byNode[n], gputopology.PodRequest{Key: fmt.Sprintf("bg/%s/%d", n, i), GPUs: g})
 		}
 	}
 	out := map[string][]Pod{}
@@ -93,62 +102,55 @@ func (c Cluster) Resolve(ps []Placement) map[string][]Pod {
 		for i, n := range p.Nodes {
 			pods[i] = Pod{Node: n, Rack: c.rackOf(n), GPUs: sizes[i], PServer: sizes[i] == 0 && p.Job.PS}
 			if sizes[i] > 0 {
-				byNode[n] = append(byNode[n], req{p.Job.Name, i, sizes[i]})
+				key := fmt.Sprintf("job/%s/%d", p.Job.Name, i)
+				byNode[n] = append(byNode[n], gputopology.PodRequest{Key: key, GPUs: sizes[i]})
+				owner[key] = ref{p.Job.Name, i}
 			}
 		}
 		out[p.Job.Name] = pods
 	}
-	islandSize := max(1, c.Preset.IslandSize)
-	islands := c.Preset.GPUsPerNode / islandSize
 	for _, reqs := range byNode {
-		sort.Slice(reqs, func(a, b int) bool {
-			if reqs[a].g != reqs[b].g {
-				return reqs[a].g > reqs[b].g
+		occ := model.Occupy(reqs, nil)
+		for key, set := range occ.Pods {
+			r, ok := owner[key]
+			if !ok {
+				continue
 			}
-			if reqs[a].job != reqs[b].job {
-				return reqs[a].job < reqs[b].job
-			}
-			return reqs[a].idx < reqs[b].idx
-		})
-		free := make([]int, islands)
-		for i := range free {
-			free[i] = islandSize
-		}
-		for _, r := range reqs {
-			var used []int
-			best := -1
-			for i, f := range free {
-				if f >= r.g && (best < 0 || f < free[best]) {
-					best = i
+			seen := map[int]bool{}
+			var islands []int
+			for _, pos := range set.Positions() {
+				if is := model.Topology.GPUs[pos].Island; !seen[is] {
+					seen[is] = true
+					islands = append(islands, is)
 				}
 			}
-			if best >= 0 {
-				free[best] -= r.g
-				used = []int{best}
-			} else {
-				order := make([]int, len(free))
-				for i := range order {
-					order[i] = i
-				}
-				sort.SliceStable(order, func(a, b int) bool { return free[order[a]] > free[order[b]] })
-				g := r.g
-				for _, i := range order {
-					if g == 0 {
-						break
-					}
-					if take := min(g, free[i]); take > 0 {
-						free[i] -= take
-						g -= take
-						used = append(used, i)
-					}
-				}
-			}
-			if r.job != "" {
-				out[r.job][r.idx].Islands = used
-			}
+			sort.Ints(islands)
+			out[r.job][r.idx].Islands = islands
 		}
 	}
 	return out
+}
+
+// gpuTopology is every node's GPU topology: the preset's GPUs in islands
+// of its island size.
+func (c Cluster) gpuTopology() *gputopology.Topology {
+	p := c.Preset
+	fabric := gputopology.FabricNVLink
+	switch {
+	case p.IslandSize >= p.GPUsPerNode:
+		fabric = gputopology.FabricNVSwitch
+	case p.IslandSize <= 1:
+		fabric = gputopology.FabricPCIe
+	}
+	return gputopology.Uniform(fabric, p.GPUsPerNode, max(1, p.IslandSize))
+}
+
+func (c Cluster) gpuModel() *gputopology.Model {
+	m, err := gputopology.ModelFor(c.gpuTopology().Encode())
+	if err != nil {
+		panic(fmt.Sprintf("preset %s: %v", c.Preset.Name, err)) // a preset is code: fixed by its author
+	}
+	return m
 }
 
 // Step is a job's step time under its placement.

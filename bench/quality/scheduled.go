@@ -11,7 +11,6 @@ import (
 	schedulingv1 "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
 
 	"github.com/volcano-paddle/volcano-paddle/bench/simsched"
-	"github.com/volcano-paddle/volcano-paddle/pkg/gputopology"
 	"github.com/volcano-paddle/volcano-paddle/pkg/paddleapi"
 )
 
@@ -21,14 +20,7 @@ import (
 // created in arrival order.
 func (c Cluster) SimCluster(jobs []Job) *simsched.Cluster {
 	p := c.Preset
-	fabric := gputopology.FabricNVLink
-	switch {
-	case p.IslandSize >= p.GPUsPerNode:
-		fabric = gputopology.FabricNVSwitch
-	case p.IslandSize <= 1:
-		fabric = gputopology.FabricPCIe
-	}
-	topo := gputopology.Uniform(fabric, p.GPUsPerNode, max(1, p.IslandSize))
+	topo := c.gpuTopology()
 	sc := &simsched.Cluster{}
 	for i := 0; i < c.nodes(); i++ {
 		n := simsched.GPUNode(NodeName(i), c.rackOf(NodeName(i)), fmt.Sprintf("spine-%02d", i/c.NodesPerRack/8), topo)
