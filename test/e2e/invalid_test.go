@@ -2,11 +2,14 @@ package e2e
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	batchv1alpha1 "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 
@@ -36,6 +39,26 @@ func invalidCases() []invalidCase {
 		{"no trainers", func(ns string) *batchv1alpha1.Job {
 			return paddleJob(ns, "bad-trainers", nil, 1, framework.Task{Name: "ps", Replicas: 1}, framework.Task{Name: "worker", Replicas: 0})
 		}, []string{"spec.tasks[1].replicas", "at least 1 replica"}},
+		// Building this job's pods once panicked in the controller
+		// (makeslice in selectedGPUs) and took every job down with it.
+		{"1e18 GPUs", func(ns string) *batchv1alpha1.Job {
+			j := paddleJob(ns, "bad-gpus", nil, 2, framework.Task{Name: "ps", Replicas: 1}, framework.Task{Name: "worker", Replicas: 1})
+			res := j.Spec.Tasks[1].Template.Spec.Containers[0].Resources
+			res.Limits["nvidia.com/gpu"] = resource.MustParse("1e18")
+			res.Requests["nvidia.com/gpu"] = resource.MustParse("1e18")
+			return j
+		}, []string{"spec.tasks[1].template.spec.containers[0].resources.limits[nvidia.com/gpu]", "between 0 and 256"}},
+		// A valid Job name but no valid Service name: the Service create
+		// failed with a raw API error and the job was terminated.
+		{"name starting with a digit", func(ns string) *batchv1alpha1.Job {
+			return paddleJob(ns, "1paddle", nil, 2, framework.Task{Name: "worker", Replicas: 2})
+		}, []string{"metadata.name", "DNS-1035", `rename the job, e.g. "paddle-paddle"`}},
+		{"a flag given twice", func(ns string) *batchv1alpha1.Job {
+			return paddleJob(ns, "bad-twice", []string{"--port=30000", "--port=40000"}, 2, framework.Task{Name: "worker", Replicas: 2})
+		}, []string{"spec.plugins.paddle", "given more than once"}},
+		{"replicas beyond the bound", func(ns string) *batchv1alpha1.Job {
+			return paddleJob(ns, "bad-replicas", nil, 1, framework.Task{Name: "ps", Replicas: 1}, framework.Task{Name: "worker", Replicas: 100000})
+		}, []string{"spec.tasks[1].replicas", "between 0 and 10000"}},
 	}
 }
 
@@ -55,6 +78,12 @@ func TestPaddleInvalidJobsRefusedAtAdmission(t *testing.T) {
 			if !strings.Contains(msg, "paddle plugin rejected job "+ns+"/"+job.Name) {
 				t.Errorf("message does not name the job: %s", msg)
 			}
+			// Invalid with one cause per field, as Kubernetes' own
+			// validation answers.
+			var status apierrors.APIStatus
+			if !apierrors.IsInvalid(err) || !errors.As(err, &status) || status.Status().Details == nil || !hasCause(status.Status().Details.Causes, tc.want[0]) {
+				t.Errorf("not Invalid with a cause for %s: %#v", tc.want[0], err)
+			}
 			for _, w := range tc.want {
 				if !strings.Contains(msg, w) {
 					t.Errorf("message lacks %q: %s", w, msg)
@@ -71,21 +100,7 @@ func TestPaddleInvalidJobsRejectedByController(t *testing.T) {
 	c := framework.Cluster(t)
 	ns := framework.Namespace(t, c)
 	ctx := context.Background()
-	const hook = "volcano-admission-service-jobs-paddle-validate"
-	vwc := c.Kube.AdmissionregistrationV1().ValidatingWebhookConfigurations()
-	saved, err := vwc.Get(ctx, hook, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := vwc.Delete(ctx, hook, metav1.DeleteOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		saved.ResourceVersion, saved.UID = "", ""
-		if _, err := vwc.Create(context.Background(), saved, metav1.CreateOptions{}); err != nil {
-			t.Errorf("restoring the paddle webhook: %v", err)
-		}
-	})
+	withoutPaddleWebhooks(t, c)
 
 	for _, tc := range invalidCases() {
 		t.Run(tc.name, func(t *testing.T) {
@@ -144,4 +159,10 @@ func TestPaddleInvalidJobsRejectedByController(t *testing.T) {
 			}
 		})
 	}
+
+	// With all of them in the cluster, the controller still serves other
+	// jobs, and no hook panicked on them.
+	good := framework.CreateJob(t, c, paddleJob(ns, "bystander", nil, 2, framework.Task{Name: "worker", Replicas: 2}))
+	framework.WaitJobPhase(t, c, ns, good.Name, batchv1alpha1.Running, 60*time.Second)
+	assertNoPanic(t, c)
 }

@@ -1,0 +1,414 @@
+package e2e
+
+import (
+	"context"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/retry"
+	batchv1alpha1 "volcano.sh/apis/pkg/apis/batch/v1alpha1"
+	busv1alpha1 "volcano.sh/apis/pkg/apis/bus/v1alpha1"
+	vcclient "volcano.sh/apis/pkg/client/clientset/versioned"
+
+	"github.com/volcano-paddle/volcano-paddle/internal/localcluster"
+	jobplugin "github.com/volcano-paddle/volcano-paddle/pkg/controllers/job/plugins/paddle"
+	"github.com/volcano-paddle/volcano-paddle/test/e2e/framework"
+)
+
+const (
+	paddleValidatingHook = "volcano-admission-service-jobs-paddle-validate"
+	paddleMutatingHook   = "volcano-admission-service-jobs-paddle-mutate"
+)
+
+// withoutPaddleWebhooks removes the paddle admission (as on a cluster that
+// did not install it, or in a namespace it skips) until the test ends or
+// the returned function puts it back.
+func withoutPaddleWebhooks(t *testing.T, c *localcluster.Cluster) (restore func()) {
+	t.Helper()
+	ctx := context.Background()
+	adm := c.Kube.AdmissionregistrationV1()
+	vwc, err := adm.ValidatingWebhookConfigurations().Get(ctx, paddleValidatingHook, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mwc, err := adm.MutatingWebhookConfigurations().Get(ctx, paddleMutatingHook, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := adm.ValidatingWebhookConfigurations().Delete(ctx, vwc.Name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := adm.MutatingWebhookConfigurations().Delete(ctx, mwc.Name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	restored := false
+	restore = func() {
+		if restored {
+			return
+		}
+		restored = true
+		vwc.ResourceVersion, vwc.UID, mwc.ResourceVersion, mwc.UID = "", "", "", ""
+		if _, err := adm.ValidatingWebhookConfigurations().Create(context.Background(), vwc, metav1.CreateOptions{}); err != nil {
+			t.Errorf("restoring the paddle validating webhook: %v", err)
+		}
+		if _, err := adm.MutatingWebhookConfigurations().Create(context.Background(), mwc, metav1.CreateOptions{}); err != nil {
+			t.Errorf("restoring the paddle mutating webhook: %v", err)
+		}
+	}
+	t.Cleanup(restore)
+	// Ensure the API server no longer calls them: a server-side dry run of
+	// a job only the paddle admission refuses goes through.
+	probe := paddleJob("default", "probe-without-webhook", []string{"--gloo=1"}, 2, framework.Task{Name: "worker", Replicas: 2})
+	if err := framework.Poll(ctx, 30*time.Second, func(ctx context.Context) (bool, error) {
+		_, err := c.Volcano.BatchV1alpha1().Jobs("default").Create(ctx, probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		return err == nil, nil
+	}); err != nil {
+		t.Fatalf("the API server still calls the paddle admission: %v", err)
+	}
+	return restore
+}
+
+// waitPaddleWebhooks waits until the API server calls the paddle admission
+// again.
+func waitPaddleWebhooks(t *testing.T, c *localcluster.Cluster) {
+	t.Helper()
+	probe := paddleJob("default", "probe-with-webhook", []string{"--gloo=1"}, 2, framework.Task{Name: "worker", Replicas: 2})
+	if err := framework.Poll(context.Background(), 30*time.Second, func(ctx context.Context) (bool, error) {
+		_, err := c.Volcano.BatchV1alpha1().Jobs("default").Create(ctx, probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		return err != nil && strings.Contains(err.Error(), "paddle plugin rejected job"), nil
+	}); err != nil {
+		t.Fatalf("the API server does not call the paddle admission: %v", err)
+	}
+}
+
+func hasCause(causes []metav1.StatusCause, field string) bool {
+	for _, c := range causes {
+		if c.Field == field {
+			return true
+		}
+	}
+	return false
+}
+
+// assertNoPanic: the controller manager logged no panic, recovered or not.
+func assertNoPanic(t *testing.T, c *localcluster.Cluster) {
+	t.Helper()
+	b, err := os.ReadFile(c.LogPath(localcluster.ControllerManager))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{"panic:", "panicked", "Observed a panic"} {
+		if i := strings.Index(string(b), bad); i >= 0 {
+			t.Errorf("controller manager log has %q: %s", bad, string(b[i:min(len(b), i+600)]))
+		}
+	}
+	if err := c.Healthy(); err != nil {
+		t.Error(err)
+	}
+}
+
+func jobEvents(t *testing.T, c *localcluster.Cluster, ns, job string) []corev1.Event {
+	t.Helper()
+	evs, err := c.Kube.CoreV1().Events(ns).List(context.Background(), metav1.ListOptions{FieldSelector: "involvedObject.name=" + job})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return evs.Items
+}
+
+func waitJobEvent(t *testing.T, c *localcluster.Cluster, ns, job, typ, reason string) corev1.Event {
+	t.Helper()
+	var found corev1.Event
+	err := framework.Poll(context.Background(), 60*time.Second, func(ctx context.Context) (bool, error) {
+		for _, e := range jobEvents(t, c, ns, job) {
+			if e.Type == typ && e.Reason == reason {
+				found = e
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		t.Fatalf("no %s event %s on job %s: %v", typ, reason, job, err)
+	}
+	return found
+}
+
+func podUIDs(pods []corev1.Pod) map[string]types.UID {
+	m := map[string]types.UID{}
+	for _, p := range pods {
+		m[p.Name] = p.UID
+	}
+	return m
+}
+
+func envValue(c corev1.Container, name string) string {
+	for _, e := range c.Env {
+		if e.Name == name {
+			return e.Value
+		}
+	}
+	return ""
+}
+
+// Without the webhook, editing the replicas of a running Paddle job used to
+// get it killed: every sync was refused and Volcano terminated the job
+// after 15 retries. Now the running gang keeps its size, with a Warning
+// event and the job's status saying so, no sync fails, and the next
+// whole-gang restart (here: a pod deleted, PodEvicted -> RestartJob) runs
+// at the new size with env that agrees.
+func TestPaddleResizeWithoutWebhookHeld(t *testing.T) {
+	c := framework.Cluster(t)
+	ns := framework.Namespace(t, c)
+	ctx := context.Background()
+	withoutPaddleWebhooks(t, c)
+
+	job := framework.CreateJob(t, c, paddleJob(ns, "resize", nil, 3,
+		framework.Task{Name: "ps", Replicas: 1}, framework.Task{Name: "worker", Replicas: 2}))
+	framework.WaitJobPhase(t, c, ns, job.Name, batchv1alpha1.Running, 60*time.Second)
+	before := podUIDs(framework.JobPods(t, c, ns, job.Name))
+	if len(before) != 3 {
+		t.Fatalf("%d pods, want 3", len(before))
+	}
+
+	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		j, err := c.Volcano.BatchV1alpha1().Jobs(ns).Get(ctx, job.Name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		j.Spec.Tasks[1].Replicas = 4
+		j.Spec.MinAvailable = 5
+		_, err = c.Volcano.BatchV1alpha1().Jobs(ns).Update(ctx, j, metav1.UpdateOptions{})
+		return err
+	}); err != nil {
+		t.Fatalf("editing replicas: %v", err)
+	}
+
+	ev := waitJobEvent(t, c, ns, job.Name, corev1.EventTypeWarning, jobplugin.ResizeHeldReason)
+	for _, want := range []string{"ps=1,worker=2", "next restarts as a whole", `task "worker" (Paddle trainer) cannot change from 2 to 4 replicas`} {
+		if !strings.Contains(ev.Message, want) {
+			t.Errorf("event lacks %q: %s", want, ev.Message)
+		}
+	}
+	var got *batchv1alpha1.Job
+	if err := framework.Poll(ctx, 30*time.Second, func(ctx context.Context) (bool, error) {
+		var err error
+		got, err = c.Volcano.BatchV1alpha1().Jobs(ns).Get(ctx, job.Name, metav1.GetOptions{})
+		return err == nil && got.Status.State.Reason == jobplugin.ResizeHeldReason, err
+	}); err != nil {
+		t.Fatalf("job status does not say the resize is held: %+v", got.Status.State)
+	}
+	// Volcano syncs the job on every scheduler cycle's PodGroup update;
+	// let several pass: no sync may fail, no pod may come or go.
+	if err := c.WaitSchedulerSessions(ctx, 5, 60*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range jobEvents(t, c, ns, job.Name) {
+		if e.Type == corev1.EventTypeWarning && e.Reason != jobplugin.ResizeHeldReason {
+			t.Errorf("Warning event %s: %s", e.Reason, e.Message)
+		}
+	}
+	after := podUIDs(framework.JobPods(t, c, ns, job.Name))
+	if len(after) != 3 {
+		t.Errorf("%d pods while the resize is held, want the running 3", len(after))
+	}
+	for name, uid := range before {
+		if after[name] != uid {
+			t.Errorf("pod %s was replaced while the resize is held", name)
+		}
+	}
+	framework.WaitJobPhase(t, c, ns, job.Name, batchv1alpha1.Running, 10*time.Second)
+
+	// A whole-gang restart applies the new size.
+	if err := c.Kube.CoreV1().Pods(ns).Delete(ctx, job.Name+"-worker-0", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var pods []corev1.Pod
+	if err := framework.Poll(ctx, 90*time.Second, func(ctx context.Context) (bool, error) {
+		pods = framework.JobPods(t, c, ns, job.Name)
+		if len(pods) != 5 {
+			return false, nil
+		}
+		for _, p := range pods {
+			if p.Status.Phase != corev1.PodRunning || p.DeletionTimestamp != nil {
+				return false, nil
+			}
+		}
+		return true, nil
+	}); err != nil {
+		t.Fatalf("no running gang of 5 after the restart:\n%s", framework.DescribePods(c, ns))
+	}
+	for _, p := range pods {
+		if v := envValue(p.Spec.Containers[0], jobplugin.EnvTrainersNum); v != "4" {
+			t.Errorf("pod %s after the restart has %s=%q, want 4", p.Name, jobplugin.EnvTrainersNum, v)
+		}
+	}
+	framework.WaitJobPhase(t, c, ns, job.Name, batchv1alpha1.Running, 30*time.Second)
+	assertNoPanic(t, c)
+}
+
+// Labels and deletion are never refused, even for a job that the current
+// rules refuse (admitted before the rules tightened, or created while the
+// webhook was off): `kubectl label` failed, and a foreground deletion stayed
+// stuck on its finalizer because the garbage collector's update was refused.
+func TestPaddleMetadataUpdatesOfInvalidJob(t *testing.T) {
+	c := framework.Cluster(t)
+	ns := framework.Namespace(t, c)
+	ctx := context.Background()
+	restore := withoutPaddleWebhooks(t, c)
+	job := framework.CreateJob(t, c, paddleJob(ns, "was-admitted", []string{"--gloo=1"}, 2, framework.Task{Name: "worker", Replicas: 2}))
+	restore()
+	waitPaddleWebhooks(t, c)
+
+	jobs := c.Volcano.BatchV1alpha1().Jobs(ns)
+	if _, err := jobs.Patch(ctx, job.Name, types.MergePatchType, []byte(`{"metadata":{"labels":{"team":"ads"}}}`), metav1.PatchOptions{}); err != nil {
+		t.Fatalf("labelling a job current rules refuse: %v", err)
+	}
+	fg := metav1.DeletePropagationForeground
+	if err := jobs.Delete(ctx, job.Name, metav1.DeleteOptions{PropagationPolicy: &fg}); err != nil {
+		t.Fatal(err)
+	}
+	if err := framework.Poll(ctx, 60*time.Second, func(ctx context.Context) (bool, error) {
+		_, err := jobs.Get(ctx, job.Name, metav1.GetOptions{})
+		return apierrors.IsNotFound(err), nil
+	}); err != nil {
+		j, _ := jobs.Get(ctx, job.Name, metav1.GetOptions{})
+		t.Fatalf("foreground deletion did not finish: %v (finalizers %v)", err, j.GetFinalizers())
+	}
+}
+
+// A running job's headless Service and ConfigMap come back within seconds
+// when deleted, with a Normal event on the job.
+func TestPaddleObjectsRecreated(t *testing.T) {
+	c := framework.Cluster(t)
+	ns := framework.Namespace(t, c)
+	ctx := context.Background()
+	job := framework.CreateJob(t, c, paddleJob(ns, "keep", nil, 3,
+		framework.Task{Name: "ps", Replicas: 1}, framework.Task{Name: "worker", Replicas: 2}))
+	framework.WaitJobPhase(t, c, ns, job.Name, batchv1alpha1.Running, 60*time.Second)
+
+	svcs := c.Kube.CoreV1().Services(ns)
+	svc, err := svcs.Get(ctx, job.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := svcs.Delete(ctx, job.Name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if err := framework.Poll(ctx, 15*time.Second, func(ctx context.Context) (bool, error) {
+		s, err := svcs.Get(ctx, job.Name, metav1.GetOptions{})
+		return err == nil && s.UID != svc.UID && s.Spec.ClusterIP == corev1.ClusterIPNone && s.Spec.PublishNotReadyAddresses, nil
+	}); err != nil {
+		t.Fatalf("the headless Service was not re-created: %v", err)
+	}
+	t.Logf("Service re-created %s after its deletion", time.Since(start).Round(100*time.Millisecond))
+
+	j, err := c.Volcano.BatchV1alpha1().Jobs(ns).Get(ctx, job.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmName := jobplugin.ConfigMapName(job.Name, int(j.Status.Version))
+	cms := c.Kube.CoreV1().ConfigMaps(ns)
+	cm, err := cms.Get(ctx, cmName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("ConfigMap %s: %v", cmName, err)
+	}
+	if err := cms.Delete(ctx, cmName, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := framework.Poll(ctx, 15*time.Second, func(ctx context.Context) (bool, error) {
+		got, err := cms.Get(ctx, cmName, metav1.GetOptions{})
+		if err != nil || got.UID == cm.UID {
+			return false, nil
+		}
+		for k, v := range cm.Data {
+			if got.Data[k] != v {
+				return false, nil
+			}
+		}
+		return true, nil
+	}); err != nil {
+		t.Fatalf("ConfigMap %s was not re-created with the same lists: %v", cmName, err)
+	}
+	waitJobEvent(t, c, ns, job.Name, corev1.EventTypeNormal, "PaddleObjectsRestored")
+	framework.WaitJobPhase(t, c, ns, job.Name, batchv1alpha1.Running, 10*time.Second)
+}
+
+// warnings collects the admission warnings kubectl would print.
+type warnings struct {
+	mu   sync.Mutex
+	list []string
+}
+
+func (w *warnings) HandleWarningHeader(_ int, _ string, text string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.list = append(w.list, text)
+}
+
+// Defaults and warnings at admission: a PS job without TaskCompleted on its
+// trainers gets TaskCompleted -> CompleteJob and completes when they do
+// (pservers stopped, not left running as in the seed's walkthrough); risky
+// specs get warnings; pods of Paddle roles carry no service-account token.
+func TestPaddleAdmissionDefaultsAndWarnings(t *testing.T) {
+	c := framework.Cluster(t)
+	ns := framework.Namespace(t, c)
+	ctx := context.Background()
+	w := &warnings{}
+	cfg := rest.CopyConfig(c.Config)
+	cfg.WarningHandler = w
+	vc, err := vcclient.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	j := paddleJob(ns, "ends", nil, 2, framework.Task{Name: "ps", Replicas: 1}, framework.Task{Name: "worker", Replicas: 2, SucceedAfter: "3s"})
+	j.Spec.Tasks[1].Template.Spec.Containers[0].Command = []string{"sh", "-c", "cd /work && python train.py"}
+	created, err := vc.BatchV1alpha1().Jobs(ns).Create(ctx, j, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var defaulted bool
+	for _, p := range created.Spec.Tasks[1].Policies {
+		defaulted = defaulted || (p.Event == busv1alpha1.TaskCompletedEvent && p.Action == busv1alpha1.CompleteJobAction)
+	}
+	if !defaulted {
+		t.Errorf("trainer policies %+v lack the default TaskCompleted -> CompleteJob", created.Spec.Tasks[1].Policies)
+	}
+	all := strings.Join(w.list, "\n")
+	for _, want := range []string{"spec.minAvailable: 2 is below the 3 pods", "without exec"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("warnings lack %q:\n%s", want, all)
+		}
+	}
+	framework.WaitJobPhase(t, c, ns, j.Name, batchv1alpha1.Running, 60*time.Second)
+	for _, p := range framework.JobPods(t, c, ns, j.Name) {
+		if a := p.Spec.AutomountServiceAccountToken; a == nil || *a {
+			t.Errorf("pod %s: automountServiceAccountToken = %v, want false", p.Name, a)
+		}
+	}
+	framework.WaitJobPhase(t, c, ns, j.Name, batchv1alpha1.Completed, 90*time.Second)
+
+	// Turned off by the argument: the job keeps running after training.
+	off := paddleJob(ns, "runs-on", []string{"--trainer-completes-job=false"}, 2,
+		framework.Task{Name: "ps", Replicas: 1}, framework.Task{Name: "worker", Replicas: 1, SucceedAfter: "1s"})
+	created, err = vc.BatchV1alpha1().Jobs(ns).Create(ctx, off, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(created.Spec.Tasks[1].Policies) != 0 {
+		t.Errorf("--trainer-completes-job=false: trainer policies %+v", created.Spec.Tasks[1].Policies)
+	}
+	if !strings.Contains(strings.Join(w.list, "\n"), `no TaskCompleted -> CompleteJob on the trainer task "worker"`) {
+		t.Errorf("no warning for a PS job that never ends:\n%s", strings.Join(w.list, "\n"))
+	}
+}
