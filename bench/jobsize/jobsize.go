@@ -91,7 +91,7 @@ func Run(ctx context.Context, o Options) ([]Result, error) {
 		r := measure(ctx, c, n, o.Timeout, logf)
 		out = append(out, r)
 		logf("job size: %d trainers: pod %s (max), job adds %s, admitted in %s (validation %s), all pods after %s, running after %s %s",
-			n, kb(r.PodBytesMax), kb(r.TotalBytes), r.Admission.Round(time.Millisecond), r.Validate.Round(time.Millisecond),
+			n, kb(r.PodBytesMax), kb(r.TotalBytes), r.Admission.Round(time.Millisecond), r.Validate.Round(10*time.Microsecond),
 			r.AllPodsExist.Round(time.Second), r.Running.Round(time.Second), r.Err)
 		if ctx.Err() != nil {
 			break
@@ -289,12 +289,12 @@ func Markdown(rs []Result, command string) string {
 	for _, r := range rs {
 		if r.Err != "" {
 			w("| %d | %d | %s | %s | %s | %s | %s | %s | %s | failed: %s |\n", r.Trainers, r.PServers, kb(r.PodBytesMax), kb(r.PodBytesMean),
-				kb(r.ConfigMapBytes), kb(r.TotalBytes), r.Admission.Round(time.Millisecond), r.Validate.Round(time.Millisecond),
+				kb(r.ConfigMapBytes), kb(r.TotalBytes), r.Admission.Round(time.Millisecond), r.Validate.Round(10*time.Microsecond),
 				r.AllPodsExist.Round(100*time.Millisecond), strings.ReplaceAll(r.Err, "|", "/"))
 			continue
 		}
 		w("| %d | %d | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.Trainers, r.PServers, kb(r.PodBytesMax), kb(r.PodBytesMean),
-			kb(r.ConfigMapBytes), kb(r.TotalBytes), r.Admission.Round(time.Millisecond), r.Validate.Round(time.Millisecond),
+			kb(r.ConfigMapBytes), kb(r.TotalBytes), r.Admission.Round(time.Millisecond), r.Validate.Round(10*time.Microsecond),
 			r.AllPodsExist.Round(100*time.Millisecond), r.Running.Round(100*time.Millisecond))
 	}
 	w("\nEvery pod object stays under %d KB: ", PodObjectLimit>>10)
