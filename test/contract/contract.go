@@ -165,6 +165,17 @@ func (r *Rule) serves(m Mode) bool {
 	return false
 }
 
+// Env is the environment of the pod's first container as the kubelet
+// builds it from the pod and the ConfigMaps; problems (a reference to a
+// missing ConfigMap or key) are returned as violations.
+func Env(p *v1.Pod, cms ...v1.ConfigMap) (map[string]string, []Violation) {
+	c := &checker{rule: "env"}
+	if len(p.Spec.Containers) == 0 {
+		return map[string]string{}, nil
+	}
+	return resolveEnv(c, p, &p.Spec.Containers[0], cms), c.out
+}
+
 // resolveEnv is the container's environment as the kubelet builds it:
 // envFrom first, then env (which wins); configMapKeyRef resolved; other
 // valueFrom sources are runtime values the API server does not hold.

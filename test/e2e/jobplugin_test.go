@@ -2,7 +2,9 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"reflect"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -19,8 +21,9 @@ import (
 	"github.com/volcano-paddle/volcano-paddle/test/e2e/framework"
 )
 
-// checkContract reads the job's pods and Service from the API server and
-// fails the test on any violation of Paddle's rules.
+// checkContract reads the job's pods, Service and ConfigMaps from the API
+// server and fails the test on any violation of the rules of every Paddle
+// entry point of the job's mode.
 func checkContract(t *testing.T, c *localcluster.Cluster, ns, job string) []corev1.Pod {
 	t.Helper()
 	pods := framework.JobPods(t, c, ns, job)
@@ -28,10 +31,30 @@ func checkContract(t *testing.T, c *localcluster.Cluster, ns, job string) []core
 	if err != nil {
 		t.Fatalf("Service of job %s: %v", job, err)
 	}
-	for _, v := range contract.Check(pods, svc) {
+	for _, v := range contract.Check(pods, svc, jobConfigMaps(t, c, ns, job)...) {
 		t.Errorf("contract: %s", v)
 	}
 	return pods
+}
+
+// jobConfigMaps are the ConfigMaps the plugin keeps for a job.
+func jobConfigMaps(t *testing.T, c *localcluster.Cluster, ns, job string) []corev1.ConfigMap {
+	t.Helper()
+	cms, err := c.Kube.CoreV1().ConfigMaps(ns).List(context.Background(), metav1.ListOptions{LabelSelector: batchv1alpha1.JobNameKey + "=" + job})
+	if err != nil {
+		t.Fatalf("ConfigMaps of job %s: %v", job, err)
+	}
+	return cms.Items
+}
+
+// podEnv is a pod's env as its container gets it.
+func podEnv(t *testing.T, c *localcluster.Cluster, p *corev1.Pod) map[string]string {
+	t.Helper()
+	env, problems := contract.Env(p, jobConfigMaps(t, c, p.Namespace, p.Labels[batchv1alpha1.JobNameKey])...)
+	for _, v := range problems {
+		t.Errorf("env: %s", v)
+	}
+	return env
 }
 
 func paddleJob(ns, name string, args []string, min int32, tasks ...framework.Task) *batchv1alpha1.Job {
@@ -66,11 +89,9 @@ func TestPaddleCTRSeedJob(t *testing.T) {
 		if p.Labels[paddleapi.ModeLabel] != "ps" {
 			t.Errorf("%s has mode label %q", p.Name, p.Labels[paddleapi.ModeLabel])
 		}
-		env := map[string]string{}
-		for _, e := range p.Spec.Containers[0].Env {
-			env[e.Name] = e.Value
-		}
-		if env["PADDLE_PSERVERS"] != "ctr-volcano-pserver-0.ctr-volcano:30236,ctr-volcano-pserver-1.ctr-volcano:30236" {
+		env := podEnv(t, c, &p)
+		// pserver i at PADDLE_PORT+i, where the CTR image's train.py looks.
+		if env["PADDLE_PSERVERS"] != "ctr-volcano-pserver-0.ctr-volcano:30236,ctr-volcano-pserver-1.ctr-volcano:30237" {
 			t.Errorf("%s: PADDLE_PSERVERS=%q", p.Name, env["PADDLE_PSERVERS"])
 		}
 	}
@@ -145,9 +166,11 @@ func TestPaddleHeterPS(t *testing.T) {
 	}
 }
 
-// A pod failure restarts the whole gang (RestartJob); the new pods carry
-// exactly the env of the old ones and pass the contract again.
-func TestPaddleRestartKeepsEnv(t *testing.T) {
+// A pod failure restarts the whole gang (RestartJob): the new pods belong to
+// a new incarnation (the job's status.version), with host names that carry
+// it, the lists of that incarnation in a new ConfigMap, the old one gone, and
+// they pass the contract again.
+func TestPaddleRestartNewIncarnation(t *testing.T) {
 	c := framework.Cluster(t)
 	ns := framework.Namespace(t, c)
 	ctx := context.Background()
@@ -155,11 +178,15 @@ func TestPaddleRestartKeepsEnv(t *testing.T) {
 		framework.Task{Name: "ps", Replicas: 2}, framework.Task{Name: "worker", Replicas: 2})
 	framework.CreateJob(t, c, job)
 	framework.WaitJobPhase(t, c, ns, job.Name, batchv1alpha1.Running, 60*time.Second)
-	before := map[string][]corev1.EnvVar{}
 	uids := map[string]types.UID{}
 	for _, p := range checkContract(t, c, ns, job.Name) {
-		before[p.Name] = p.Spec.Containers[0].Env
 		uids[p.Name] = p.UID
+		if p.Spec.Hostname != p.Name {
+			t.Errorf("%s: first incarnation hostname %q", p.Name, p.Spec.Hostname)
+		}
+	}
+	if names := configMapNames(jobConfigMaps(t, c, ns, job.Name)); !reflect.DeepEqual(names, []string{"restart-paddle-v0"}) {
+		t.Errorf("ConfigMaps of the first incarnation: %v", names)
 	}
 
 	// Inject a failure: KWOK fails the pod carrying this annotation.
@@ -168,11 +195,13 @@ func TestPaddleRestartKeepsEnv(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Every pod must be replaced (new UID) and the job Running again.
+	var version int32
 	err := framework.Poll(ctx, 120*time.Second, func(ctx context.Context) (bool, error) {
 		j, err := c.Volcano.BatchV1alpha1().Jobs(ns).Get(ctx, job.Name, metav1.GetOptions{})
 		if err != nil || j.Status.State.Phase != batchv1alpha1.Running || j.Status.RetryCount < 1 {
 			return false, err
 		}
+		version = j.Status.Version
 		pods, err := c.Kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: batchv1alpha1.JobNameKey + "=" + job.Name})
 		if err != nil || len(pods.Items) != 4 {
 			return false, err
@@ -187,14 +216,34 @@ func TestPaddleRestartKeepsEnv(t *testing.T) {
 	if err != nil {
 		t.Fatalf("job did not restart with 4 new running pods: %v\n%s", err, framework.DescribePods(c, ns))
 	}
+	if version < 1 {
+		t.Fatalf("job version %d after a RestartJob", version)
+	}
+	suffix := fmt.Sprintf("-v%d", version)
 	for _, p := range checkContract(t, c, ns, job.Name) {
-		if !reflect.DeepEqual(before[p.Name], p.Spec.Containers[0].Env) {
-			t.Errorf("%s: env changed across the restart:\nbefore %v\nafter  %v", p.Name, before[p.Name], p.Spec.Containers[0].Env)
+		if p.Spec.Hostname != p.Name+suffix || p.Annotations[batchv1alpha1.JobVersion] != fmt.Sprint(version) {
+			t.Errorf("%s (version %s): hostname %q, want %q", p.Name, p.Annotations[batchv1alpha1.JobVersion], p.Spec.Hostname, p.Name+suffix)
 		}
+		if env := podEnv(t, c, &p); env["POD_IP"] != p.Name+suffix+".restart" || !strings.Contains(env["PADDLE_PSERVERS_IP_PORT_LIST"], "restart-ps-1"+suffix+".restart:36000") {
+			t.Errorf("%s: POD_IP=%q PADDLE_PSERVERS_IP_PORT_LIST=%q", p.Name, env["POD_IP"], env["PADDLE_PSERVERS_IP_PORT_LIST"])
+		}
+	}
+	if names := configMapNames(jobConfigMaps(t, c, ns, job.Name)); !reflect.DeepEqual(names, []string{"restart-paddle" + suffix}) {
+		t.Errorf("ConfigMaps after the restart: %v, want only restart-paddle%s", names, suffix)
 	}
 }
 
-// Deleting the job removes its Service (and the garbage collector its pods).
+func configMapNames(cms []corev1.ConfigMap) []string {
+	var out []string
+	for _, cm := range cms {
+		out = append(out, cm.Name)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Deleting the job removes its Service and ConfigMap (and the garbage
+// collector its pods).
 func TestPaddleServiceRemovedWithJob(t *testing.T) {
 	c := framework.Cluster(t)
 	ns := framework.Namespace(t, c)
@@ -211,5 +260,12 @@ func TestPaddleServiceRemovedWithJob(t *testing.T) {
 	})
 	if err != nil {
 		t.Errorf("Service still there after the job was deleted: %v", err)
+	}
+	err = framework.Poll(ctx, 60*time.Second, func(ctx context.Context) (bool, error) {
+		cms, err := c.Kube.CoreV1().ConfigMaps(ns).List(ctx, metav1.ListOptions{LabelSelector: batchv1alpha1.JobNameKey + "=" + job.Name})
+		return err == nil && len(cms.Items) == 0, nil
+	})
+	if err != nil {
+		t.Errorf("ConfigMap still there after the job was deleted: %v", err)
 	}
 }
