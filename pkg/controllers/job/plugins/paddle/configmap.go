@@ -45,8 +45,8 @@ func objectLabels(job *batch.Job) map[string]string {
 	return map[string]string{ManagedByLabel: PluginName, batch.JobNameKey: job.Name}
 }
 
-// configMap is the ConfigMap of the layout's incarnation.
-func (l *Layout) configMap(job *batch.Job) *v1.ConfigMap {
+// newConfigMap is the ConfigMap of the layout's incarnation.
+func newConfigMap(job *batch.Job, l *Layout) *v1.ConfigMap {
 	data := map[string]string{}
 	for _, k := range l.lists() {
 		data[k] = l.list(k)
@@ -70,7 +70,7 @@ func (l *Layout) configMap(job *batch.Job) *v1.ConfigMap {
 // not there, then deletes the ConfigMaps of older incarnations. An existing
 // one of this job with other content (it is immutable) is replaced.
 func ensureConfigMap(ctx context.Context, client kubernetes.Interface, job *batch.Job, l *Layout) error {
-	want := l.configMap(job)
+	want := newConfigMap(job, l)
 	cms := client.CoreV1().ConfigMaps(job.Namespace)
 	_, err := cms.Create(ctx, want, metav1.CreateOptions{})
 	if apierrors.IsAlreadyExists(err) {

@@ -300,56 +300,6 @@ func (e *entryPoint) serves(m paddleapi.Mode) bool {
 	return false
 }
 
-// roleEnv is the Paddle env of replica index of role r: every variable of
-// every entry point of the mode, once, in entry-point order. Variables that
-// refer to an omitted list are left out (validation.go: checkListSizes).
-func (l *Layout) roleEnv(r *RoleTask, index int) []envVar {
-	p := replica{l: l, r: r, index: index}
-	seen := map[string]bool{}
-	var out []envVar
-	for i := range entryPoints {
-		e := &entryPoints[i]
-		if !e.serves(l.Mode) {
-			continue
-		}
-		for _, v := range e.vars(p) {
-			if seen[v.name] || (v.list != "" && l.omitted[v.list]) {
-				continue
-			}
-			seen[v.name] = true
-			out = append(out, v)
-		}
-	}
-	return out
-}
-
-// podEnv is roleEnv as Kubernetes env: lists become references to the
-// incarnation's ConfigMap.
-func (l *Layout) podEnv(r *RoleTask, index int) []v1.EnvVar {
-	vs := l.roleEnv(r, index)
-	out := make([]v1.EnvVar, len(vs))
-	for i, v := range vs {
-		out[i] = l.k8sEnv(v)
-	}
-	return out
-}
-
-func (l *Layout) k8sEnv(v envVar) v1.EnvVar {
-	if v.list == "" {
-		return v1.EnvVar{Name: v.name, Value: v.value}
-	}
-	return v1.EnvVar{Name: v.name, ValueFrom: &v1.EnvVarSource{ConfigMapKeyRef: &v1.ConfigMapKeySelector{
-		LocalObjectReference: v1.LocalObjectReference{Name: ConfigMapName(l.Job, l.Incarnation)},
-		Key:                  v.list,
-	}}}
-}
-
-// barrierHostsEnv is the barrier's host list, a reference to the
-// incarnation's ConfigMap like the pods' other lists.
-func (l *Layout) barrierHostsEnv() v1.EnvVar {
-	return l.k8sEnv(shared(EnvBarrierHosts, listBarrierHosts))
-}
-
 // selectedGPUs is FLAGS_selected_gpus for a container with n GPUs: inside
 // the container the device plugin numbers its GPUs 0..n-1.
 func selectedGPUs(n int64) string {

@@ -261,6 +261,101 @@ func (l *Layout) noProxyValue() string {
 	return fmt.Sprintf(".%s,.%s.%s.svc,localhost,127.0.0.1", l.Job, l.Job, l.Namespace)
 }
 
+// roleEnv is the Paddle env of replica index of role r: every variable of
+// every entry point of the mode, once, in entry-point order. Variables that
+// refer to an omitted list are left out (validation.go: checkListSizes).
+func (l *Layout) roleEnv(r *RoleTask, index int) []envVar {
+	p := replica{l: l, r: r, index: index}
+	seen := map[string]bool{}
+	var out []envVar
+	for i := range entryPoints {
+		e := &entryPoints[i]
+		if !e.serves(l.Mode) {
+			continue
+		}
+		for _, v := range e.vars(p) {
+			if seen[v.name] || (v.list != "" && l.omitted[v.list]) {
+				continue
+			}
+			seen[v.name] = true
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// podEnv is roleEnv as Kubernetes env: lists become references to the
+// incarnation's ConfigMap.
+func (l *Layout) podEnv(r *RoleTask, index int) []v1.EnvVar {
+	vs := l.roleEnv(r, index)
+	out := make([]v1.EnvVar, len(vs))
+	for i, v := range vs {
+		out[i] = l.k8sEnv(v)
+	}
+	return out
+}
+
+func (l *Layout) k8sEnv(v envVar) v1.EnvVar {
+	if v.list == "" {
+		return v1.EnvVar{Name: v.name, Value: v.value}
+	}
+	return v1.EnvVar{Name: v.name, ValueFrom: &v1.EnvVarSource{ConfigMapKeyRef: &v1.ConfigMapKeySelector{
+		LocalObjectReference: v1.LocalObjectReference{Name: ConfigMapName(l.Job, l.Incarnation)},
+		Key:                  v.list,
+	}}}
+}
+
+// barrierHostsEnv is the barrier's host list, a reference to the
+// incarnation's ConfigMap like the pods' other lists.
+func (l *Layout) barrierHostsEnv() v1.EnvVar {
+	return l.k8sEnv(shared(EnvBarrierHosts, listBarrierHosts))
+}
+
+// optionalLists are the lists a mode's pods can start without. In PS mode
+// only fleetrun (PADDLE_TRAINERS must be set), the new launcher
+// (PADDLE_TRAINERS_ENDPOINTS) and paddle_k8s-era scripts
+// (PADDLE_TRAINER_IPS) read the trainer lists; role_maker._ps_env treats
+// PADDLE_TRAINER_ENDPOINTS as optional and the CTR image never reads them.
+func (l *Layout) optionalLists() map[string]bool {
+	if l.Mode == paddleapi.ModePS {
+		return map[string]bool{listTrainerEndpoints: true, listTrainerHosts: true}
+	}
+	return nil
+}
+
+// listPath is the task whose replicas make a list long.
+func (l *Layout) listPath(key string) *field.Path {
+	tasks := field.NewPath("spec", "tasks")
+	var r *RoleTask
+	switch key {
+	case listPServerEndpoints, listFluidPServers:
+		r = l.PServer
+	case listTrainerEndpoints, listTrainerHosts:
+		r = l.Trainer
+	case listHeterEndpoints:
+		r = l.Heter
+	}
+	if r == nil {
+		return tasks
+	}
+	return tasks.Index(r.TaskIndex)
+}
+
+// Warnings are what a user should know about an accepted job: the entry
+// points its size rules out.
+func (l *Layout) Warnings() []string {
+	var out []string
+	if l.narrowBarrier {
+		out = append(out, fmt.Sprintf("the barrier init container waits for the %d pservers only: the names of all %d pods exceed what Linux lets one environment variable hold (MAX_ARG_STRLEN, 128 KiB)",
+			l.PServer.Replicas, l.PServer.Replicas+l.Trainer.Replicas))
+	}
+	if l.omitted[listTrainerHosts] || l.omitted[listTrainerEndpoints] {
+		out = append(out, fmt.Sprintf("the trainer lists of %d trainers exceed what Linux lets one environment variable hold (MAX_ARG_STRLEN, 128 KiB), so pods get no PADDLE_TRAINERS, PADDLE_TRAINER_ENDPOINTS, PADDLE_TRAINERS_ENDPOINTS or PADDLE_TRAINER_IPS: start Paddle with `python train.py` (role maker) or the Fluid CTR image; fleetrun and python -m paddle.distributed.launch need those lists in PS mode",
+			l.Trainer.Replicas))
+	}
+	return out
+}
+
 // resolveLayout finds the role tasks and the mode. It reports every problem
 // with the field to change.
 func resolveLayout(job *batch.Job, a *Args) (*Layout, field.ErrorList) {

@@ -105,18 +105,6 @@ func validateHostnames(job *batch.Job) field.ErrorList {
 	return errs
 }
 
-// optionalLists are the lists a mode's pods can start without. In PS mode
-// only fleetrun (PADDLE_TRAINERS must be set), the new launcher
-// (PADDLE_TRAINERS_ENDPOINTS) and paddle_k8s-era scripts
-// (PADDLE_TRAINER_IPS) read the trainer lists; role_maker._ps_env treats
-// PADDLE_TRAINER_ENDPOINTS as optional and the CTR image never reads them.
-func (l *Layout) optionalLists() map[string]bool {
-	if l.Mode == paddleapi.ModePS {
-		return map[string]bool{listTrainerEndpoints: true, listTrainerHosts: true}
-	}
-	return nil
-}
-
 // validateListSizes: every list reaches Paddle as one environment string,
 // which Linux caps at MAX_ARG_STRLEN; a longer one makes every container
 // fail at exec ("argument list too long") after the whole gang was
@@ -160,39 +148,6 @@ func validateListSizes(l *Layout) field.ErrorList {
 				key, n, maxEnvStringBytes, fix)))
 	}
 	return errs
-}
-
-// listPath is the task whose replicas make a list long.
-func (l *Layout) listPath(key string) *field.Path {
-	tasks := field.NewPath("spec", "tasks")
-	var r *RoleTask
-	switch key {
-	case listPServerEndpoints, listFluidPServers:
-		r = l.PServer
-	case listTrainerEndpoints, listTrainerHosts:
-		r = l.Trainer
-	case listHeterEndpoints:
-		r = l.Heter
-	}
-	if r == nil {
-		return tasks
-	}
-	return tasks.Index(r.TaskIndex)
-}
-
-// Warnings are what a user should know about an accepted job: the entry
-// points its size rules out.
-func (l *Layout) Warnings() []string {
-	var out []string
-	if l.narrowBarrier {
-		out = append(out, fmt.Sprintf("the barrier init container waits for the %d pservers only: the names of all %d pods exceed what Linux lets one environment variable hold (MAX_ARG_STRLEN, 128 KiB)",
-			l.PServer.Replicas, l.PServer.Replicas+l.Trainer.Replicas))
-	}
-	if l.omitted[listTrainerHosts] || l.omitted[listTrainerEndpoints] {
-		out = append(out, fmt.Sprintf("the trainer lists of %d trainers exceed what Linux lets one environment variable hold (MAX_ARG_STRLEN, 128 KiB), so pods get no PADDLE_TRAINERS, PADDLE_TRAINER_ENDPOINTS, PADDLE_TRAINERS_ENDPOINTS or PADDLE_TRAINER_IPS: start Paddle with `python train.py` (role maker) or the Fluid CTR image; fleetrun and python -m paddle.distributed.launch need those lists in PS mode",
-			l.Trainer.Replicas))
-	}
-	return out
 }
 
 // validateTemplateEnv checks variables the template sets itself. The plugin
