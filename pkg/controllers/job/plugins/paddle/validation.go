@@ -29,10 +29,6 @@ func ValidateJob(job *batch.Job, a *Args) (*Layout, field.ErrorList) {
 	if l == nil || len(errs) > 0 {
 		return nil, errs
 	}
-	if msgs := validation.IsDNS1123Label(job.Name); len(msgs) > 0 {
-		errs = append(errs, field.Invalid(field.NewPath("metadata", "name"), job.Name,
-			"the job name is the pods' DNS subdomain (the headless Service name), so it must be a DNS label: "+strings.Join(msgs, "; ")))
-	}
 	for _, r := range l.roles() {
 		errs = append(errs, validateRoleTask(job, l, r)...)
 	}
