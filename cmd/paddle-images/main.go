@@ -9,6 +9,7 @@
 package main
 
 import (
+	"debug/elf"
 	"flag"
 	"fmt"
 	"os"
@@ -72,26 +73,89 @@ func run(registry, tag, ver, revision, built, out string, names []string, push b
 }
 
 // compile builds the commands static, with the version stamped in as the
-// Makefile does.
+// Makefile does. Pure-Go commands build with CGO_ENABLED=0. A command that
+// links a cgo package of its own (the scheduler links go-nvml through
+// NVIDIA's allocator, pkg/gputopology) links glibc statically instead, with
+// Go's own resolver and user lookup (netgo, osusergo) so that nothing needs
+// NSS at run time; the image has no libc.
 func compile(binDir string, names []string, ver, revision, built string) error {
 	const pkg = "github.com/volcano-paddle/volcano-paddle/pkg/version"
 	ldflags := fmt.Sprintf("-s -w -X %s.Version=%s -X %s.GitSHA=%s -X %s.Built=%s", pkg, ver, pkg, revision, pkg, built)
-	args := []string{"build", "-trimpath", "-ldflags", ldflags, "-o", binDir + string(filepath.Separator)}
-	for _, n := range names {
-		args = append(args, "./cmd/"+n)
-	}
 	if err := os.MkdirAll(binDir, 0o755); err != nil {
 		return err
 	}
-	fmt.Printf(">> compiling %s (static)\n", strings.Join(names, ", "))
+	var pure, withCgo []string
+	for _, n := range names {
+		needs, err := needsCgo("./cmd/" + n)
+		if err != nil {
+			return err
+		}
+		if needs {
+			withCgo = append(withCgo, n)
+		} else {
+			pure = append(pure, n)
+		}
+	}
+	if err := goBuild(binDir, pure, []string{"-ldflags", ldflags}, "CGO_ENABLED=0"); err != nil {
+		return err
+	}
+	if err := goBuild(binDir, withCgo, []string{"-tags", "netgo,osusergo", "-ldflags", ldflags + ` -linkmode external -extldflags "-static"`}, "CGO_ENABLED=1"); err != nil {
+		return err
+	}
+	for _, n := range names {
+		if err := checkStatic(filepath.Join(binDir, n)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// needsCgo says whether a command imports a non-standard package with cgo
+// files.
+func needsCgo(pkg string) (bool, error) {
+	cmd := exec.Command("go", "list", "-deps", "-f", "{{if and .CgoFiles (not .Standard)}}{{.ImportPath}}{{end}}", pkg)
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=1")
+	out, err := cmd.Output()
+	if err != nil {
+		return false, fmt.Errorf("go list %s: %w", pkg, err)
+	}
+	return strings.TrimSpace(string(out)) != "", nil
+}
+
+func goBuild(binDir string, names, flags []string, env ...string) error {
+	if len(names) == 0 {
+		return nil
+	}
+	args := append([]string{"build", "-trimpath"}, flags...)
+	args = append(args, "-o", binDir+string(filepath.Separator))
+	for _, n := range names {
+		args = append(args, "./cmd/"+n)
+	}
+	fmt.Printf(">> compiling %s (static, %s)\n", strings.Join(names, ", "), strings.Join(env, " "))
 	start := time.Now()
 	cmd := exec.Command("go", args...)
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH=amd64")
+	cmd.Env = append(append(os.Environ(), "GOOS=linux", "GOARCH=amd64"), env...)
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 	if err := cmd.Run(); err != nil {
 		return fmt.Errorf("go build: %w", err)
 	}
 	fmt.Printf("   compiled in %s\n", time.Since(start).Round(time.Second))
+	return nil
+}
+
+// checkStatic refuses a binary that needs a dynamic loader: the images have
+// none.
+func checkStatic(path string) error {
+	f, err := elf.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP {
+			return fmt.Errorf("%s is dynamically linked; the image has no libc", path)
+		}
+	}
 	return nil
 }
 
