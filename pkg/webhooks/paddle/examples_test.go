@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	admissionv1 "k8s.io/api/admission/v1"
-	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 	"sigs.k8s.io/yaml"
+	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 )
 
 // The examples users copy are admitted without a single warning: gang
