@@ -1,0 +1,165 @@
+package paddleobjects
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/tools/cache"
+	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
+	vcfake "volcano.sh/apis/pkg/client/clientset/versioned/fake"
+	vcinformer "volcano.sh/apis/pkg/client/informers/externalversions"
+	"volcano.sh/volcano/pkg/controllers/framework"
+	pluginsinterface "volcano.sh/volcano/pkg/controllers/job/plugins/interface"
+
+	jobplugin "github.com/volcano-paddle/volcano-paddle/pkg/controllers/job/plugins/paddle"
+)
+
+func paddleJob(name string, phase batch.JobPhase, workers int32) *batch.Job {
+	task := func(n string, r int32) batch.TaskSpec {
+		return batch.TaskSpec{Name: n, Replicas: r, Template: v1.PodTemplateSpec{Spec: v1.PodSpec{
+			RestartPolicy: v1.RestartPolicyNever, Containers: []v1.Container{{Name: "paddle", Image: "paddle"}}}}}
+	}
+	return &batch.Job{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ml", Name: name, UID: types.UID("uid-" + name), Generation: 1},
+		Spec: batch.JobSpec{MinAvailable: 1 + workers, Plugins: map[string][]string{jobplugin.PluginName: {}},
+			Tasks: []batch.TaskSpec{task("ps", 1), task("worker", workers)}},
+		Status: batch.JobStatus{State: batch.JobState{Phase: phase}},
+	}
+}
+
+// started marks a job as the plugin leaves it after OnJobAdd, and returns
+// the objects OnJobAdd created.
+func started(t *testing.T, job *batch.Job) (*v1.Service, *v1.ConfigMap) {
+	t.Helper()
+	client := fake.NewSimpleClientset()
+	job.Status.ControlledResources = map[string]string{}
+	p := jobplugin.New(pluginsinterface.PluginClientset{KubeClients: client}, job.Spec.Plugins[jobplugin.PluginName])
+	if err := p.OnJobAdd(job); err != nil {
+		t.Fatal(err)
+	}
+	svc, err := client.CoreV1().Services("ml").Get(context.Background(), job.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cm, err := client.CoreV1().ConfigMaps("ml").Get(context.Background(), jobplugin.ConfigMapName(job.Name, int(job.Status.Version)), metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return svc, cm
+}
+
+func newController(t *testing.T, jobs ...*batch.Job) (*Controller, *fake.Clientset) {
+	t.Helper()
+	kube := fake.NewSimpleClientset()
+	var objs []interface{}
+	vc := vcfake.NewSimpleClientset()
+	for _, j := range jobs {
+		if _, err := vc.BatchV1alpha1().Jobs(j.Namespace).Create(context.Background(), j, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		objs = append(objs, j)
+	}
+	opt := &framework.ControllerOption{
+		KubeClient: kube, VolcanoClient: vc,
+		SharedInformerFactory:   informers.NewSharedInformerFactory(kube, 0),
+		VCSharedInformerFactory: vcinformer.NewSharedInformerFactory(vc, 0),
+	}
+	c := &Controller{}
+	if err := c.Initialize(opt); err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	t.Cleanup(func() { close(stop) })
+	opt.VCSharedInformerFactory.Start(stop)
+	c.factory.Start(stop)
+	if !cache.WaitForCacheSync(stop, c.synced...) {
+		t.Fatal("caches did not sync")
+	}
+	// Every Paddle job is queued once at start-up.
+	if got := c.queue.Len(); got != len(objs) {
+		t.Errorf("%d jobs queued at start, want %d", got, len(objs))
+	}
+	return c, kube
+}
+
+func TestSyncRecreatesObjectsOfRunningJobs(t *testing.T) {
+	running := paddleJob("run", batch.Running, 2)
+	wantSvc, wantCM := started(t, running)
+	completed := paddleJob("done", batch.Completed, 2)
+	started(t, completed)
+	notStarted := paddleJob("new", batch.Pending, 2) // OnJobAdd not run yet
+
+	c, kube := newController(t, running, completed, notStarted)
+	ctx := context.Background()
+	for _, key := range []string{"ml/run", "ml/done", "ml/new", "ml/gone"} {
+		if err := c.sync(ctx, key); err != nil {
+			t.Fatalf("sync %s: %v", key, err)
+		}
+	}
+	svc, err := kube.CoreV1().Services("ml").Get(ctx, "run", metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("Service of the running job not re-created: %v", err)
+	}
+	if svc.Spec.ClusterIP != v1.ClusterIPNone || !svc.Spec.PublishNotReadyAddresses || !metav1.IsControlledBy(svc, running) {
+		t.Errorf("re-created Service %+v differs from the plugin's %+v", svc.Spec, wantSvc.Spec)
+	}
+	cm, err := kube.CoreV1().ConfigMaps("ml").Get(ctx, wantCM.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("ConfigMap of the running job not re-created: %v", err)
+	}
+	for k, v := range wantCM.Data {
+		if cm.Data[k] != v {
+			t.Errorf("re-created ConfigMap %s=%q, want %q", k, cm.Data[k], v)
+		}
+	}
+	for _, name := range []string{"done", "new"} {
+		if _, err := kube.CoreV1().Services("ml").Get(ctx, name, metav1.GetOptions{}); err == nil {
+			t.Errorf("Service created for job %s, which the plugin does not serve now", name)
+		}
+	}
+}
+
+// While a resize is held, the objects come back for the running size.
+func TestSyncRecreatesHeldSize(t *testing.T) {
+	job := paddleJob("held", batch.Running, 2)
+	_, wantCM := started(t, job)
+	job.Spec.Tasks[1].Replicas = 5 // edited without the webhook
+	job.Generation++
+	c, kube := newController(t, job)
+	if err := c.sync(context.Background(), "ml/held"); err != nil {
+		t.Fatal(err)
+	}
+	cm, err := kube.CoreV1().ConfigMaps("ml").Get(context.Background(), wantCM.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range wantCM.Data {
+		if cm.Data[k] != v {
+			t.Errorf("%s=%q, want the running size's %q", k, cm.Data[k], v)
+		}
+	}
+}
+
+// A deleted object queues its job after the settle delay.
+func TestDeletionQueuesJob(t *testing.T) {
+	c, _ := newController(t)
+	c.objectDeleted(cache.DeletedFinalStateUnknown{Key: "ml/wd", Obj: &v1.Service{ObjectMeta: metav1.ObjectMeta{
+		Namespace: "ml", Name: "wd", Labels: map[string]string{batch.JobNameKey: "wd"}}}})
+	if err := wait.PollUntilContextTimeout(context.Background(), 10*time.Millisecond, 10*settle, true, func(context.Context) (bool, error) {
+		return c.queue.Len() > 0, nil
+	}); err != nil {
+		t.Fatalf("nothing queued within %s", 10*settle)
+	}
+	key, _ := c.queue.Get()
+	if key != "ml/wd" {
+		t.Errorf("queued %q", key)
+	}
+	c.queue.Done(key)
+}
