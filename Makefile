@@ -80,7 +80,8 @@ realnode-deps:
 ## Local cluster
 
 up: binaries $(if $(filter 1,$(REAL_NODE)),realnode)
-	@$(BIN)/local-cluster up $(if $(TOPOLOGY),--topology $(TOPOLOGY)) $(if $(filter 1,$(REAL_NODE)),--real-node)
+	@$(BIN)/local-cluster up $(if $(TOPOLOGY),--topology $(TOPOLOGY)) $(if $(filter 1,$(REAL_NODE)),--real-node \
+		$(if $(DNS_CACHE),--dns-cache $(DNS_CACHE)) $(if $(DNS_TTL),--dns-ttl $(DNS_TTL)))
 
 down:
 	@if [ -x $(BIN)/local-cluster ]; then $(BIN)/local-cluster down; else echo "No local cluster is running."; fi
