@@ -404,9 +404,13 @@ func (c *Cluster) startAll(ctx context.Context) error {
 }
 
 func (c *Cluster) start(name string, args []string) error {
-	bin := filepath.Join(c.opts.BinDir, name)
-	args = append(args, c.opts.ExtraArgs[name]...)
-	p, err := startProcess(name, bin, args, c.LogDir, nil)
+	return c.startBinary(name, filepath.Join(c.opts.BinDir, name), append(args, c.opts.ExtraArgs[name]...), nil)
+}
+
+// startBinary starts a component from any binary (containerd comes from
+// the system) and records it for Stop, Healthy and StartComponent.
+func (c *Cluster) startBinary(name, bin string, args, env []string) error {
+	p, err := startProcess(name, bin, args, c.LogDir, env)
 	if err != nil {
 		return err
 	}

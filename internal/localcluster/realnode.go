@@ -371,7 +371,7 @@ func (c *Cluster) startContainerd(ctx context.Context) error {
 	// that got past the mirrors (containerd appends the registry's own host
 	// after them).
 	env := []string{"HTTP_PROXY=http://" + closedPort, "HTTPS_PROXY=http://" + closedPort, "NO_PROXY=", "no_proxy="}
-	if err := c.startExternal(Containerd, bin, []string{"--config", conf, "--log-level", "info"}, env); err != nil {
+	if err := c.startBinary(Containerd, bin, []string{"--config", conf, "--log-level", "info"}, env); err != nil {
 		return err
 	}
 	return c.poll(ctx, "containerd to serve "+rn.sock(), 30*time.Second, func(ctx context.Context) (bool, error) {
@@ -382,21 +382,6 @@ func (c *Cluster) startContainerd(ctx context.Context) error {
 		conn.Close()
 		return true, nil
 	})
-}
-
-// startExternal starts a component whose binary is not in BinDir.
-func (c *Cluster) startExternal(name, bin string, args, env []string) error {
-	p, err := startProcess(name, bin, args, c.LogDir, env)
-	if err != nil {
-		return err
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if _, ok := c.procs[name]; !ok {
-		c.order = append(c.order, name)
-	}
-	c.procs[name], c.args[name], c.bins[name] = p, args, bin
-	return nil
 }
 
 // ctr runs containerd's CLI against the node's containerd in the namespace

@@ -340,21 +340,10 @@ func (p *probe) collective(ctx context.Context) error {
 // connection with the identity; after want connections (want >= 0) it
 // closes done.
 func (p *probe) serve(ctx context.Context, ep string, want int, done chan struct{}) error {
-	a, err := p.addr(ep)
+	l, err := p.listen(ctx, ep)
 	if err != nil {
 		return err
 	}
-	l, err := net.Listen("tcp", a)
-	if err != nil {
-		return fmt.Errorf("listening on %s (%s): %w", ep, a, err)
-	}
-	p.mu.Lock()
-	p.report.Listened = append(p.report.Listened, ep)
-	p.mu.Unlock()
-	go func() {
-		<-ctx.Done()
-		l.Close()
-	}()
 	go func() {
 		for {
 			c, err := l.Accept()
@@ -393,17 +382,10 @@ func answer(c net.Conn, id Identity) {
 
 // serveGloo serves the gloo HTTP store endpoint: GET answers the identity.
 func (p *probe) serveGloo(ctx context.Context, ep string) error {
-	a, err := p.addr(ep)
+	l, err := p.listen(ctx, ep)
 	if err != nil {
 		return err
 	}
-	l, err := net.Listen("tcp", a)
-	if err != nil {
-		return fmt.Errorf("listening on the gloo store %s (%s): %w", ep, a, err)
-	}
-	p.mu.Lock()
-	p.report.Listened = append(p.report.Listened, ep)
-	p.mu.Unlock()
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := Identity{Pod: p.report.Pod, UID: p.report.UID, Endpoint: ep, Addr: r.Context().Value(http.LocalAddrContextKey).(net.Addr).String()}
 		b, _ := json.Marshal(id)
@@ -413,11 +395,28 @@ func (p *probe) serveGloo(ctx context.Context, ep string) error {
 		p.mu.Unlock()
 	})}
 	go func() { _ = srv.Serve(l) }()
+	return nil
+}
+
+// listen binds ep's resolved address (the pod's own, or it fails as brpc
+// would) until ctx ends.
+func (p *probe) listen(ctx context.Context, ep string) (net.Listener, error) {
+	a, err := p.addr(ep)
+	if err != nil {
+		return nil, err
+	}
+	l, err := net.Listen("tcp", a)
+	if err != nil {
+		return nil, fmt.Errorf("listening on %s (%s): %w", ep, a, err)
+	}
+	p.mu.Lock()
+	p.report.Listened = append(p.report.Listened, ep)
+	p.mu.Unlock()
 	go func() {
 		<-ctx.Done()
-		_ = srv.Close()
+		l.Close()
 	}()
-	return nil
+	return l, nil
 }
 
 // connect dials the resolved address of ep until a server answers or the

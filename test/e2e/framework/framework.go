@@ -77,18 +77,23 @@ func Cluster(t *testing.T) *localcluster.Cluster {
 	if sharedErr != nil {
 		t.Fatalf("local cluster: %v", sharedErr)
 	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			sharedMu.Lock()
-			anyFailed = true
-			sharedMu.Unlock()
-			t.Logf("component logs: %s", shared.LogDir)
-		}
-		if err := shared.Healthy(); err != nil {
-			t.Errorf("after %s: %v", t.Name(), err)
-		}
-	})
+	c := shared
+	t.Cleanup(func() { afterTest(t, c) })
 	return shared
+}
+
+// afterTest keeps the logs of a shared cluster when a test failed and fails
+// the test when a component died during it.
+func afterTest(t *testing.T, c *localcluster.Cluster) {
+	if t.Failed() {
+		sharedMu.Lock()
+		anyFailed = true
+		sharedMu.Unlock()
+		t.Logf("component logs: %s", c.LogDir)
+	}
+	if err := c.Healthy(); err != nil {
+		t.Errorf("after %s: %v", t.Name(), err)
+	}
 }
 
 // StartCluster starts a private cluster for one test, stopped at its end.

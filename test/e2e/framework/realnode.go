@@ -50,17 +50,7 @@ func RealNodeCluster(t *testing.T) *localcluster.Cluster {
 		t.Fatalf("local cluster with a real node: %v", realErr)
 	}
 	c := realCluster
-	t.Cleanup(func() {
-		if t.Failed() {
-			sharedMu.Lock()
-			anyFailed = true
-			sharedMu.Unlock()
-			t.Logf("component logs: %s", c.LogDir)
-		}
-		if err := c.Healthy(); err != nil {
-			t.Errorf("after %s: %v", t.Name(), err)
-		}
-	})
+	t.Cleanup(func() { afterTest(t, c) })
 	return c
 }
 
@@ -270,33 +260,28 @@ func (r *PodRecorder) Of(prefix string) []PodRecord {
 
 // ProbeReport parses the report paddle-probe left in a pod's status (its
 // container's termination message); ok is false while it has none.
-func ProbeReport(p *corev1.Pod) (paddleprobe.Report, bool, error) {
-	var r paddleprobe.Report
-	for _, s := range p.Status.ContainerStatuses {
-		if s.Name != "paddle" || s.State.Terminated == nil || s.State.Terminated.Message == "" {
-			continue
-		}
-		if err := json.Unmarshal([]byte(s.State.Terminated.Message), &r); err != nil {
-			return r, false, fmt.Errorf("%s: termination message %q: %w", p.Name, s.State.Terminated.Message, err)
-		}
-		return r, true, nil
-	}
-	return r, false, nil
+func ProbeReport(p *corev1.Pod) (r paddleprobe.Report, ok bool, err error) {
+	ok, err = terminationMessage(p.Name, p.Status.ContainerStatuses, "paddle", &r)
+	return r, ok, err
 }
 
 // BarrierReport parses the report paddle-barrier left in a pod's status.
-func BarrierReport(p *corev1.Pod) (dnsbarrier.Report, bool, error) {
-	var r dnsbarrier.Report
-	for _, s := range p.Status.InitContainerStatuses {
-		if s.Name != "paddle-wait-peers" || s.State.Terminated == nil || s.State.Terminated.Message == "" {
+func BarrierReport(p *corev1.Pod) (r dnsbarrier.Report, ok bool, err error) {
+	ok, err = terminationMessage(p.Name, p.Status.InitContainerStatuses, "paddle-wait-peers", &r)
+	return r, ok, err
+}
+
+func terminationMessage(pod string, statuses []corev1.ContainerStatus, container string, into interface{}) (bool, error) {
+	for _, s := range statuses {
+		if s.Name != container || s.State.Terminated == nil || s.State.Terminated.Message == "" {
 			continue
 		}
-		if err := json.Unmarshal([]byte(s.State.Terminated.Message), &r); err != nil {
-			return r, false, fmt.Errorf("%s: barrier termination message %q: %w", p.Name, s.State.Terminated.Message, err)
+		if err := json.Unmarshal([]byte(s.State.Terminated.Message), into); err != nil {
+			return false, fmt.Errorf("%s/%s: termination message %q: %w", pod, container, s.State.Terminated.Message, err)
 		}
-		return r, true, nil
+		return true, nil
 	}
-	return r, false, nil
+	return false, nil
 }
 
 // ContainerExit is the exit code of a pod's container, if it terminated.
