@@ -73,33 +73,18 @@ func run(registry, tag, ver, revision, built, out string, names []string, push b
 }
 
 // compile builds the commands static, with the version stamped in as the
-// Makefile does. Pure-Go commands build with CGO_ENABLED=0. A command that
-// links a cgo package of its own (the scheduler links go-nvml through
-// NVIDIA's allocator, pkg/gputopology) links glibc statically instead, with
-// Go's own resolver and user lookup (netgo, osusergo) so that nothing needs
-// NSS at run time; the image has no libc.
+// Makefile does. The scheduler links cgo (go-nvml, through NVIDIA's
+// allocator in pkg/gputopology), so every command links glibc statically,
+// with Go's own resolver and user lookup (netgo, osusergo) so that nothing
+// needs NSS at run time: the images have no libc. One configuration for all
+// of them keeps a cold build to one extra compile of the dependencies.
 func compile(binDir string, names []string, ver, revision, built string) error {
 	const pkg = "github.com/volcano-paddle/volcano-paddle/pkg/version"
-	ldflags := fmt.Sprintf("-s -w -X %s.Version=%s -X %s.GitSHA=%s -X %s.Built=%s", pkg, ver, pkg, revision, pkg, built)
+	ldflags := fmt.Sprintf("-s -w -X %s.Version=%s -X %s.GitSHA=%s -X %s.Built=%s -linkmode external -extldflags -static", pkg, ver, pkg, revision, pkg, built)
 	if err := os.MkdirAll(binDir, 0o755); err != nil {
 		return err
 	}
-	var pure, withCgo []string
-	for _, n := range names {
-		needs, err := needsCgo("./cmd/" + n)
-		if err != nil {
-			return err
-		}
-		if needs {
-			withCgo = append(withCgo, n)
-		} else {
-			pure = append(pure, n)
-		}
-	}
-	if err := goBuild(binDir, pure, []string{"-ldflags", ldflags}, "CGO_ENABLED=0"); err != nil {
-		return err
-	}
-	if err := goBuild(binDir, withCgo, []string{"-tags", "netgo,osusergo", "-ldflags", ldflags + ` -linkmode external -extldflags "-static"`}, "CGO_ENABLED=1"); err != nil {
+	if err := goBuild(binDir, names, []string{"-tags", "netgo,osusergo", "-ldflags", ldflags}, "CGO_ENABLED=1"); err != nil {
 		return err
 	}
 	for _, n := range names {
@@ -108,18 +93,6 @@ func compile(binDir string, names []string, ver, revision, built string) error {
 		}
 	}
 	return nil
-}
-
-// needsCgo says whether a command imports a non-standard package with cgo
-// files.
-func needsCgo(pkg string) (bool, error) {
-	cmd := exec.Command("go", "list", "-deps", "-f", "{{if and .CgoFiles (not .Standard)}}{{.ImportPath}}{{end}}", pkg)
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=1")
-	out, err := cmd.Output()
-	if err != nil {
-		return false, fmt.Errorf("go list %s: %w", pkg, err)
-	}
-	return strings.TrimSpace(string(out)) != "", nil
 }
 
 func goBuild(binDir string, names, flags []string, env ...string) error {
