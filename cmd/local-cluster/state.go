@@ -21,6 +21,8 @@ type state struct {
 	LogDir     string         `json:"logDir"`
 	Components map[string]int `json:"components,omitempty"`
 	Nodes      int            `json:"nodes"`
+	// RealNode is set when the real node real-0 runs beside the KWOK nodes.
+	RealNode bool `json:"realNode,omitempty"`
 }
 
 type paths struct{ dir, state, kubeconfig, serveLog string }

@@ -98,6 +98,7 @@ func runServe(args []string) error {
 		return err
 	}
 	st.Ready, st.LogDir, st.Components, st.Nodes = true, c.LogDir, c.PIDs(), c.Topology.NodeCount()
+	st.RealNode = opts.RealNode != nil
 	if err := writeState(p, st); err != nil {
 		_ = c.Stop()
 		return err
@@ -252,6 +253,14 @@ Local cluster is up: %d simulated GPU nodes, Volcano built with volcano-paddle.
 Component logs: %s
 Stop it with:   make down
 `, s.Nodes, rel(p.kubeconfig), p.kubeconfig, rel(s.LogDir))
+	if s.RealNode {
+		fmt.Printf(`
+The real node %s runs too (kubelet, containerd, CoreDNS at %s). Pods land
+there with nodeSelector %s: "true", a toleration of the taint %s,
+schedulerName volcano, and images imported from .local/images (make images);
+nothing is pulled. See docs/testing.md.
+`, localcluster.RealNodeName, localcluster.RealNodeIP, localcluster.RealNodeLabel, localcluster.RealNodeTaint)
+	}
 }
 
 func runDown(args []string) error {
@@ -269,13 +278,8 @@ func runDown(args []string) error {
 	}
 	if s == nil {
 		_ = os.Remove(p.kubeconfig)
-		// A killed run leaves its real node's containers, mounts, bridge
-		// and cgroups; the owner is gone, so clean them up here.
-		if _, err := os.Stat(filepath.Join(localcluster.RealNodeDir(), "owner.json")); err == nil {
-			fmt.Println("Removing what a killed run's real node left behind...")
-			if err := localcluster.CleanupRealNode(); err != nil {
-				return err
-			}
+		if err := cleanupRealNode(); err != nil {
+			return err
 		}
 		fmt.Println("No local cluster is running.")
 		return nil
@@ -302,11 +306,25 @@ func runDown(args []string) error {
 	}
 	_ = os.Remove(p.kubeconfig)
 	_ = os.Remove(p.state)
+	if err := cleanupRealNode(); err != nil {
+		return err
+	}
 	if len(left) > 0 {
 		return fmt.Errorf("had to kill leftover components: %s", strings.Join(left, ", "))
 	}
 	fmt.Println("Stopped; no component is left running.")
 	return nil
+}
+
+// cleanupRealNode removes what a real node left when its owner was killed
+// (its containers, mounts, bridge and cgroups outlive it); a clean stop
+// leaves nothing, and then this does nothing.
+func cleanupRealNode() error {
+	if _, err := os.Stat(filepath.Join(localcluster.RealNodeDir(), "owner.json")); err != nil {
+		return nil
+	}
+	fmt.Println("Removing what a killed run's real node left behind...")
+	return localcluster.CleanupRealNode()
 }
 
 func runStatus(args []string) error {
