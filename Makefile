@@ -18,7 +18,7 @@ LDFLAGS := -X $(VERSION_PKG).Version=$(VERSION) -X $(VERSION_PKG).GitSHA=$(GIT_S
 # Our binaries depend on every Go file of the module (go's build cache makes
 # the rebuild itself incremental); the tools only on their own go.mod/go.sum.
 GO_SOURCES := $(shell find cmd pkg internal -name '*.go' -not -name '*_test.go' 2>/dev/null) go.mod go.sum
-OUR_BINARIES := $(BIN)/vc-scheduler-paddle $(BIN)/vc-controller-manager-paddle $(BIN)/vc-webhook-manager-paddle $(BIN)/local-cluster
+OUR_BINARIES := $(BIN)/vc-scheduler-paddle $(BIN)/vc-controller-manager-paddle $(BIN)/vc-webhook-manager-paddle $(BIN)/local-cluster $(BIN)/paddle-gpu-agent
 TOOL_BINARIES := $(BIN)/etcd $(BIN)/kube-apiserver $(BIN)/kube-controller-manager $(BIN)/kubectl $(BIN)/kwok
 # The real node (REAL_NODE=1): kubelet and CoreDNS; containerd, runc and the
 # CNI plugins come from Debian (hack/realnode-deps.sh).
@@ -45,7 +45,7 @@ build: $(OUR_BINARIES)
 
 tools: $(TOOL_BINARIES)
 
-$(BIN)/vc-scheduler-paddle $(BIN)/vc-controller-manager-paddle $(BIN)/vc-webhook-manager-paddle $(BIN)/local-cluster: $(GO_SOURCES)
+$(BIN)/vc-scheduler-paddle $(BIN)/vc-controller-manager-paddle $(BIN)/vc-webhook-manager-paddle $(BIN)/local-cluster $(BIN)/paddle-gpu-agent: $(GO_SOURCES)
 	@hack/build.sh $(notdir $@) . $@ ./cmd/$(notdir $@) -ldflags "$(LDFLAGS)"
 
 # Control-plane binaries come from their own modules (see the go.mod comments).
