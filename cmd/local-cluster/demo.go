@@ -160,6 +160,9 @@ func (d *demoCluster) run(ctx context.Context, dir string, timeout time.Duration
 	if err := d.printPlacement(ctx, jobs); err != nil {
 		return err
 	}
+	if err := d.printGPUs(ctx, jobs); err != nil {
+		return err
+	}
 	fmt.Println("\nWaiting for the jobs whose trainers finish to complete (pservers are then stopped by CompleteJob)...")
 	err = wait.PollUntilContextTimeout(ctx, time.Second, timeout, true, func(ctx context.Context) (bool, error) {
 		return d.allSettled(ctx, jobs), nil
