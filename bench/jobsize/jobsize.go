@@ -21,6 +21,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/tools/cache"
@@ -134,18 +135,25 @@ func measure(ctx context.Context, c *localcluster.Cluster, trainers int, timeout
 	}
 	job := Job(ns, trainers)
 
+	// The best of three runs, so that a busy machine shows less.
 	args, _ := jobplugin.ParseArgs(job.Spec.Plugins["paddle"])
-	start := time.Now()
-	l, errs := jobplugin.ValidateJob(job, args)
-	r.Validate = time.Since(start)
-	if len(errs) > 0 {
-		return fail(errs.ToAggregate())
+	var l *jobplugin.Layout
+	for i := 0; i < 3; i++ {
+		start := time.Now()
+		var errs field.ErrorList
+		l, errs = jobplugin.ValidateJob(job, args)
+		if d := time.Since(start); i == 0 || d < r.Validate {
+			r.Validate = d
+		}
+		if len(errs) > 0 {
+			return fail(errs.ToAggregate())
+		}
 	}
 	r.Warnings = l.Warnings()
 
 	seen := watchPods(ctx, c, ns)
 	defer seen.stop()
-	start = time.Now()
+	start := time.Now()
 	created, err := c.Volcano.BatchV1alpha1().Jobs(ns).Create(ctx, job, metav1.CreateOptions{})
 	r.Admission = time.Since(start)
 	if err != nil {
@@ -284,7 +292,7 @@ func Markdown(rs []Result, command string) string {
 	w("in its own namespace. The peer lists every pod shares live once in the job's ConfigMap\n")
 	w("(`<job>-paddle-v<n>`), which the pods refer to, so a pod object does not grow with the job.\n")
 	w("*Admission* is the Job create call, through the admission webhook that runs the plugin's\n")
-	w("validation; *validation* is that validation alone, in process. Times to *all pods* and\n")
+	w("validation; *validation* is that validation alone, in process (best of three). Times to *all pods* and\n")
 	w("*running* count from the create call (the controller creates the pods once the scheduler has\n")
 	w("admitted the gang; KWOK plays the kubelets). Sizes are objects as JSON.\n\n")
 	w("Command: `%s`\n\n", command)
