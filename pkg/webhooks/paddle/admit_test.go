@@ -185,19 +185,7 @@ func TestMutate(t *testing.T) {
 				}
 				return
 			}
-			patch, err := jsonpatch.DecodePatch(resp.Patch)
-			if err != nil {
-				t.Fatal(err)
-			}
-			raw, _ := json.Marshal(tc.job)
-			out, err := patch.Apply(raw)
-			if err != nil {
-				t.Fatalf("patch %s does not apply: %v", resp.Patch, err)
-			}
-			var got batch.Job
-			if err := json.Unmarshal(out, &got); err != nil {
-				t.Fatal(err)
-			}
+			got := applyPatch(t, tc.job, resp.Patch)
 			gotP, _ := json.Marshal(got.Spec.Tasks[1].Policies)
 			wantP, _ := json.Marshal(tc.want)
 			if !bytes.Equal(gotP, wantP) {
@@ -276,4 +264,24 @@ func TestAdmitLargeJobs(t *testing.T) {
 		resp.Result.Details.Causes[0].Field != "spec.tasks[1].replicas" {
 		t.Fatalf("2^30 replicas: %+v", resp.Result)
 	}
+}
+
+// applyPatch applies an admission JSON patch to a job, as the API server
+// does.
+func applyPatch(t *testing.T, job *batch.Job, patch []byte) *batch.Job {
+	t.Helper()
+	p, err := jsonpatch.DecodePatch(patch)
+	if err != nil {
+		t.Fatalf("patch %s: %v", patch, err)
+	}
+	raw, _ := json.Marshal(job)
+	out, err := p.Apply(raw)
+	if err != nil {
+		t.Fatalf("patch %s does not apply: %v", patch, err)
+	}
+	var got batch.Job
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatal(err)
+	}
+	return &got
 }

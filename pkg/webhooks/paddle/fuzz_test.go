@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"testing"
 
-	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	admissionv1 "k8s.io/api/admission/v1"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -72,20 +71,8 @@ func FuzzAdmission(f *testing.F) {
 			t.Fatalf("mutating admission denied: %+v", mresp.Result)
 		}
 		if mresp.Patch != nil {
-			patch, err := jsonpatch.DecodePatch(mresp.Patch)
-			if err != nil {
-				t.Fatalf("patch %s: %v", mresp.Patch, err)
-			}
-			raw, _ := json.Marshal(&job)
-			out, err := patch.Apply(raw)
-			if err != nil {
-				t.Fatalf("patch %s does not apply: %v", mresp.Patch, err)
-			}
-			var patched batch.Job
-			if err := json.Unmarshal(out, &patched); err != nil {
-				t.Fatal(err)
-			}
-			if r := Admit(context.Background(), review(admissionv1.Create, &patched, nil)); r.Allowed != resp.Allowed {
+			patched := applyPatch(t, &job, mresp.Patch)
+			if r := Admit(context.Background(), review(admissionv1.Create, patched, nil)); r.Allowed != resp.Allowed {
 				t.Fatalf("the default changed the verdict: %v -> %v", resp.Allowed, r.Allowed)
 			}
 		}
