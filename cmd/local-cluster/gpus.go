@@ -66,16 +66,11 @@ func (d *demoCluster) printGPUs(ctx context.Context, jobs []string) error {
 // drawNode renders one node: its islands, the pod letter on each GPU, and
 // the letters' pods.
 func drawNode(node *corev1.Node, model *gputopology.Model, pods []corev1.Pod) string {
-	sort.Slice(pods, func(i, j int) bool {
-		a, b := pods[i].CreationTimestamp, pods[j].CreationTimestamp
-		if !a.Equal(&b) {
-			return a.Before(&b)
-		}
-		return pods[i].Namespace+"/"+pods[i].Name < pods[j].Namespace+"/"+pods[j].Name
-	})
+	// Letters in creation order, the order Occupy replays them in.
+	sort.SliceStable(pods, func(i, j int) bool { return pods[i].CreationTimestamp.Before(&pods[j].CreationTimestamp) })
 	reqs := make([]gputopology.PodRequest, len(pods))
 	for i, p := range pods {
-		reqs[i] = gputopology.PodRequest{Key: p.Namespace + "/" + p.Name, GPUs: gpusOfPod(p)}
+		reqs[i] = gputopology.PodRequest{Key: p.Namespace + "/" + p.Name, GPUs: gpusOfPod(p), Created: p.CreationTimestamp.Time}
 	}
 	var asg *gputopology.Assignments
 	if v, ok := node.Annotations[gputopology.AssignmentsAnnotation]; ok {

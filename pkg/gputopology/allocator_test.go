@@ -123,7 +123,7 @@ func TestOccupy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pods := []PodRequest{{"ns/a", 2}, {"ns/b", 4}, {"ns/c", 1}}
+	pods := []PodRequest{{Key: "ns/a", GPUs: 2}, {Key: "ns/b", GPUs: 4}, {Key: "ns/c", GPUs: 1}}
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	cases := []struct {
 		name   string
@@ -153,6 +153,23 @@ func TestOccupy(t *testing.T) {
 		if o.Free != All(8)&^used {
 			t.Errorf("%s: free %v, want the rest of %v", c.name, mod.Indices(o.Free), mod.Indices(used))
 		}
+	}
+}
+
+// Pods are replayed in the order the kubelet admitted them: creation time.
+func TestOccupyCreationOrder(t *testing.T) {
+	mod, err := NewModel(Uniform(FabricNVLink, 8, 4))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	pods := []PodRequest{{Key: "ns/late", GPUs: 4, Created: t0.Add(time.Minute)}, {Key: "ns/early", GPUs: 2, Created: t0}}
+	o := mod.Occupy(pods, nil)
+	if got := mod.Indices(o.Pods["ns/early"]); !reflect.DeepEqual(got, []int{0, 1}) {
+		t.Errorf("the earlier pod got %v, want [0 1]", got)
+	}
+	if got := mod.Indices(o.Pods["ns/late"]); !reflect.DeepEqual(got, []int{4, 5, 6, 7}) {
+		t.Errorf("the later pod got %v, want [4 5 6 7]", got)
 	}
 }
 

@@ -3,6 +3,7 @@ package gputopology
 import (
 	"encoding/json"
 	"fmt"
+	"sort"
 	"time"
 )
 
@@ -66,10 +67,12 @@ func (a *Assignments) SamePods(b *Assignments) bool {
 	return true
 }
 
-// PodRequest is a GPU pod on a node: its "namespace/name" and GPU count.
+// PodRequest is a GPU pod on a node: its "namespace/name", GPU count and
+// creation time.
 type PodRequest struct {
-	Key  string
-	GPUs int
+	Key     string
+	GPUs    int
+	Created time.Time
 }
 
 // Source says where a node's GPU assignments came from.
@@ -94,9 +97,11 @@ type Occupancy struct {
 
 // Occupy replays the GPU pods of a node: pods the agent reported (asg, nil
 // when absent or too old) hold the GPUs it saw; every other pod, in the
-// given order (the order the kubelet admitted them: creation time), holds
-// what Predict gives it on the GPUs still free.
+// order the kubelet admitted them (creation time; the given order among
+// equal times), holds what Predict gives it on the GPUs still free.
 func (m *Model) Occupy(pods []PodRequest, asg *Assignments) Occupancy {
+	pods = append([]PodRequest(nil), pods...)
+	sort.SliceStable(pods, func(i, j int) bool { return pods[i].Created.Before(pods[j].Created) })
 	o := Occupancy{Free: All(m.N()), Pods: make(map[string]Set, len(pods))}
 	reported, predicted := 0, 0
 	if asg != nil {

@@ -6,6 +6,20 @@ import "math/bits"
 // 64-bit masks).
 const MaxGPUs = 64
 
+// withIslands sets the fabric and islands the links give (switched: the
+// NVLinks go through NVSwitches) and validates the result.
+func (t *Topology) withIslands(switched bool) (*Topology, error) {
+	fabric, islands := deriveIslands(t.linkMatrix(), switched)
+	t.Fabric = fabric
+	for i := range t.GPUs {
+		t.GPUs[i].Island = islands[i]
+	}
+	if err := t.Validate(); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
 // deriveIslands groups GPUs into NVLink islands from the NV# count between
 // every pair (nv[i][j] > 0: an NVLink path). An island is a set of GPUs every
 // pair of which is NVLinked:

@@ -145,15 +145,7 @@ func FromNVML(lib nvml.Interface, loc Locality) (*Topology, error) {
 	for _, s := range switchLinks {
 		switched = switched || s > 0
 	}
-	fabric, islands := deriveIslands(nv, switched)
-	t.Fabric = fabric
-	for i := range t.GPUs {
-		t.GPUs[i].Island = islands[i]
-	}
-	if err := t.Validate(); err != nil {
-		return nil, err
-	}
-	return t, nil
+	return t.withIslands(switched)
 }
 
 // normBusID is the PCI bus ID as Linux writes it under /sys/bus/pci/devices

@@ -146,15 +146,7 @@ func ParseTopoMatrix(text string) (*Topology, error) {
 		t.GPUs = append(t.GPUs, g)
 	}
 	nv := t.linkMatrix()
-	fabric, islands := deriveIslands(nv, fullMesh(nv) && len(nv) > switchedMeshMin)
-	t.Fabric = fabric
-	for i := range t.GPUs {
-		t.GPUs[i].Island = islands[i]
-	}
-	if err := t.Validate(); err != nil {
-		return nil, err
-	}
-	return t, nil
+	return t.withIslands(fullMesh(nv) && len(nv) > switchedMeshMin)
 }
 
 // splitFields splits a matrix line at tabs and trims each field.

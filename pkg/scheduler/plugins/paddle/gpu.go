@@ -132,34 +132,21 @@ func (g *gpuState) assignments(n *api.NodeInfo) *gputopology.Assignments {
 	return a
 }
 
-// gpuPods lists the node's GPU pods in the order the kubelet admitted
-// them (creation time, then name), pods of this session included.
+// gpuPods lists the node's GPU pods, pods of this session included, by
+// name (Occupy replays them in creation order).
 func gpuPods(n *api.NodeInfo) []gputopology.PodRequest {
-	type pod struct {
-		req     gputopology.PodRequest
-		created time.Time
-	}
-	var pods []pod
+	var pods []gputopology.PodRequest
 	for _, t := range n.Tasks {
 		if g := gpusOf(t.Resreq); g > 0 {
-			p := pod{req: gputopology.PodRequest{Key: t.Namespace + "/" + t.Name, GPUs: g}}
+			p := gputopology.PodRequest{Key: t.Namespace + "/" + t.Name, GPUs: g}
 			if t.Pod != nil {
-				p.created = t.Pod.CreationTimestamp.Time
+				p.Created = t.Pod.CreationTimestamp.Time
 			}
 			pods = append(pods, p)
 		}
 	}
-	sort.Slice(pods, func(i, j int) bool {
-		if !pods[i].created.Equal(pods[j].created) {
-			return pods[i].created.Before(pods[j].created)
-		}
-		return pods[i].req.Key < pods[j].req.Key
-	})
-	out := make([]gputopology.PodRequest, len(pods))
-	for i, p := range pods {
-		out[i] = p.req
-	}
-	return out
+	sort.Slice(pods, func(i, j int) bool { return pods[i].Key < pods[j].Key })
+	return pods
 }
 
 // fit scores where a pod's g GPUs would sit on the node: the GPUs NVIDIA's
