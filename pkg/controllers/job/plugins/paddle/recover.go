@@ -120,16 +120,31 @@ func eventRecorder(client kubernetes.Interface) record.EventRecorder {
 	recordersMu.Lock()
 	defer recordersMu.Unlock()
 	if r, ok := recorders[client]; ok {
-		return r
+		return r.recorder
+	}
+	// The controller has one clientset; tests and fuzzing make many, whose
+	// broadcasters (a goroutine each) must not pile up.
+	if len(recorders) >= maxRecorders {
+		for c, r := range recorders {
+			r.broadcaster.Shutdown()
+			delete(recorders, c)
+		}
 	}
 	b := record.NewBroadcaster()
 	b.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")})
 	r := b.NewRecorder(vcscheme.Scheme, v1.EventSource{Component: "vc-controller-manager-paddle"})
-	recorders[client] = r
+	recorders[client] = clientRecorder{broadcaster: b, recorder: r}
 	return r
+}
+
+const maxRecorders = 8
+
+type clientRecorder struct {
+	broadcaster record.EventBroadcaster
+	recorder    record.EventRecorder
 }
 
 var (
 	recordersMu sync.Mutex
-	recorders   = map[kubernetes.Interface]record.EventRecorder{}
+	recorders   = map[kubernetes.Interface]clientRecorder{}
 )
