@@ -320,7 +320,7 @@ func runDown(args []string) error {
 // (its containers, mounts, bridge and cgroups outlive it); a clean stop
 // leaves nothing, and then this does nothing.
 func cleanupRealNode() error {
-	if _, err := os.Stat(filepath.Join(localcluster.RealNodeDir(), "owner.json")); err != nil {
+	if !localcluster.RealNodeLeftovers() {
 		return nil
 	}
 	fmt.Println("Removing what a killed run's real node left behind...")

@@ -153,6 +153,13 @@ func containsString(s []string, v string) bool {
 // RealNodeDir is the folder of the machine's real node.
 func RealNodeDir() string { return filepath.Join(os.TempDir(), realNodeDir) }
 
+// RealNodeLeftovers says whether a real node's owner file is there: a real
+// node runs, or one was killed and left things for CleanupRealNode.
+func RealNodeLeftovers() bool {
+	_, err := os.Stat(filepath.Join(RealNodeDir(), realOwner))
+	return err == nil
+}
+
 // RealNodeImages maps each image imported into the real node's containerd
 // (by name: paddle-probe, paddle-barrier, vc-scheduler-paddle, ..., pause)
 // to its reference; nil without a real node.
