@@ -16,6 +16,7 @@ import (
 	batchv1alpha1 "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 
 	"github.com/volcano-paddle/volcano-paddle/internal/localcluster"
+	jobplugin "github.com/volcano-paddle/volcano-paddle/pkg/controllers/job/plugins/paddle"
 	"github.com/volcano-paddle/volcano-paddle/pkg/paddleapi"
 	"github.com/volcano-paddle/volcano-paddle/test/contract"
 	"github.com/volcano-paddle/volcano-paddle/test/e2e/framework"
@@ -37,10 +38,12 @@ func checkContract(t *testing.T, c *localcluster.Cluster, ns, job string) []core
 	return pods
 }
 
-// jobConfigMaps are the ConfigMaps the plugin keeps for a job.
+// jobConfigMaps are the ConfigMaps the pods of a job may refer to: all of
+// its namespace, as the kubelet resolves references by name (Volcano's svc
+// plugin, used beside ours in some jobs, keeps one too).
 func jobConfigMaps(t *testing.T, c *localcluster.Cluster, ns, job string) []corev1.ConfigMap {
 	t.Helper()
-	cms, err := c.Kube.CoreV1().ConfigMaps(ns).List(context.Background(), metav1.ListOptions{LabelSelector: batchv1alpha1.JobNameKey + "=" + job})
+	cms, err := c.Kube.CoreV1().ConfigMaps(ns).List(context.Background(), metav1.ListOptions{})
 	if err != nil {
 		t.Fatalf("ConfigMaps of job %s: %v", job, err)
 	}
@@ -233,10 +236,13 @@ func TestPaddleRestartNewIncarnation(t *testing.T) {
 	}
 }
 
+// configMapNames are the names of the paddle plugin's ConfigMaps among cms.
 func configMapNames(cms []corev1.ConfigMap) []string {
 	var out []string
 	for _, cm := range cms {
-		out = append(out, cm.Name)
+		if cm.Labels[jobplugin.ManagedByLabel] == jobplugin.PluginName {
+			out = append(out, cm.Name)
+		}
 	}
 	sort.Strings(out)
 	return out
