@@ -239,6 +239,15 @@ func (d *demoCluster) printPlacement(ctx context.Context, jobs []string) error {
 		rack[n.Name] = n.Labels[localcluster.LabelRack]
 	}
 	fmt.Println("\nWhere every pod went, and what it was told (all from the API server):")
+	// The peer lists are in the job's ConfigMap; pods refer to them.
+	cms, err := d.kube.CoreV1().ConfigMaps(demoNamespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return err
+	}
+	cmData := map[string]map[string]string{}
+	for _, cm := range cms.Items {
+		cmData[cm.Name] = cm.Data
+	}
 	for _, name := range jobs {
 		pods, err := d.kube.CoreV1().Pods(demoNamespace).List(ctx, metav1.ListOptions{LabelSelector: batchv1alpha1.JobNameKey + "=" + name})
 		if err != nil {
@@ -258,6 +267,9 @@ func (d *demoCluster) printPlacement(ctx context.Context, jobs []string) error {
 			env := map[string]string{}
 			for _, e := range p.Spec.Containers[0].Env {
 				env[e.Name] = e.Value
+				if e.ValueFrom != nil && e.ValueFrom.ConfigMapKeyRef != nil {
+					env[e.Name] = cmData[e.ValueFrom.ConfigMapKeyRef.Name][e.ValueFrom.ConfigMapKeyRef.Key]
+				}
 			}
 			if shared == nil {
 				shared = env
@@ -273,7 +285,7 @@ func (d *demoCluster) printPlacement(ctx context.Context, jobs []string) error {
 			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.Name, env["TRAINING_ROLE"], p.Spec.NodeName, rack[p.Spec.NodeName], gpus, env["POD_IP"], id, env["PADDLE_CURRENT_ENDPOINT"])
 		}
 		tw.Flush()
-		for _, k := range []string{"PADDLE_TRAINERS_NUM", "PADDLE_TRAINER_ENDPOINTS", "PADDLE_PSERVERS_IP_PORT_LIST", "PADDLE_MASTER", "PADDLE_NNODES", "PADDLE_WITH_GLOO", "PADDLE_GLOO_HTTP_ENDPOINT", "TRAINER_PORTS_NUM"} {
+		for _, k := range []string{"PADDLE_TRAINERS_NUM", "PADDLE_TRAINER_ENDPOINTS", "PADDLE_PSERVERS_IP_PORT_LIST", "PADDLE_PSERVERS", "PADDLE_MASTER", "PADDLE_NNODES", "PADDLE_WITH_GLOO", "PADDLE_GLOO_HTTP_ENDPOINT", "TRAINER_PORTS_NUM"} {
 			if v, ok := shared[k]; ok {
 				fmt.Printf("    %s=%s\n", k, v)
 			}
