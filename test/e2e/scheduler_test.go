@@ -15,6 +15,7 @@ import (
 	batchv1alpha1 "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 
 	"github.com/volcano-paddle/volcano-paddle/internal/localcluster"
+	"github.com/volcano-paddle/volcano-paddle/pkg/gputopology"
 	"github.com/volcano-paddle/volcano-paddle/pkg/paddleapi"
 	"github.com/volcano-paddle/volcano-paddle/test/e2e/framework"
 )
@@ -107,54 +108,67 @@ func placeJobs(t *testing.T, c *localcluster.Cluster, ns string) placement {
 
 func rack(node string) string { return node[:strings.LastIndex(node, "-")] }
 
-// islandSpans counts the job pods whose GPUs cannot sit in one NVLink island
-// of their node, replaying every pod on the node the way NVIDIA's device
-// plugin allocates (largest first, tightest island).
+// islandSpans counts the job pods whose GPUs sit in more than one NVLink
+// island although one island could hold them, with the GPUs each pod holds
+// taken from the shared GPU model (pkg/gputopology, what the scheduler
+// scores with): the agent's report where a node has one, else NVIDIA's
+// allocator replayed over the node's GPU pods in creation order.
 func islandSpans(t *testing.T, c *localcluster.Cluster, ns string) (spans int, detail []string) {
 	t.Helper()
-	pods, err := c.Kube.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{})
+	ctx := context.Background()
+	pods, err := c.Kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	type req struct {
-		pod string
-		g   int
-	}
-	byNode := map[string][]req{}
+	byNode := map[string][]corev1.Pod{}
 	for _, p := range pods.Items {
-		q := p.Spec.Containers[0].Resources.Limits["nvidia.com/gpu"]
-		if g := int(q.Value()); g > 0 && p.Spec.NodeName != "" {
-			byNode[p.Spec.NodeName] = append(byNode[p.Spec.NodeName], req{p.Name, g})
+		if podGPUs(p) > 0 && p.Spec.NodeName != "" {
+			byNode[p.Spec.NodeName] = append(byNode[p.Spec.NodeName], p)
 		}
 	}
-	for node, reqs := range byNode {
-		sort.Slice(reqs, func(i, j int) bool {
-			return reqs[i].g > reqs[j].g || (reqs[i].g == reqs[j].g && reqs[i].pod < reqs[j].pod)
-		})
-		free := []int{4, 4}
-		for _, r := range reqs {
-			best := -1
-			for i, f := range free {
-				if f >= r.g && (best < 0 || f < free[best]) {
-					best = i
-				}
+	for node, onNode := range byNode {
+		n, err := c.Kube.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		model, err := gputopology.ModelFor(n.Annotations[gputopology.Annotation])
+		if err != nil {
+			t.Fatalf("node %s: %v", node, err)
+		}
+		sort.Slice(onNode, func(i, j int) bool { return onNode[i].Name < onNode[j].Name })
+		var reqs []gputopology.PodRequest
+		for _, p := range onNode {
+			reqs = append(reqs, gputopology.PodRequest{Key: p.Namespace + "/" + p.Name, GPUs: podGPUs(p), Created: p.CreationTimestamp.Time})
+		}
+		var asg *gputopology.Assignments
+		if v, ok := n.Annotations[gputopology.AssignmentsAnnotation]; ok {
+			if asg, err = gputopology.ParseAssignments(v); err != nil {
+				t.Fatalf("node %s: %v", node, err)
 			}
-			if best >= 0 {
-				free[best] -= r.g
-				continue
+		}
+		largest := 0
+		for _, size := range model.DomainSizes {
+			largest = max(largest, size)
+		}
+		occ := model.Occupy(reqs, asg)
+		for _, p := range onNode {
+			set := occ.Pods[p.Namespace+"/"+p.Name]
+			islands := map[int]bool{}
+			for _, pos := range set.Positions() {
+				islands[model.Topology.GPUs[pos].Island] = true
 			}
-			if !strings.HasPrefix(r.pod, "bg-") && r.g <= 4 {
+			if !strings.HasPrefix(p.Name, "bg-") && podGPUs(p) <= largest && len(islands) > 1 {
 				spans++
-				detail = append(detail, fmt.Sprintf("%s (%d GPUs) on %s", r.pod, r.g, node))
-			}
-			for i := range free { // spread the rest
-				take := min(free[i], r.g)
-				free[i] -= take
-				r.g -= take
+				detail = append(detail, fmt.Sprintf("%s (GPUs %v, %s) on %s", p.Name, model.Indices(set), occ.Source, node))
 			}
 		}
 	}
 	return spans, detail
+}
+
+func podGPUs(p corev1.Pod) int {
+	q := p.Spec.Containers[0].Resources.Limits["nvidia.com/gpu"]
+	return int(q.Value())
 }
 
 type quality struct {
