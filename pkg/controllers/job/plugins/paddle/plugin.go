@@ -108,8 +108,10 @@ func (p *jobPlugin) OnJobAdd(job *batch.Job) error {
 	if err := ensureService(context.TODO(), p.client.KubeClients, job); err != nil {
 		return err
 	}
-	for _, w := range l.Warnings() {
-		klog.InfoS("Paddle job accepted with a limit", "job", klog.KObj(job), "warning", w)
+	if job.Status.ControlledResources[controlledKey] != PluginName { // once per start, not per sync
+		for _, w := range l.Warnings() {
+			klog.InfoS("Paddle job accepted with a limit", "job", klog.KObj(job), "warning", w)
+		}
 	}
 	// The peer lists exist before any pod refers to them (configmap.go).
 	if err := ensureIncarnation(context.TODO(), p.client.KubeClients, job, l.At(int(job.Status.Version))); err != nil {
