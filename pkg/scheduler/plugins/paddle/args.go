@@ -34,6 +34,23 @@ const (
 	ArgGangFitOrder     = "paddle.gangFitOrder"
 	ArgStarvationAfter  = "paddle.starvationAfter"
 	ArgTaskNameFallback = "paddle.taskNameFallback"
+	// ArgStarvationGuard: reserve (default) or holdBack; see GuardReserve.
+	ArgStarvationGuard = "paddle.starvationGuard"
+	// ArgStarvationTaskNameJobs lets jobs recognised only by task names
+	// (no job plugin labels) trigger and be subject to the guard.
+	ArgStarvationTaskNameJobs = "paddle.starvationGuard.taskNameJobs"
+)
+
+// Starvation guards.
+const (
+	// GuardReserve: a starving Paddle gang reserves the nodes it will start
+	// on; other jobs may use every other node and the reserved nodes' room
+	// beyond what the gang needs.
+	GuardReserve = "reserve"
+	// GuardHoldBack: the guard before the reservation: every later job of
+	// the gang's queue with no higher priority waits, even where GPUs are
+	// idle. Kept to measure the reservation against.
+	GuardHoldBack = "holdBack"
 )
 
 // Args are the plugin's arguments after defaulting and validation.
@@ -63,6 +80,11 @@ type Args struct {
 	// TaskNameFallback recognises Paddle roles from Volcano task names (ps,
 	// pserver, worker, trainer, heter) when pods lack the job plugin's labels.
 	TaskNameFallback bool
+	// StarvationGuard is GuardReserve or GuardHoldBack.
+	StarvationGuard string
+	// StarvationTaskNameJobs: jobs recognised only by task names take part
+	// in the starvation guard (off: only jobs the job plugin labelled).
+	StarvationTaskNameJobs bool
 }
 
 // DefaultArgs are used for every argument that is absent or invalid.
@@ -79,6 +101,7 @@ func DefaultArgs() Args {
 		GangFitOrder:         true,
 		StarvationAfter:      30 * time.Minute,
 		TaskNameFallback:     true,
+		StarvationGuard:      GuardReserve,
 	}
 }
 
@@ -153,6 +176,16 @@ func ParseArgs(raw framework.Arguments) (Args, []string) {
 	label(ArgSpineLabel, &a.SpineLabel)
 	boolean(ArgGangFitOrder, &a.GangFitOrder)
 	boolean(ArgTaskNameFallback, &a.TaskNameFallback)
+	boolean(ArgStarvationTaskNameJobs, &a.StarvationTaskNameJobs)
+	known[ArgStarvationGuard] = true
+	if v, ok := raw[ArgStarvationGuard]; ok {
+		switch g, _ := v.(string); g {
+		case GuardReserve, GuardHoldBack:
+			a.StarvationGuard = g
+		default:
+			bad(ArgStarvationGuard, v, fmt.Sprintf("must be %s or %s", GuardReserve, GuardHoldBack), a.StarvationGuard)
+		}
+	}
 	duration := func(key string, dst *time.Duration, negative string) {
 		known[key] = true
 		v, ok := raw[key]
@@ -181,7 +214,7 @@ func ParseArgs(raw framework.Arguments) (Args, []string) {
 
 func knownKeys() []string {
 	return []string{ArgAffinityWeight, ArgPackingWeight, ArgGPUTopoWeight, ArgGPUTopoAllJobs, ArgGPUAssignMaxAge, ArgRackLabel,
-		ArgSpineLabel, ArgGangFitOrder, ArgStarvationAfter, ArgTaskNameFallback}
+		ArgSpineLabel, ArgGangFitOrder, ArgStarvationAfter, ArgTaskNameFallback, ArgStarvationGuard, ArgStarvationTaskNameJobs}
 }
 
 // YAML gives ints, floats, bools or strings depending on how a value is
@@ -235,9 +268,9 @@ func toDuration(v interface{}) (time.Duration, error) {
 }
 
 func (a Args) String() string {
-	return fmt.Sprintf("affinity=%g packing=%g gpuTopology=%g (allJobs=%t, assignmentsMaxAge=%s) rackLabel=%q spineLabel=%q gangFitOrder=%t starvationAfter=%s taskNameFallback=%t",
+	return fmt.Sprintf("affinity=%g packing=%g gpuTopology=%g (allJobs=%t, assignmentsMaxAge=%s) rackLabel=%q spineLabel=%q gangFitOrder=%t starvationAfter=%s taskNameFallback=%t starvationGuard=%s (taskNameJobs=%t)",
 		a.AffinityWeight, a.PackingWeight, a.GPUTopologyWeight, a.GPUTopologyAllJobs, a.GPUAssignmentsMaxAge, a.RackLabel, a.SpineLabel,
-		a.GangFitOrder, a.StarvationAfter, a.TaskNameFallback)
+		a.GangFitOrder, a.StarvationAfter, a.TaskNameFallback, a.StarvationGuard, a.StarvationTaskNameJobs)
 }
 
 // loggedProblems holds the problem lists already logged. Volcano builds the

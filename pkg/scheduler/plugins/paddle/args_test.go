@@ -23,17 +23,22 @@ func TestParseArgsValues(t *testing.T) {
 		ArgAffinityWeight: 5, ArgPackingWeight: 2.5, ArgGPUTopoWeight: "7",
 		ArgGPUTopoAllJobs: "false", ArgRackLabel: "example.com/rack", ArgSpineLabel: "",
 		ArgGangFitOrder: false, ArgStarvationAfter: "1h", ArgTaskNameFallback: false, ArgGPUAssignMaxAge: "5m",
+		ArgStarvationGuard: GuardHoldBack, ArgStarvationTaskNameJobs: true,
 	})
 	if len(problems) != 0 {
 		t.Fatal(problems)
 	}
 	want := Args{AffinityWeight: 5, PackingWeight: 2.5, GPUTopologyWeight: 7, GPUTopologyAllJobs: false, GPUAssignmentsMaxAge: 5 * time.Minute,
-		RackLabel: "example.com/rack", SpineLabel: "", GangFitOrder: false, StarvationAfter: time.Hour, TaskNameFallback: false}
+		RackLabel: "example.com/rack", SpineLabel: "", GangFitOrder: false, StarvationAfter: time.Hour, TaskNameFallback: false,
+		StarvationGuard: GuardHoldBack, StarvationTaskNameJobs: true}
 	if a != want {
 		t.Errorf("got %+v\nwant %+v", a, want)
 	}
 	if a, _ := ParseArgs(framework.Arguments{ArgStarvationAfter: 90}); a.StarvationAfter != 90*time.Second {
 		t.Errorf("numeric starvationAfter = %s, want 90s", a.StarvationAfter)
+	}
+	if a, problems := ParseArgs(framework.Arguments{ArgStarvationGuard: "holdback"}); a.StarvationGuard != GuardReserve || len(problems) != 1 {
+		t.Errorf("misspelt starvationGuard: %s, problems %v; want the default %s and one problem", a.StarvationGuard, problems, GuardReserve)
 	}
 }
 

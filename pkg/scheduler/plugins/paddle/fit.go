@@ -35,16 +35,7 @@ func estimateFit(ssn *framework.Session, job *api.JobInfo, nodes []*api.NodeInfo
 		f.feasible = true
 		return f
 	}
-	pending := make([]*api.TaskInfo, 0, len(job.TaskStatusIndex[api.Pending]))
-	for _, t := range job.TaskStatusIndex[api.Pending] {
-		if !t.SchGated && !t.InitResreq.IsEmpty() {
-			pending = append(pending, t)
-		}
-	}
-	sort.Slice(pending, func(i, j int) bool { return taskLess(pending[i], pending[j], fallback) })
-	if len(pending) > f.needed {
-		pending = pending[:f.needed]
-	}
+	pending := missingPods(job, fallback)
 	if len(pending) < f.needed {
 		f.short = append(f.short, fmt.Sprintf("%d pods of the gang are not created or not schedulable yet", f.needed-len(pending)))
 	}
@@ -52,6 +43,26 @@ func estimateFit(ssn *framework.Session, job *api.JobInfo, nodes []*api.NodeInfo
 	var ignored []string
 	f.feasible = greedyPlace(pending, nodes, func(n *api.NodeInfo) *api.Resource { return n.Allocatable }, &ignored) == len(pending)
 	return f
+}
+
+// missingPods are the pending pods a gang still needs to reach
+// minAvailable, in allocation order (pservers first).
+func missingPods(job *api.JobInfo, fallback bool) []*api.TaskInfo {
+	needed := int(job.MinAvailable - job.ReadyTaskNum())
+	if needed <= 0 {
+		return nil
+	}
+	pending := make([]*api.TaskInfo, 0, len(job.TaskStatusIndex[api.Pending]))
+	for _, t := range job.TaskStatusIndex[api.Pending] {
+		if !t.SchGated && !t.InitResreq.IsEmpty() {
+			pending = append(pending, t)
+		}
+	}
+	sort.Slice(pending, func(i, j int) bool { return taskLess(pending[i], pending[j], fallback) })
+	if len(pending) > needed {
+		pending = pending[:needed]
+	}
+	return pending
 }
 
 // greedyPlace fits tasks first-fit on copies of avail(node), remembering per

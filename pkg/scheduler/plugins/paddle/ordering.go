@@ -82,9 +82,10 @@ func waiting(job *api.JobInfo) bool {
 	return !job.IsReady() && len(job.TaskStatusIndex[api.Pending]) > 0
 }
 
-// starving: a gang that has waited longer than StarvationAfter.
+// starving: a guarded gang (see guarded) that has waited longer than
+// StarvationAfter.
 func (p *paddlePlugin) starving(job *api.JobInfo) bool {
-	if p.args.StarvationAfter <= 0 || !waiting(job) {
+	if p.args.StarvationAfter <= 0 || !waiting(job) || !p.guarded(job) {
 		return false
 	}
 	return now().Sub(job.CreationTimestamp.Time) > p.args.StarvationAfter
@@ -138,7 +139,7 @@ func (p *paddlePlugin) blocker(queue api.QueueID) *api.JobInfo {
 	p.blockersOnce.Do(func() {
 		p.blockers = map[api.QueueID]*api.JobInfo{}
 		for _, j := range p.ssn.Jobs {
-			if !p.starving(j) || !p.isPaddle(j) {
+			if !p.starving(j) || !p.guarded(j) {
 				continue
 			}
 			f := p.fit(j)
@@ -172,19 +173,31 @@ func (p *paddlePlugin) jobValidFn(obj interface{}) *api.ValidateResult {
 	if !ok || !waiting(job) {
 		return nil
 	}
-	if b := p.blocker(job.Queue); b != nil && b.UID != job.UID && job.Priority <= b.Priority && !p.starving(job) {
+	if p.args.StarvationGuard != GuardHoldBack {
+		p.explainFit(job)
+		return nil
+	}
+	if b := p.blocker(job.Queue); b != nil && b.UID != job.UID && job.Priority <= b.Priority && !p.starving(job) && p.guarded(job) {
 		msg := fmt.Sprintf("paddle: held back behind gang %s/%s, which has waited %s (over %s) and does not fit yet; jobs of queue %s wait until it is placed",
 			b.Namespace, b.Name, now().Sub(b.CreationTimestamp.Time).Round(time.Second), p.args.StarvationAfter, job.Queue)
 		job.JobFitErrors = msg
 		return &api.ValidateResult{Pass: false, Reason: ReasonHeldForStarvingGang, Message: msg}
 	}
-	if p.isPaddle(job) {
-		if f := p.fit(job); !f.fits() {
-			job.JobFitErrors = fmt.Sprintf("paddle: %d of the %d pods the gang still needs fit on free resources now (before taints and affinity): %s",
-				f.placeable, f.needed, strings.Join(f.short, "; "))
-		}
-	}
+	p.explainFit(job)
 	return nil
+}
+
+// explainFit records why a Paddle gang cannot be placed in the job's fit
+// errors, which Volcano's gang plugin writes into the PodGroup's
+// Unschedulable condition.
+func (p *paddlePlugin) explainFit(job *api.JobInfo) {
+	if !p.isPaddle(job) {
+		return
+	}
+	if f := p.fit(job); !f.fits() {
+		job.JobFitErrors = fmt.Sprintf("paddle: %d of the %d pods the gang still needs fit on free resources now (before taints and affinity): %s",
+			f.placeable, f.needed, strings.Join(f.short, "; "))
+	}
 }
 
 var _ framework.Plugin = &paddlePlugin{}

@@ -1,6 +1,8 @@
 package paddle
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -8,6 +10,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	schedulingv1 "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
 	"volcano.sh/volcano/pkg/scheduler/api"
+	"volcano.sh/volcano/pkg/scheduler/conf"
 	"volcano.sh/volcano/pkg/scheduler/framework"
 
 	"github.com/volcano-paddle/volcano-paddle/pkg/paddleapi"
@@ -87,46 +90,139 @@ func TestJobOrderGangFitsFirst(t *testing.T) {
 	}
 }
 
-// A gang waiting longer than paddle.starvationAfter goes first, and while it
-// does not fit, later jobs of its queue are held back, so freed resources go
-// to it instead of a stream of small jobs.
-func TestStarvationBoundedByAging(t *testing.T) {
-	build := func(bigCreated time.Time) cluster {
-		c := cluster{nodes: []*v1.Node{gpuNode("n0", "rack0"), gpuNode("n1", "rack0")}}
-		c.pods = append(c.pods, filler("running", "n0", "1", 8)) // n0 busy until it finishes
+// A gang waiting longer than paddle.starvationAfter goes first; while it
+// does not fit, the guard keeps freed resources for it. The reservation
+// (default) keeps only the nodes it will start on, the old hold-back kept
+// the whole queue waiting; only jobs the job plugin labelled (or, opted in,
+// jobs known by task names) take part.
+func TestStarvationGuard(t *testing.T) {
+	const bigAge = 2 * time.Hour // over the 30m of deploy/paddle
+	type want struct {
+		smallOn  []string // nodes the small job may land on; nil: held
+		reason   string   // in the small job's fit errors when held
+		reserved []string // nodes the big gang holds in the book
+	}
+	cases := []struct {
+		name       string
+		args       map[string]interface{}
+		plainBig   bool // big gang without the job plugin's labels, task "worker"
+		plainSmall bool
+		want       want
+	}{
+		{name: "reservation leaves the unreserved node to others",
+			want: want{smallOn: []string{"n3"}, reserved: []string{"n1", "n2"}}},
+		{name: "hold-back idles the node the gang cannot use", args: map[string]interface{}{ArgStarvationGuard: GuardHoldBack},
+			want: want{reason: "held back behind gang ns/big"}},
+		{name: "a plain job is not subject to the reservation", plainSmall: true,
+			want: want{smallOn: []string{"n1", "n2", "n3"}, reserved: []string{"n1", "n2"}}},
+		{name: "a plain gang named worker reserves nothing", plainBig: true,
+			want: want{smallOn: []string{"n1", "n2", "n3"}}},
+		{name: "a plain gang named worker reserves when the operator opts in", plainBig: true,
+			args: map[string]interface{}{ArgStarvationTaskNameJobs: true},
+			want: want{smallOn: []string{"n3"}, reserved: []string{"n1", "n2"}}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			// rack0: n0 full, n1 free, n2 half used; rack1: n3, 4 GPUs free.
+			c := cluster{nodes: []*v1.Node{gpuNode("n0", "rack0"), gpuNode("n1", "rack0"), gpuNode("n2", "rack0"),
+				node("n3", "rack1", "spine0", "64", "512Gi", 4, nil)}}
+			c.pods = append(c.pods, filler("running-0", "n0", "1", 8), filler("running-2", "n2", "1", 4))
+			bigRole, bigTask := paddleapi.RoleTrainer, "trainer"
+			if tc.plainBig {
+				bigRole, bigTask = "", "worker"
+			}
+			for i := 0; i < 2; i++ {
+				c.pods = append(c.pods, paddlePod("big", bigTask, i, bigRole, paddleapi.ModeCollective, "", "1", 8))
+			}
+			smallRole, smallTask := paddleapi.RoleTrainer, "trainer"
+			if tc.plainSmall {
+				smallRole, smallTask = "", "worker"
+			}
+			c.pods = append(c.pods, paddlePod("small", smallTask, 0, smallRole, paddleapi.ModeCollective, "", "1", 4))
+			c.groups = []*schedulingv1.PodGroup{group("big", 2, time.Now().Add(-bigAge)), group("small", 1, time.Now()), group("fillers", 0, time.Now())}
+			tiers, cfgs := paddleTiers(t)
+			r := allocateOnce(t, withPaddleArgs(tiers, tc.args), cfgs, c, nil)
+			if r.placed["big-"+bigTask+"-0"] != "" {
+				t.Fatalf("big gang placed although it does not fit: %v", r.placed)
+			}
+			on, placed := r.placed["small-"+smallTask+"-0"]
+			switch {
+			case tc.want.smallOn == nil && placed:
+				t.Errorf("small job placed on %s, want held", on)
+			case tc.want.smallOn == nil:
+				if small := jobByName(t, r, "small"); !strings.Contains(small.JobFitErrors, tc.want.reason) {
+					t.Errorf("held job does not say why: %q", small.JobFitErrors)
+				}
+			case !slices.Contains(tc.want.smallOn, on):
+				t.Errorf("small job placed on %q, want one of %v", on, tc.want.smallOn)
+			}
+			book.mu.Lock()
+			got := book.nodes["ns/big"]
+			book.mu.Unlock()
+			if !slices.Equal(got, tc.want.reserved) {
+				t.Errorf("reserved %v, want %v", got, tc.want.reserved)
+			}
+		})
+	}
+}
+
+// The reserved nodes stay the gang's from one session to the next (that is
+// what bounds its wait), and it is placed once they have drained.
+func TestReservationHoldsUntilPlaced(t *testing.T) {
+	build := func(fillers ...*v1.Pod) cluster {
+		c := cluster{nodes: []*v1.Node{gpuNode("n0", "rack0"), gpuNode("n1", "rack0"), gpuNode("n2", "rack0")}}
+		c.pods = append(c.pods, fillers...)
 		for i := 0; i < 2; i++ {
 			c.pods = append(c.pods, paddlePod("big", "trainer", i, paddleapi.RoleTrainer, paddleapi.ModeCollective, "", "1", 8))
 		}
-		c.pods = append(c.pods, paddlePod("small", "trainer", 0, paddleapi.RoleTrainer, paddleapi.ModeCollective, "", "1", 4))
-		c.groups = []*schedulingv1.PodGroup{group("big", 2, bigCreated), group("small", 1, time.Now()), group("fillers", 0, time.Now())}
+		c.groups = []*schedulingv1.PodGroup{group("big", 2, time.Now().Add(-2*time.Hour)), group("fillers", 0, time.Now())}
 		return c
 	}
 	tiers, cfgs := paddleTiers(t)
+	reserved := func() []string {
+		book.mu.Lock()
+		defer book.mu.Unlock()
+		return book.nodes["ns/big"]
+	}
+	// n1 and n2 partly used, n0 full: the gang reserves n1 and n2.
+	allocateOnce(t, tiers, cfgs, build(filler("f0", "n0", "1", 8), filler("f1", "n1", "1", 2), filler("f2", "n2", "1", 4)), nil)
+	if got := reserved(); !slices.Equal(got, []string{"n1", "n2"}) {
+		t.Fatalf("reserved %v, want [n1 n2]", got)
+	}
+	// Next session n0 is the freest node; the reservation does not move.
+	allocateOnce(t, tiers, cfgs, build(filler("f0", "n0", "1", 1), filler("f1", "n1", "1", 2), filler("f2", "n2", "1", 4)), nil)
+	if got := reserved(); !slices.Equal(got, []string{"n1", "n2"}) {
+		t.Fatalf("reservation moved to %v", got)
+	}
+	// n1 and n2 drained: the gang starts there.
+	r := allocateOnce(t, tiers, cfgs, build(filler("f0", "n0", "1", 1)), nil)
+	for i := 0; i < 2; i++ {
+		if n := r.placed[fmt.Sprintf("big-trainer-%d", i)]; n != "n1" && n != "n2" {
+			t.Errorf("big-trainer-%d placed on %q, want a reserved node: %v", i, n, r.placed)
+		}
+	}
+}
 
-	// Young big gang: the small job runs on the free node (no starvation yet).
-	got := allocateOnce(t, tiers, cfgs, build(time.Now().Add(-time.Minute)), nil).placed
-	if got["small-trainer-0"] == "" {
-		t.Fatalf("small job not placed next to a young gang: %v", got)
+// withPaddleArgs is tiers with the paddle plugin's arguments overridden.
+func withPaddleArgs(tiers []conf.Tier, args map[string]interface{}) []conf.Tier {
+	out := make([]conf.Tier, len(tiers))
+	for i, t := range tiers {
+		out[i].Plugins = append([]conf.PluginOption(nil), t.Plugins...)
+		for k, p := range out[i].Plugins {
+			if p.Name != PluginName || len(args) == 0 {
+				continue
+			}
+			merged := map[string]interface{}{}
+			for a, v := range p.Arguments {
+				merged[a] = v
+			}
+			for a, v := range args {
+				merged[a] = v
+			}
+			out[i].Plugins[k].Arguments = merged
+		}
 	}
-
-	// Starving big gang (waited 2h > 30m): the small job is held back, so
-	// n1 stays free for the big gang.
-	r := allocateOnce(t, tiers, cfgs, build(time.Now().Add(-2*time.Hour)), nil)
-	if n, ok := r.placed["small-trainer-0"]; ok {
-		t.Fatalf("small job placed on %s while a starving gang waits", n)
-	}
-	small := jobByName(t, r, "small")
-	if !strings.Contains(small.JobFitErrors, "held back behind gang ns/big") {
-		t.Errorf("held-back job does not say why: %q", small.JobFitErrors)
-	}
-
-	// Once the running pod is gone, the starving gang is placed first.
-	c := build(time.Now().Add(-2 * time.Hour))
-	c.pods = c.pods[1:]
-	got = allocateOnce(t, tiers, cfgs, c, nil).placed
-	if got["big-trainer-0"] == "" || got["big-trainer-1"] == "" {
-		t.Errorf("starving gang not placed when it fits: %v", got)
-	}
+	return out
 }
 
 // A starving gang that could not fit even on an empty cluster must not block

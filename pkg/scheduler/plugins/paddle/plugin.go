@@ -25,6 +25,8 @@ type paddlePlugin struct {
 	state        *sessionState
 	blockersOnce *sync.Once
 	blockers     map[api.QueueID]*api.JobInfo
+	reserveOnce  *sync.Once
+	reserved     *sessionReservations
 }
 
 // New builds the plugin from its ConfigMap arguments; bad values are logged
@@ -46,14 +48,16 @@ func (p *paddlePlugin) OnSessionOpen(ssn *framework.Session) {
 	p.ssn = ssn
 	p.state = newSessionState(ssn, p.args)
 	p.blockersOnce = &sync.Once{}
+	p.reserveOnce = &sync.Once{}
 
 	ssn.AddTaskOrderFn(p.Name(), p.taskOrderFn)
 	ssn.AddJobOrderFn(p.Name(), p.jobOrderFn)
 	ssn.AddJobValidFn(p.Name(), p.jobValidFn)
 	ssn.AddBatchNodeOrderFn(p.Name(), p.batchNodeOrderFn)
+	ssn.AddPredicateFn(p.Name(), p.reservationPredicate)
 	ssn.AddEventHandler(p.state.eventHandler())
 }
 
 func (p *paddlePlugin) OnSessionClose(ssn *framework.Session) {
-	p.ssn, p.state, p.blockers = nil, nil, nil
+	p.ssn, p.state, p.blockers, p.reserved = nil, nil, nil, nil
 }
