@@ -83,6 +83,9 @@ type Cluster struct {
 	Nodes     []*v1.Node
 	Pods      []*v1.Pod
 	PodGroups []*schedulingv1.PodGroup
+	// RackHyperNodes describes the nodes' racks as Volcano HyperNodes
+	// (tier 1 a rack, tier 2 all racks), for network-topology-aware.
+	RackHyperNodes bool
 }
 
 // Cache is a scheduler cache loaded with a cluster, ready for one session.
@@ -97,11 +100,22 @@ func (nopBinder) Bind(kubernetes.Interface, []*api.TaskInfo) map[api.TaskID]stri
 
 // NewCache builds a scheduler cache holding the cluster. Building it is not
 // part of what a scheduling cycle costs; benchmarks time Schedule only.
-func NewCache(c *Cluster) *Cache {
+func NewCache(c *Cluster) *Cache { return newCache(c, true) }
+
+// NewSnapshotCache is NewCache without the cache's informers and workers
+// (SchedulerCache.Run): the cluster is handed to the cache directly, the
+// informers of its fake clients would only list nothing, and waiting for
+// them to sync (a 100 ms poll in client-go's WaitForCacheSync) is most of
+// what a cache costs to build. For replays that build one per cycle.
+func NewSnapshotCache(c *Cluster) *Cache { return newCache(c, false) }
+
+func newCache(c *Cluster, run bool) *Cache {
 	sc := cache.NewCustomMockSchedulerCache("volcano", nopBinder{}, util.NewFakeEvictor(0),
 		&util.FakeStatusUpdater{}, nil, &record.FakeRecorder{})
 	stop := make(chan struct{})
-	sc.Run(stop)
+	if run {
+		sc.Run(stop)
+	}
 	// The cache keeps and updates what it is given (binding sets a pod's
 	// node): hand it copies so a Cluster can seed many caches.
 	for _, n := range c.Nodes {
@@ -114,6 +128,9 @@ func NewCache(c *Cluster) *Cache {
 		sc.AddPodGroupV1beta1(pg.DeepCopy())
 	}
 	sc.AddQueueV1beta1(util.BuildQueue("default", 1, nil))
+	if c.RackHyperNodes {
+		sc.HyperNodesInfo = hyperNodesFromRacks(c.Nodes)
+	}
 	return &Cache{sc: sc, stop: stop}
 }
 

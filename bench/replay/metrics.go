@@ -1,0 +1,169 @@
+package replay
+
+import (
+	"math"
+	"sort"
+)
+
+// Metrics of one configuration's replay. Times are in seconds.
+type Metrics struct {
+	Config        string
+	Jobs, Started int
+	// Job completion time (arrival to end) and queueing delay (arrival to
+	// start), over the jobs that started.
+	MeanJCT, MedianJCT, P95JCT, P99JCT     float64
+	MeanWait, MedianWait, P95Wait, P99Wait float64
+	LongestWait                            float64
+	// Makespan: first arrival to last end.
+	Makespan float64
+	// Utilisation: GPU-seconds used over the cluster's during the makespan.
+	Utilisation float64
+	// IdleGPUHours: GPUs free while some waiting job asked for no more GPUs
+	// than were free.
+	IdleGPUHours float64
+	// MeanSlowdown of run time from placement (duration weighted).
+	MeanSlowdown float64
+	// Collective jobs of more than one trainer: mean boundaries between
+	// consecutive ranks that cross a node / a rack, and the mean excess
+	// over the minimum the job's node / rack count allows (nodes-1).
+	MultiPodCollective           int
+	NodeCrossings, RackCrossings float64
+	ExcessNodeX, ExcessRackX     float64
+	Cycles                       int
+	SchedulerSeconds             float64
+	// JCTQuantiles: JCT at quantiles 1%, 2%, ... 100% (the CDF plot).
+	JCTQuantiles []float64
+	// UtilisationOverTime: share of GPUs in use, averaged per UtilBin.
+	UtilisationOverTime []float64
+	UtilBin             float64
+}
+
+// utilBins is how many points the utilisation-over-time plot has.
+const utilBins = 120
+
+// Measure computes a run's metrics; gpus is the cluster's GPUs and horizon
+// the time axis of the utilisation series (the longest makespan of the
+// compared runs, so series line up).
+func Measure(r *Run, w *Workload, horizon float64) Metrics {
+	m := Metrics{Config: r.Config, Jobs: len(r.Jobs), Cycles: r.Cycles, SchedulerSeconds: r.SchedulerTime.Seconds(),
+		IdleGPUHours: r.IdleWhileWaiting / 3600}
+	var jct, wait []float64
+	var sw, sd float64
+	for k, j := range r.Jobs {
+		if !j.Started() {
+			continue
+		}
+		m.Started++
+		jct = append(jct, j.End-j.Arrival)
+		wait = append(wait, j.Start-j.Arrival)
+		m.Makespan = math.Max(m.Makespan, j.End)
+		d := w.Jobs[k].Duration
+		sd += j.Slowdown * d
+		sw += d
+		if j.Nodes > 0 {
+			m.MultiPodCollective++
+			m.NodeCrossings += float64(j.NodeCrossings)
+			m.RackCrossings += float64(j.RackCrossings)
+			m.ExcessNodeX += float64(j.NodeCrossings - (j.Nodes - 1))
+			m.ExcessRackX += float64(j.RackCrossings - (j.Racks - 1))
+		}
+	}
+	if n := float64(m.MultiPodCollective); n > 0 {
+		m.NodeCrossings, m.RackCrossings, m.ExcessNodeX, m.ExcessRackX = m.NodeCrossings/n, m.RackCrossings/n, m.ExcessNodeX/n, m.ExcessRackX/n
+	}
+	if sw > 0 {
+		m.MeanSlowdown = sd / sw
+	}
+	m.fillTimes(jct, wait)
+	// GPU-seconds used: the step function of the samples.
+	used := 0.0
+	for k, s := range r.Samples {
+		if k+1 < len(r.Samples) {
+			used += float64(s.Used) * (r.Samples[k+1].T - s.T)
+		}
+	}
+	if m.Makespan > 0 {
+		m.Utilisation = used / (float64(w.GPUs()) * m.Makespan)
+	}
+	m.UtilBin = horizon / utilBins
+	m.UtilisationOverTime = binUtilisation(r.Samples, w.GPUs(), m.UtilBin)
+	return m
+}
+
+func (m *Metrics) fillTimes(jct, wait []float64) {
+	m.MeanJCT, m.MeanWait = mean(jct), mean(wait)
+	sort.Float64s(jct)
+	sort.Float64s(wait)
+	m.MedianJCT, m.P95JCT, m.P99JCT = quantile(jct, 0.5), quantile(jct, 0.95), quantile(jct, 0.99)
+	m.MedianWait, m.P95Wait, m.P99Wait = quantile(wait, 0.5), quantile(wait, 0.95), quantile(wait, 0.99)
+	if len(wait) > 0 {
+		m.LongestWait = wait[len(wait)-1]
+	}
+	m.JCTQuantiles = make([]float64, 100)
+	for q := range m.JCTQuantiles {
+		m.JCTQuantiles[q] = quantile(jct, float64(q+1)/100)
+	}
+}
+
+// LowerBoundMetrics: every job runs alone at its best placement as soon as
+// it arrives (no waiting, slowdown 1).
+func LowerBoundMetrics(w *Workload) Metrics {
+	m := Metrics{Config: LowerBound, Jobs: len(w.Jobs), Started: len(w.Jobs), MeanSlowdown: 1}
+	var jct, wait []float64
+	gpuSeconds := 0.0
+	for _, j := range w.Jobs {
+		jct = append(jct, j.Duration)
+		wait = append(wait, 0)
+		m.Makespan = math.Max(m.Makespan, j.Arrival+j.Duration)
+		gpuSeconds += float64(j.GPUs) * j.Duration
+	}
+	m.fillTimes(jct, wait)
+	if m.Makespan > 0 {
+		m.Utilisation = gpuSeconds / (float64(w.GPUs()) * m.Makespan)
+	}
+	return m
+}
+
+// binUtilisation averages GPUs in use over bins of width bin.
+func binUtilisation(samples []Sample, gpus int, bin float64) []float64 {
+	out := make([]float64, utilBins)
+	if bin <= 0 || gpus == 0 {
+		return out
+	}
+	for k, s := range samples {
+		end := s.T
+		if k+1 < len(samples) {
+			end = samples[k+1].T
+		}
+		for b := int(s.T / bin); b < utilBins && float64(b)*bin < end; b++ {
+			overlap := math.Min(end, float64(b+1)*bin) - math.Max(s.T, float64(b)*bin)
+			if overlap > 0 {
+				out[b] += float64(s.Used) * overlap
+			}
+		}
+	}
+	for b := range out {
+		out[b] /= bin * float64(gpus)
+	}
+	return out
+}
+
+func mean(xs []float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	s := 0.0
+	for _, x := range xs {
+		s += x
+	}
+	return s / float64(len(xs))
+}
+
+// quantile of sorted xs (nearest rank).
+func quantile(sorted []float64, q float64) float64 {
+	if len(sorted) == 0 {
+		return math.NaN()
+	}
+	k := int(math.Ceil(q*float64(len(sorted)))) - 1
+	return sorted[min(max(k, 0), len(sorted)-1)]
+}

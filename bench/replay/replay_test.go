@@ -1,0 +1,126 @@
+package replay
+
+import (
+	"math"
+	"testing"
+
+	"github.com/volcano-paddle/volcano-paddle/bench/quality"
+	"github.com/volcano-paddle/volcano-paddle/internal/localcluster"
+)
+
+const dataDir = "../quality/testdata/pollux"
+
+func TestBuildWindowAndLoad(t *testing.T) {
+	// Submitted out of order; the window is taken in submission order.
+	trace := []quality.TraceJob{
+		{GPUs: 1, Duration: 50, Submitted: 1000},
+		{GPUs: 8, Duration: 7200, Submitted: 0},
+		{GPUs: 4, Duration: 100, Submitted: 3600},
+		{GPUs: 1024, Duration: 10, Submitted: 1800},
+	}
+	w, err := Build(trace, []string{"imagenet"}, Options{Preset: quality.A100SXM, NodesPerRack: 2, Start: 0, Jobs: 4, Load: 0.5, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Offered during the 3600 s span: 8 GPUs x 3600 s (the rest of the 8-GPU
+	// job's 7200 s is after the span) + 1 x 50 + 4 x 0 + 1024 x 10.
+	offered := 8*3600.0 + 50 + 1024*10
+	wantNodes := int(math.Ceil(offered / (0.5 * 3600 * 8)))
+	wantRacks := (wantNodes + 1) / 2
+	if w.Cluster.Racks != wantRacks {
+		t.Errorf("racks %d, want %d (%d nodes)", w.Cluster.Racks, wantRacks, wantNodes)
+	}
+	if w.Skipped != 1 || len(w.Jobs) != 3 {
+		t.Fatalf("skipped %d, jobs %d; want the 1024-GPU job left out", w.Skipped, len(w.Jobs))
+	}
+	for i, want := range []float64{0, 1000, 3600} {
+		if w.Jobs[i].Arrival != want {
+			t.Errorf("job %d arrives at %g, want %g", i, w.Jobs[i].Arrival, want)
+		}
+	}
+	if math.Abs(w.OfferedLoad-offered/(3600*float64(w.GPUs()))) > 1e-9 {
+		t.Errorf("offered load %g", w.OfferedLoad)
+	}
+}
+
+func TestRankCrossings(t *testing.T) {
+	pod := func(node, rack string) quality.Pod { return quality.Pod{Node: node, Rack: rack, GPUs: 1} }
+	cases := []struct {
+		name                       string
+		pods                       []quality.Pod
+		nodes, racks, nodeX, rackX int
+	}{
+		{"one node", []quality.Pod{pod("a", "r"), pod("a", "r")}, 1, 1, 0, 0},
+		{"consecutive", []quality.Pod{pod("a", "r"), pod("a", "r"), pod("b", "r"), pod("b", "r")}, 2, 1, 1, 0},
+		{"interleaved", []quality.Pod{pod("a", "r"), pod("b", "r"), pod("a", "r"), pod("b", "r")}, 2, 1, 3, 0},
+		{"two racks", []quality.Pod{pod("a", "r1"), pod("b", "r2"), pod("a", "r1")}, 2, 2, 2, 2},
+	}
+	for _, c := range cases {
+		n, r, nx, rx := rankCrossings(c.pods)
+		if n != c.nodes || r != c.racks || nx != c.nodeX || rx != c.rackX {
+			t.Errorf("%s: got %d nodes %d racks %d/%d crossings, want %d %d %d/%d", c.name, n, r, nx, rx, c.nodes, c.racks, c.nodeX, c.rackX)
+		}
+	}
+}
+
+// A gang that needs the whole cluster runs first; a job arriving behind it
+// waits until it ends, under every configuration, and the metrics follow.
+func TestSimulateQueueing(t *testing.T) {
+	models, err := quality.Models(dataDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &Workload{Cluster: quality.Cluster{Preset: quality.A100SXM, Racks: 1, NodesPerRack: 2, Background: map[string][]int{}},
+		Jobs: []Job{
+			{Job: quality.Job{Name: "big", GPUs: 16, PodGPUs: 8, Pods: 2, Model: "imagenet", Duration: 100}, Arrival: 0},
+			{Job: quality.Job{Name: "late", GPUs: 8, PodGPUs: 8, Pods: 1, Model: "imagenet", Duration: 50}, Arrival: 10},
+		}}
+	stockPath, err := localcluster.StockSchedulerConf()
+	if err != nil {
+		t.Fatal(err)
+	}
+	paddlePath, err := localcluster.DeploySchedulerConf()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stock, err := StockConfigs(stockPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ours, err := PaddleConfig(paddlePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	best := BestSteps(w, models)
+	for _, cfg := range []Config{stock[0], ours} {
+		r, err := Simulate(w, models, best, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		big, late := r.Jobs[0], r.Jobs[1]
+		if big.Start != 0 || math.Abs(big.End-100) > 1e-6 || big.Nodes != 2 || big.NodeCrossings != 1 {
+			t.Errorf("%s: big %+v, want 0..100 on 2 nodes, 1 crossing", cfg.Name(), big)
+		}
+		if late.Start != 100 || math.Abs(late.End-150) > 1e-6 {
+			t.Errorf("%s: late %+v, want 100..150", cfg.Name(), late)
+		}
+		m := Measure(r, w, 150)
+		if m.Started != 2 || math.Abs(m.MeanJCT-(100+140)/2.0) > 1e-6 || m.LongestWait != 90 || math.Abs(m.Makespan-150) > 1e-6 {
+			t.Errorf("%s: %+v", cfg.Name(), m)
+		}
+		// 16 GPUs busy 0..150, except 8 idle 100..150 with nothing waiting.
+		if want := (16*100.0 + 8*50) / (16 * 150); math.Abs(m.Utilisation-want) > 1e-9 || m.IdleGPUHours != 0 {
+			t.Errorf("%s: utilisation %g (want %g), idle %g GPU-h (want 0)", cfg.Name(), m.Utilisation, want, m.IdleGPUHours)
+		}
+	}
+}
+
+func TestBinUtilisation(t *testing.T) {
+	// 4 GPUs: 2 used over [0, 1.5), 4 over [1.5, 3); bins of 1 s.
+	got := binUtilisation([]Sample{{T: 0, Used: 2}, {T: 1.5, Used: 4}, {T: 3, Used: 0}}, 4, 1)
+	for i, want := range []float64{0.5, 0.75, 1} {
+		if math.Abs(got[i]-want) > 1e-9 {
+			t.Errorf("bin %d: %g, want %g", i, got[i], want)
+		}
+	}
+}

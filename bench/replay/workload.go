@@ -1,0 +1,119 @@
+// Package replay replays a contiguous window of the Philly trace through
+// Volcano's real scheduler (bench/simsched) over simulated time: jobs arrive
+// at their recorded submission times, one allocate cycle runs whenever
+// something changed (an arrival, a completion, a gang crossing the
+// starvation threshold), placed gangs run for their recorded duration
+// stretched by the cost model's slowdown for the placement they got
+// (bench/quality), and leave. It measures what users feel: job completion
+// time, queueing delay, utilisation and GPUs left idle while a job waits.
+package replay
+
+import (
+	"fmt"
+	"math"
+	"math/rand"
+	"sort"
+
+	"github.com/volcano-paddle/volcano-paddle/bench/quality"
+)
+
+// Options choose the trace window and size the cluster.
+type Options struct {
+	Preset       quality.Preset
+	NodesPerRack int
+	// Start and Jobs: Jobs consecutive trace jobs, in submission order,
+	// from the Start-th.
+	Start, Jobs int
+	// Load is the offered load the cluster is sized for: the GPU-seconds
+	// the window's jobs would use during the arrival span if each ran from
+	// its arrival, over the cluster's GPU-seconds in that span.
+	Load    float64
+	PSShare float64
+	Seed    int64
+}
+
+// Job is a trace job shaped as a Paddle job, arriving at Arrival seconds
+// after the window's first submission.
+type Job struct {
+	quality.Job
+	Arrival float64
+}
+
+// Workload is a window and the cluster sized for it.
+type Workload struct {
+	Options Options
+	Jobs    []Job
+	Cluster quality.Cluster
+	// OfferedLoad after rounding the cluster up to whole racks.
+	OfferedLoad float64
+	// Span of the arrivals (s); Skipped: jobs of the window larger than the
+	// whole cluster (they could never start).
+	Span    float64
+	Skipped int
+}
+
+// Nodes of the cluster.
+func (w *Workload) Nodes() int { return w.Cluster.Racks * w.Cluster.NodesPerRack }
+
+// GPUs of the cluster.
+func (w *Workload) GPUs() int { return w.Nodes() * w.Cluster.Preset.GPUsPerNode }
+
+// Build takes the window from the trace, shapes its jobs (same seed, same
+// shapes for every configuration) and sizes the cluster for the load.
+func Build(trace []quality.TraceJob, models []string, o Options) (*Workload, error) {
+	sorted := append([]quality.TraceJob(nil), trace...)
+	sort.SliceStable(sorted, func(a, b int) bool { return sorted[a].Submitted < sorted[b].Submitted })
+	if o.Start < 0 || o.Jobs < 2 || o.Start+o.Jobs > len(sorted) {
+		return nil, fmt.Errorf("window %d+%d outside the trace's %d jobs", o.Start, o.Jobs, len(sorted))
+	}
+	win := sorted[o.Start : o.Start+o.Jobs]
+	t0 := win[0].Submitted
+	span := win[len(win)-1].Submitted - t0
+	if span <= 0 {
+		return nil, fmt.Errorf("window %d+%d has no arrival span", o.Start, o.Jobs)
+	}
+	// The GPUs the window's jobs would hold during the arrival span if each
+	// ran from its arrival: what the cluster is offered while jobs arrive.
+	// (A job's GPU-time after the span is not offered load of the window;
+	// counting it would size the cluster for the heavy tail of durations.)
+	gpuSeconds := 0.0
+	for _, tj := range win {
+		from := tj.Submitted - t0
+		gpuSeconds += float64(tj.GPUs) * math.Max(0, math.Min(from+tj.Duration, span)-from)
+	}
+	perNode := o.Preset.GPUsPerNode
+	nodes := int(math.Ceil(gpuSeconds / (o.Load * span * float64(perNode))))
+	racks := max(1, (nodes+o.NodesPerRack-1)/o.NodesPerRack)
+	w := &Workload{Options: o, Span: span,
+		Cluster: quality.Cluster{Preset: o.Preset, Racks: racks, NodesPerRack: o.NodesPerRack, Background: map[string][]int{}}}
+	sortedModels := append([]string(nil), models...)
+	sort.Strings(sortedModels)
+	rng := rand.New(rand.NewSource(o.Seed))
+	for i, tj := range win {
+		if tj.GPUs > w.GPUs() {
+			w.Skipped++
+			continue
+		}
+		j := quality.Shape(rng, fmt.Sprintf("job-%05d", i), tj, o.PSShare, perNode, sortedModels)
+		w.Jobs = append(w.Jobs, Job{Job: j, Arrival: tj.Submitted - t0})
+	}
+	w.OfferedLoad = gpuSeconds / (span * float64(w.GPUs()))
+	return w, nil
+}
+
+// Describe is a one-line summary of the window and cluster.
+func (w *Workload) Describe() string {
+	ps, multi, gpus := 0, 0, 0
+	for _, j := range w.Jobs {
+		gpus += j.GPUs
+		if j.PS {
+			ps++
+		}
+		if j.GPUs > 1 {
+			multi++
+		}
+	}
+	return fmt.Sprintf("trace jobs %d-%d (%d jobs, %d multi-GPU, %d PS, %d GPUs requested, %d larger than the cluster left out), arrivals over %.1f h; %d racks x %d nodes of %s (%d GPUs), offered load %.2f",
+		w.Options.Start, w.Options.Start+w.Options.Jobs-1, len(w.Jobs), multi, ps, gpus, w.Skipped, w.Span/3600,
+		w.Cluster.Racks, w.Cluster.NodesPerRack, w.Cluster.Preset.Name, w.GPUs(), w.OfferedLoad)
+}
