@@ -27,6 +27,7 @@ import (
 
 	"github.com/volcano-paddle/volcano-paddle/bench/clusterbench"
 	"github.com/volcano-paddle/volcano-paddle/bench/quality"
+	"github.com/volcano-paddle/volcano-paddle/bench/replay"
 	"github.com/volcano-paddle/volcano-paddle/bench/simsched"
 	"github.com/volcano-paddle/volcano-paddle/internal/localcluster"
 )
@@ -44,6 +45,9 @@ type plan struct {
 	skipAllocate bool
 	skipCluster  bool
 	skipQuality  bool
+	skipReplay   bool
+	// replays: the trace windows and node types replayed.
+	replays []replay.Options
 }
 
 func plans(mode string) (*plan, error) {
@@ -52,12 +56,15 @@ func plans(mode string) (*plan, error) {
 		return &plan{mode: mode, allocSizes: "100x400,100x2000,1000x400", allocTime: "2x", allocCount: 1,
 			clusterSizes: []clusterbench.Size{{Nodes: 250, Pods: 1000}},
 			presets:      []quality.Preset{quality.A100SXM, quality.PCIeNVLinkPairs}, racks: 4, nodes: 16, seeds: 3,
-			estimate: 10 * time.Minute}, nil
+			replays:  []replay.Options{replayWindow(quality.A100SXM, 12500, 150)},
+			estimate: 13 * time.Minute}, nil
 	case "full":
 		return &plan{mode: mode, allocSizes: "100x400,100x2000,1000x400,1000x2000,5000x400,5000x2000", allocTime: "1x", allocCount: 2,
 			clusterSizes: []clusterbench.Size{{Nodes: 250, Pods: 2000}, {Nodes: 1000, Pods: 5000}, {Nodes: 5000, Pods: 10000}},
 			presets:      quality.Presets, racks: 8, nodes: 16, seeds: 5,
-			estimate: 80 * time.Minute}, nil
+			replays: []replay.Options{replayWindow(quality.A100SXM, 12500, 300), replayWindow(quality.PCIeNVLinkPairs, 12500, 300),
+				replayWindow(quality.A100SXM, 52500, 500)},
+			estimate: 110 * time.Minute}, nil
 	}
 	return nil, fmt.Errorf("mode %q: use quick or full", mode)
 }
@@ -65,7 +72,7 @@ func plans(mode string) (*plan, error) {
 func main() {
 	mode := flag.String("mode", "quick", "quick (under 15 minutes on 2 cores) or full")
 	out := flag.String("out", "", "report file (default docs/benchmarks.md)")
-	skip := flag.String("skip", "", "comma-separated parts to skip: allocate, cluster, quality, jobsize")
+	skip := flag.String("skip", "", "comma-separated parts to skip: replay, allocate, cluster, quality, jobsize")
 	render := flag.String("render", "", "render the report again from the figures a run saved (docs/bench-results.json), without measuring")
 	flag.Parse()
 	if *render != "" {
@@ -98,6 +105,8 @@ func main() {
 			p.skipCluster = true
 		case "quality":
 			p.skipQuality = true
+		case "replay":
+			p.skipReplay = true
 		}
 	}
 	root, err := localcluster.RepoRoot()
@@ -114,6 +123,11 @@ func main() {
 	logf("benchmarks, %s mode: allocate (%s), cluster %v, quality %d presets x %d seeds; expected duration about %s on 2 cores",
 		p.mode, p.allocSizes, p.clusterSizes, len(p.presets), p.seeds, p.estimate)
 	r := &report{Mode: p.mode, Started: time.Now(), Machine: machine(), root: root}
+	if !p.skipReplay {
+		if err := runReplay(p, r); err != nil {
+			fail(err)
+		}
+	}
 	if !p.skipAllocate {
 		if err := runAllocate(ctx, root, p, r); err != nil {
 			fail(err)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/volcano-paddle/volcano-paddle/bench/clusterbench"
 	"github.com/volcano-paddle/volcano-paddle/bench/quality"
+	"github.com/volcano-paddle/volcano-paddle/bench/replay"
 )
 
 // report is everything one run measured. It is saved as JSON next to the
@@ -25,6 +26,7 @@ type report struct {
 	AllocCmd string
 	Alloc    []allocResult
 	Quality  []qualityResult
+	Replay   []*replay.Report
 	Cluster  []clusterbench.Measurement
 	// ClusterFailures are sizes that could not be measured, with why.
 	ClusterFailures []string
@@ -45,6 +47,9 @@ func (r *report) write(path string) error {
 		r.Mode, r.Started.UTC().Format("2006-01-02 15:04 UTC"), r.Took.Round(time.Second), r.Machine)
 	w("The raw figures are in `bench-results.json`; `go run ./bench/cmd/bench -render docs/bench-results.json`\n")
 	w("renders this page again from them without measuring.\n\n")
+	if len(r.Replay) > 0 {
+		r.writeReplay(&b, dir)
+	}
 	if len(r.Alloc) > 0 {
 		r.writeAlloc(&b, dir)
 	}
@@ -171,6 +176,10 @@ func orDash(s string) string {
 func (r *report) writeQuality(b *strings.Builder, dir string) {
 	w := func(f string, a ...interface{}) { fmt.Fprintf(b, f, a...) }
 	w("## 2. Placement quality\n\n")
+	w("What this section shows and does not: Q scores where one snapshot of jobs lands, by the cost model's\n")
+	w("step times, against random and best placement. It says nothing about waiting: a gang blocked by\n")
+	w("fragmentation counts only as \"blocked\", and a small difference in step time can be a large\n")
+	w("difference in Q. What users feel, completion time over a trace, is the replay above.\n\n")
 	w("The same clusters and workloads placed by Volcano's real scheduler (one allocate cycle, stock\n")
 	w("tiers and ours), by a random placer (each pod on a random node with room, whole gangs only) and\n")
 	w("judged against the best placement of each job (alone on an empty cluster). Workloads are\n")

@@ -84,3 +84,80 @@ func trimNum(v float64) string {
 func esc(s string) string {
 	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
 }
+
+// lineSeries is one line of a lineChart.
+type lineSeries struct {
+	Name string
+	X, Y []float64
+}
+
+// A small SVG line chart (CDFs, time series), optionally with a log10 x
+// axis.
+type lineChart struct {
+	Title, XLabel, YLabel string
+	LogX                  bool
+	Series                []lineSeries
+}
+
+func (c lineChart) SVG() string {
+	const w, h, left, bottom, top, right = 760, 380, 60, 80, 40, 20
+	fx := func(x float64) float64 {
+		if c.LogX {
+			return math.Log10(x)
+		}
+		return x
+	}
+	minX, maxX, maxY := math.Inf(1), math.Inf(-1), 0.0
+	for _, s := range c.Series {
+		for i := range s.X {
+			minX, maxX = math.Min(minX, fx(s.X[i])), math.Max(maxX, fx(s.X[i]))
+			maxY = math.Max(maxY, s.Y[i])
+		}
+	}
+	if math.IsInf(minX, 0) || maxX <= minX {
+		minX, maxX = 0, 1
+	}
+	if !c.LogX {
+		minX = math.Min(minX, 0)
+	}
+	if maxY == 0 {
+		maxY = 1
+	}
+	plotW, plotH := float64(w-left-right), float64(h-top-bottom)
+	px := func(x float64) float64 { return float64(left) + plotW*(fx(x)-minX)/(maxX-minX) }
+	py := func(y float64) float64 { return float64(top) + plotH - plotH*y/maxY }
+	var b strings.Builder
+	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="sans-serif" font-size="11">`+"\n", w, h)
+	fmt.Fprintf(&b, `<rect width="100%%" height="100%%" fill="white"/>`+"\n")
+	fmt.Fprintf(&b, `<text x="%d" y="20" font-size="14" font-weight="bold">%s</text>`+"\n", left, esc(c.Title))
+	fmt.Fprintf(&b, `<text x="14" y="%d" transform="rotate(-90 14 %d)">%s</text>`+"\n", top+int(plotH/2), top+int(plotH/2), esc(c.YLabel))
+	fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="middle">%s</text>`+"\n", left+int(plotW/2), top+int(plotH)+34, esc(c.XLabel))
+	fmt.Fprintf(&b, `<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="black"/>`+"\n", left, top, left, top+int(plotH))
+	fmt.Fprintf(&b, `<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="black"/>`+"\n", left, top+int(plotH), w-right, top+int(plotH))
+	for i := 0; i <= 4; i++ {
+		v := maxY * float64(i) / 4
+		y := py(v)
+		fmt.Fprintf(&b, `<text x="%d" y="%.0f" text-anchor="end">%s</text>`+"\n", left-4, y+4, trimNum(v))
+		fmt.Fprintf(&b, `<line x1="%d" y1="%.0f" x2="%d" y2="%.0f" stroke="#ddd"/>`+"\n", left, y, w-right, y)
+	}
+	for i := 0; i <= 5; i++ {
+		v := minX + (maxX-minX)*float64(i)/5
+		label := v
+		if c.LogX {
+			label = math.Pow(10, v)
+		}
+		x := float64(left) + plotW*float64(i)/5
+		fmt.Fprintf(&b, `<text x="%.0f" y="%d" text-anchor="middle">%s</text>`+"\n", x, top+int(plotH)+16, trimNum(label))
+	}
+	for si, s := range c.Series {
+		var pts []string
+		for i := range s.X {
+			pts = append(pts, fmt.Sprintf("%.1f,%.1f", px(s.X[i]), py(s.Y[i])))
+		}
+		fmt.Fprintf(&b, `<polyline fill="none" stroke="%s" stroke-width="1.6" points="%s"/>`+"\n", palette[si%len(palette)], strings.Join(pts, " "))
+		x := left + si*170
+		fmt.Fprintf(&b, `<rect x="%d" y="%d" width="12" height="12" fill="%s"/><text x="%d" y="%d">%s</text>`+"\n", x, h-22, palette[si%len(palette)], x+16, h-12, esc(s.Name))
+	}
+	b.WriteString("</svg>\n")
+	return b.String()
+}

@@ -1,0 +1,180 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/volcano-paddle/volcano-paddle/bench/quality"
+	"github.com/volcano-paddle/volcano-paddle/bench/replay"
+	"github.com/volcano-paddle/volcano-paddle/internal/localcluster"
+	"github.com/volcano-paddle/volcano-paddle/pkg/scheduler/plugins/paddle"
+)
+
+// paddleHoldBack is paddle with the starvation guard it had before the
+// reservation, replayed to measure one against the other.
+const paddleHoldBack = "paddle-holdback"
+
+// replayWindow is a trace window on racks of 4 nodes, sized for load 0.9,
+// 30% PS jobs, seed 1.
+func replayWindow(p quality.Preset, start, jobs int) replay.Options {
+	return replay.Options{Preset: p, NodesPerRack: 4, Start: start, Jobs: jobs, Load: 0.9, PSShare: 0.3, Seed: 1}
+}
+
+// replayConfigs: stock, the tuned stock variants, paddle and paddle with
+// the old hold-back guard.
+func replayConfigs() ([]replay.Config, error) {
+	stockPath, err := localcluster.StockSchedulerConf()
+	if err != nil {
+		return nil, err
+	}
+	oursPath, err := localcluster.DeploySchedulerConf()
+	if err != nil {
+		return nil, err
+	}
+	cs, err := replay.StockConfigs(stockPath)
+	if err != nil {
+		return nil, err
+	}
+	ours, err := replay.PaddleConfig(oursPath)
+	if err != nil {
+		return nil, err
+	}
+	hold := replay.WithPaddleArgs(ours, paddleHoldBack, "paddle with paddle.starvationGuard: holdBack (the guard before the reservation)",
+		map[string]interface{}{paddle.ArgStarvationGuard: paddle.GuardHoldBack})
+	return append(cs, ours, hold), nil
+}
+
+func runReplay(p *plan, r *report) error {
+	cfgs, err := replayConfigs()
+	if err != nil {
+		return err
+	}
+	data := filepath.Join(r.root, "bench", "quality", "testdata", "pollux")
+	for _, o := range p.replays {
+		rep, err := replay.Replay(o, data, cfgs, logf)
+		if err != nil {
+			return err
+		}
+		logf("replay %s:\n%s", o.Preset.Name, rep.String())
+		r.Replay = append(r.Replay, rep)
+	}
+	return nil
+}
+
+func hours(s float64) string { return fmt.Sprintf("%.2f", s/3600) }
+
+func (r *report) writeReplay(b *strings.Builder, dir string) {
+	w := func(f string, a ...interface{}) { fmt.Fprintf(b, f, a...) }
+	w("## Job completion time: a Philly trace replay\n\n")
+	w("What users feel. A contiguous window of the Philly trace (`philly.csv`, jobs in submission order,\n")
+	w("GPU counts as recorded, 30%% of jobs in PS mode, pods of 1, 2, 4 or 8 GPUs) arrives at its recorded\n")
+	w("times on a cluster sized so that the offered load during the arrivals is about 0.9; Volcano's real\n")
+	w("scheduler (the in-process harness, `bench/simsched`) runs one allocate cycle whenever something\n")
+	w("changed (an arrival, a completion, a gang passing paddle's starvation threshold, a cycle that started\n")
+	w("jobs); a placed gang runs for its recorded duration stretched by the cost model's slowdown for the\n")
+	w("placement it got (section 2), then leaves. Same trace, seed and cluster for every configuration, in\n")
+	w("one run (`bench/replay`; command: `go run ./bench/cmd/bench -mode %s -skip allocate,quality,cluster,jobsize`).\n\n", r.Mode)
+	w("Configurations: **stock** is Volcano's Helm default; the **stock-binpack*** variants are the best a\n")
+	w("Volcano operator can configure without us (nodeorder's spreading off and binpack on GPUs at weight\n")
+	w("10; plus `task-topology` with `ps,worker` / `trainer` affinity annotations; or plus\n")
+	w("`network-topology-aware` with the racks as HyperNodes and every job hard-limited to the top tier, so\n")
+	w("the allocate action tries one rack first). The best stock configuration below is the one with the\n")
+	w("lowest mean JCT in the same run. **lower-bound**: every job alone at its best placement, no waiting.\n\n")
+	for _, rep := range r.Replay {
+		r.writeReplayOne(b, dir, rep)
+	}
+}
+
+func (r *report) writeReplayOne(b *strings.Builder, dir string, rep *replay.Report) {
+	w := func(f string, a ...interface{}) { fmt.Fprintf(b, f, a...) }
+	id := fmt.Sprintf("%s-%d-%d", strings.ToLower(rep.Options.Preset.Name), rep.Options.Start, rep.Options.Jobs)
+	w("### %s, trace jobs %d to %d\n\n", rep.Options.Preset.Name, rep.Options.Start, rep.Options.Start+rep.Options.Jobs-1)
+	w("%s. Replayed in %s on %s.\n\n", rep.Workload, rep.Took.Round(1e9), r.Machine)
+	w("| config | mean JCT h | median | p95 | p99 | mean wait h | median | p95 | p99 | longest wait h | makespan h | GPU util | idle GPU-h* | rank crossings node / rack (excess**) | cycles |\n")
+	w("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	for _, m := range rep.Metrics {
+		cross := "-"
+		if m.MultiPodCollective > 0 {
+			cross = fmt.Sprintf("%.2f / %.2f (%.2f / %.2f)", m.NodeCrossings, m.RackCrossings, m.ExcessNodeX, m.ExcessRackX)
+		}
+		w("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %.0f%% | %.0f | %s | %d |\n", m.Config,
+			hours(m.MeanJCT), hours(m.MedianJCT), hours(m.P95JCT), hours(m.P99JCT),
+			hours(m.MeanWait), hours(m.MedianWait), hours(m.P95Wait), hours(m.P99Wait), hours(m.LongestWait),
+			hours(m.Makespan), 100*m.Utilisation, m.IdleGPUHours, cross, m.Cycles)
+	}
+	w("\n\\* GPU-hours free while some waiting job asked for no more GPUs than were free (it waited for\n")
+	w("fragmentation, ordering or a guard, not for capacity). \\*\\* Boundaries between consecutive trainer\n")
+	w("ranks of a collective job of 2+ pods that cross a node / a rack, per job; excess: above the minimum\n")
+	w("the job's node / rack count allows (nodes - 1).\n\n")
+	best, okBest := rep.BestStock()
+	ours, okOurs := rep.Get(replay.Paddle)
+	if okBest && okOurs {
+		w("paddle / best stock (%s), below 1 is better (utilisation: above 1):\n\n", best.Config)
+		w("| mean JCT | median JCT | p95 JCT | p99 JCT | mean wait | p95 wait | longest wait | makespan | GPU util | idle GPU-h |\n|---|---|---|---|---|---|---|---|---|---|\n")
+		w("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n\n",
+			ratioOf(ours.MeanJCT, best.MeanJCT), ratioOf(ours.MedianJCT, best.MedianJCT), ratioOf(ours.P95JCT, best.P95JCT),
+			ratioOf(ours.P99JCT, best.P99JCT), ratioOf(ours.MeanWait, best.MeanWait), ratioOf(ours.P95Wait, best.P95Wait),
+			ratioOf(ours.LongestWait, best.LongestWait), ratioOf(ours.Makespan, best.Makespan), ratioOf(ours.Utilisation, best.Utilisation),
+			ratioOf(ours.IdleGPUHours, best.IdleGPUHours))
+		if stock, ok := rep.Get(replay.Stock); ok {
+			w("paddle / stock (Helm default): mean JCT %s, p95 JCT %s, mean wait %s, longest wait %s.\n\n",
+				ratioOf(ours.MeanJCT, stock.MeanJCT), ratioOf(ours.P95JCT, stock.P95JCT), ratioOf(ours.MeanWait, stock.MeanWait),
+				ratioOf(ours.LongestWait, stock.LongestWait))
+		}
+	}
+	if hold, ok := rep.Get(paddleHoldBack); ok && okOurs {
+		w("Starvation guard: the old hold-back left %.0f GPU-hours idle while a job that fit them waited; the\n", hold.IdleGPUHours)
+		w("reservation leaves %.0f. Longest wait %s h with the hold-back, %s h with the reservation; mean JCT\n", ours.IdleGPUHours, hours(hold.LongestWait), hours(ours.LongestWait))
+		w("%s h and %s h.\n\n", hours(hold.MeanJCT), hours(ours.MeanJCT))
+	}
+	w("| config | what it is |\n|---|---|\n")
+	for _, m := range rep.Metrics {
+		note := rep.Notes[m.Config]
+		if m.Config == replay.LowerBound {
+			note = "each job alone at its best placement from its arrival"
+		}
+		w("| %s | %s |\n", m.Config, note)
+	}
+	w("\n")
+	cdf, util := r.replayCharts(rep)
+	_ = os.WriteFile(filepath.Join(dir, "bench-replay-jct-"+id+".svg"), []byte(cdf.SVG()), 0o644)
+	_ = os.WriteFile(filepath.Join(dir, "bench-replay-util-"+id+".svg"), []byte(util.SVG()), 0o644)
+	w("![JCT CDF](bench-replay-jct-%s.svg)\n\n![GPU utilisation over time](bench-replay-util-%s.svg)\n\n", id, id)
+}
+
+// replayCharts: the CDF of JCT (log hours) and GPU utilisation over time,
+// for stock, the best stock configuration, paddle and the lower bound.
+func (r *report) replayCharts(rep *replay.Report) (lineChart, lineChart) {
+	shown := []string{replay.Stock}
+	if best, ok := rep.BestStock(); ok && best.Config != replay.Stock {
+		shown = append(shown, best.Config)
+	}
+	shown = append(shown, replay.Paddle, replay.LowerBound)
+	cdf := lineChart{Title: "JCT CDF, " + rep.Options.Preset.Name, XLabel: "job completion time (hours, log scale)", YLabel: "share of jobs", LogX: true}
+	util := lineChart{Title: "GPUs in use, " + rep.Options.Preset.Name, XLabel: "hours since the first arrival", YLabel: "share of GPUs in use"}
+	for _, name := range shown {
+		m, ok := rep.Get(name)
+		if !ok {
+			continue
+		}
+		var xs, ys []float64
+		for q, v := range m.JCTQuantiles {
+			xs = append(xs, math.Max(v/3600, 0.01))
+			ys = append(ys, float64(q+1)/100)
+		}
+		cdf.Series = append(cdf.Series, lineSeries{Name: name, X: xs, Y: ys})
+		if len(m.UtilisationOverTime) == 0 {
+			continue
+		}
+		xs, ys = nil, nil
+		for k, v := range m.UtilisationOverTime {
+			xs = append(xs, (float64(k)+0.5)*m.UtilBin/3600)
+			ys = append(ys, v)
+		}
+		util.Series = append(util.Series, lineSeries{Name: name, X: xs, Y: ys})
+	}
+	return cdf, util
+}
