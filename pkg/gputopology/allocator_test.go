@@ -186,3 +186,24 @@ func TestAssignmentsRoundTrip(t *testing.T) {
 		t.Error("assignments without observed time parsed")
 	}
 }
+
+// Scoring asks for the same free sets again and again: after the first
+// call a prediction is a map lookup.
+func BenchmarkPredict(b *testing.B) {
+	mod, err := NewModel(Uniform(FabricNVLink, 8, 4))
+	if err != nil {
+		b.Fatal(err)
+	}
+	free := All(8) &^ 0b11
+	b.Run("first", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			mod.memo.Delete(memoKey{free, 4})
+			mod.Predict(free, 4)
+		}
+	})
+	b.Run("memoised", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			mod.Predict(free, 4)
+		}
+	})
+}
