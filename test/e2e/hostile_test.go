@@ -1,16 +1,25 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"fmt"
+	"net/http"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/retry"
@@ -410,5 +419,107 @@ func TestPaddleAdmissionDefaultsAndWarnings(t *testing.T) {
 	}
 	if !strings.Contains(strings.Join(w.list, "\n"), `no TaskCompleted -> CompleteJob on the trainer task "worker"`) {
 		t.Errorf("no warning for a PS job that never ends:\n%s", strings.Join(w.list, "\n"))
+	}
+}
+
+// Requests posted straight to the webhook port, as a hostile client would
+// (not through the API server): the issue's 959-byte job of 10,000
+// replicas with a Paddle variable set cost 22 CPU-seconds and went on after
+// the client left. Now each is answered with the field, a body over the
+// bound is refused unread, a client that leaves gets nothing, and the
+// webhook keeps answering.
+func TestPaddleWebhookDirectRequests(t *testing.T) {
+	c := framework.Cluster(t)
+	ctx := context.Background()
+	vwc, err := c.Kube.AdmissionregistrationV1().ValidatingWebhookConfigurations().Get(ctx, paddleValidatingHook, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cc := vwc.Webhooks[0].ClientConfig
+	if cc.URL == nil {
+		t.Fatal("the local cluster's paddle webhook has no URL")
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(cc.CABundle) {
+		t.Fatal("no CA bundle")
+	}
+	client := &http.Client{Timeout: 60 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}}
+	post := func(ctx context.Context, body []byte) (*http.Response, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, *cc.URL+"?timeout=10s", bytes.NewReader(body))
+		if err != nil {
+			return nil, err
+		}
+		req.Header.Set("Content-Type", "application/json")
+		return client.Do(req)
+	}
+	reviewOf := func(workers int32) []byte {
+		j := paddleJob("ml", "wd", nil, workers+1, framework.Task{Name: "ps", Replicas: 1}, framework.Task{Name: "worker", Replicas: workers})
+		j.Spec.Tasks[1].Template.Spec.Containers[0].Env = []corev1.EnvVar{{Name: "PADDLE_PORT", Value: "36000"}}
+		j.APIVersion, j.Kind = "batch.volcano.sh/v1alpha1", "Job"
+		raw, _ := json.Marshal(j)
+		b, _ := json.Marshal(admissionv1.AdmissionReview{
+			TypeMeta: metav1.TypeMeta{APIVersion: "admission.k8s.io/v1", Kind: "AdmissionReview"},
+			Request: &admissionv1.AdmissionRequest{UID: "direct", Operation: admissionv1.Create, Namespace: "ml",
+				Resource: metav1.GroupVersionResource{Group: "batch.volcano.sh", Version: "v1alpha1", Resource: "jobs"},
+				Object:   runtime.RawExtension{Raw: raw}},
+		})
+		return b
+	}
+	answer := func(body []byte) *admissionv1.AdmissionResponse {
+		t.Helper()
+		resp, err := post(ctx, body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var out admissionv1.AdmissionReview
+		if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || out.Response == nil || out.Response.UID != "direct" {
+			t.Fatalf("status %d, review %+v: %v", resp.StatusCode, out, err)
+		}
+		return out.Response
+	}
+	pid := c.PIDs()[localcluster.WebhookManager]
+	cpu := func() time.Duration {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+2:]))
+		ut, _ := strconv.Atoi(f[11])
+		st, _ := strconv.Atoi(f[12])
+		return time.Duration(ut+st) * 10 * time.Millisecond // USER_HZ = 100
+	}
+
+	body := reviewOf(10000)
+	before := cpu()
+	r := answer(body)
+	t.Logf("%d-byte review of 10,000 replicas: allowed=%v, %s of webhook CPU", len(body), r.Allowed, cpu()-before)
+	if !r.Allowed && (r.Result == nil || r.Result.Details == nil || len(r.Result.Details.Causes) == 0) {
+		t.Errorf("refused without a field: %+v", r.Result)
+	}
+
+	r = answer(reviewOf(1<<31 - 1))
+	if r.Allowed || r.Result.Details == nil || !hasCause(r.Result.Details.Causes, "spec.tasks[1].replicas") {
+		t.Errorf("2^31-1 replicas: %+v", r.Result)
+	}
+
+	resp, err := post(ctx, bytes.Repeat([]byte("x"), 9<<20))
+	if err == nil {
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusRequestEntityTooLarge {
+			t.Errorf("9 MiB body: status %d, want 413", resp.StatusCode)
+		}
+	} // a server that stops reading may also reset the connection
+
+	gone, cancel := context.WithTimeout(ctx, time.Millisecond)
+	if resp, err := post(gone, reviewOf(10000)); err == nil {
+		resp.Body.Close()
+	}
+	cancel()
+	if r := answer(reviewOf(2)); !r.Allowed {
+		t.Errorf("a small valid job after the hostile requests: %+v", r.Result)
+	}
+	if err := c.Healthy(); err != nil {
+		t.Error(err)
 	}
 }
