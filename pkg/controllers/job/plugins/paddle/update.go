@@ -125,7 +125,7 @@ func (p *jobPlugin) holdResize(job *batch.Job) bool {
 	msg := fmt.Sprintf("replicas of Paddle roles changed from %s while the job runs; the running gang keeps that size, because every Paddle process got the peer lists of it when it started. The new size takes effect when the job next restarts as a whole (a RestartJob policy, or vcctl job suspend then resume); to apply it now, delete the job and create it again",
 		was)
 	if len(errs) > 0 {
-		msg += ". " + NewInvalidJobError(job, errs).Error()
+		msg += ". " + errs.ToAggregate().Error()
 	}
 	if job.Status.State.Reason != ResizeHeldReason || job.Status.State.Message != msg {
 		klog.InfoS("Holding a running Paddle job at its size", "job", klog.KObj(job), "sizes", was)
