@@ -137,28 +137,36 @@ func Wait(ctx context.Context, cfg Config) (*Result, error) {
 	defer cancel()
 	start := time.Now()
 	res := &Result{Addresses: map[string][]string{}}
-	pending := map[string]*peer{}
+	// In the order of the env (pods are created in that order), each host
+	// once.
+	var pending []string
+	peers := map[string]*peer{}
 	for _, h := range cfg.Hosts {
-		if h = strings.TrimSpace(h); h != "" {
-			pending[h] = &peer{name: FQDN(h, cfg.Search)}
+		if h = strings.TrimSpace(h); h != "" && peers[h] == nil {
+			peers[h] = &peer{name: FQDN(h, cfg.Search)}
+			pending = append(pending, h)
 		}
 	}
 	client := &dns.Client{Net: "udp", Timeout: cfg.QueryTimeout}
 	tick := time.NewTicker(cfg.Interval)
 	defer tick.Stop()
 	for {
-		for host, p := range pending {
+		// A round goes down the pending hosts and stops at the first that
+		// does not resolve yet: the others most likely do not either, and
+		// every pod of a large gang asking for every peer five times a
+		// second would flood the DNS server. Once the names exist, one
+		// round resolves them all.
+		for len(pending) > 0 {
+			p := peers[pending[0]]
 			addrs, err := step(ctx, client, cfg.Servers, p, &res.Questions)
 			if err != nil {
 				p.last = err.Error()
 				klog.V(2).InfoS("peer not resolved yet", "name", p.name, "reason", p.last)
-				continue
+				break
 			}
-			if len(addrs) > 0 {
-				res.Addresses[host] = addrs
-				delete(pending, host)
-				klog.V(1).InfoS("peer resolves", "name", p.name, "addresses", addrs, "probes", p.probes)
-			}
+			res.Addresses[pending[0]] = addrs
+			klog.V(1).InfoS("peer resolves", "name", p.name, "addresses", addrs, "probes", p.probes)
+			pending = pending[1:]
 		}
 		if len(pending) == 0 {
 			res.Elapsed = time.Since(start)
@@ -167,9 +175,10 @@ func Wait(ctx context.Context, cfg Config) (*Result, error) {
 		select {
 		case <-ctx.Done():
 			e := &NotResolvedError{Timeout: cfg.Timeout, Last: map[string]string{}}
-			for _, p := range pending {
-				e.Names = append(e.Names, strings.TrimSuffix(p.name, "."))
-				e.Last[strings.TrimSuffix(p.name, ".")] = p.last
+			for _, h := range pending {
+				n := strings.TrimSuffix(peers[h].name, ".")
+				e.Names = append(e.Names, n)
+				e.Last[n] = peers[h].last
 			}
 			sort.Strings(e.Names)
 			return res, e
