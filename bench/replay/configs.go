@@ -2,13 +2,13 @@ package replay
 
 import (
 	"os"
-	"strings"
 
 	schedulingv1 "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
 	tasktopology "volcano.sh/volcano/pkg/scheduler/plugins/task-topology"
 
 	"github.com/volcano-paddle/volcano-paddle/bench/quality"
 	"github.com/volcano-paddle/volcano-paddle/bench/simsched"
+	"github.com/volcano-paddle/volcano-paddle/pkg/scheduler/plugins/paddle"
 )
 
 // Names of the configurations a replay compares.
@@ -139,24 +139,6 @@ func PaddleConfig(path string) (Config, error) {
 // WithPaddleArgs is a paddle configuration with some plugin arguments
 // changed (e.g. the starvation guard's mode), under another name.
 func WithPaddleArgs(c Config, name, note string, args map[string]interface{}) Config {
-	sc := &simsched.Config{Name: name, Confs: c.Sched.Confs}
-	for _, t := range c.Sched.Tiers {
-		nt := t
-		nt.Plugins = append(nt.Plugins[:0:0], t.Plugins...)
-		for k, p := range nt.Plugins {
-			if !strings.EqualFold(p.Name, Paddle) {
-				continue
-			}
-			merged := map[string]interface{}{}
-			for a, v := range p.Arguments {
-				merged[a] = v
-			}
-			for a, v := range args {
-				merged[a] = v
-			}
-			nt.Plugins[k].Arguments = merged
-		}
-		sc.Tiers = append(sc.Tiers, nt)
-	}
+	sc := &simsched.Config{Name: name, Confs: c.Sched.Confs, Tiers: paddle.WithArgs(c.Sched.Tiers, args)}
 	return Config{Sched: sc, Note: note, Annotate: c.Annotate, RackHyperNodes: c.RackHyperNodes}
 }

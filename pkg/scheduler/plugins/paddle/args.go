@@ -10,6 +10,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/klog/v2"
+	"volcano.sh/volcano/pkg/scheduler/conf"
 	"volcano.sh/volcano/pkg/scheduler/framework"
 
 	"github.com/volcano-paddle/volcano-paddle/pkg/paddleapi"
@@ -288,4 +289,28 @@ func logProblems(problems []string) {
 	for _, p := range problems {
 		klog.ErrorS(nil, "Bad paddle scheduler plugin argument", "problem", p)
 	}
+}
+
+// WithArgs returns scheduler tiers with the paddle plugin's arguments
+// overridden by args (the tiers given are not changed): one configuration
+// in several variants, for tests and benchmarks.
+func WithArgs(tiers []conf.Tier, args map[string]interface{}) []conf.Tier {
+	out := make([]conf.Tier, len(tiers))
+	for i, t := range tiers {
+		out[i].Plugins = append([]conf.PluginOption(nil), t.Plugins...)
+		for k, p := range out[i].Plugins {
+			if p.Name != PluginName {
+				continue
+			}
+			merged := make(map[string]interface{}, len(p.Arguments)+len(args))
+			for a, v := range p.Arguments {
+				merged[a] = v
+			}
+			for a, v := range args {
+				merged[a] = v
+			}
+			out[i].Plugins[k].Arguments = merged
+		}
+	}
+	return out
 }

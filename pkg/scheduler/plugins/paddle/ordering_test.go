@@ -10,7 +10,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 	schedulingv1 "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
 	"volcano.sh/volcano/pkg/scheduler/api"
-	"volcano.sh/volcano/pkg/scheduler/conf"
 	"volcano.sh/volcano/pkg/scheduler/framework"
 
 	"github.com/volcano-paddle/volcano-paddle/pkg/paddleapi"
@@ -141,7 +140,7 @@ func TestStarvationGuard(t *testing.T) {
 			c.pods = append(c.pods, paddlePod("small", smallTask, 0, smallRole, paddleapi.ModeCollective, "", "1", 4))
 			c.groups = []*schedulingv1.PodGroup{group("big", 2, time.Now().Add(-bigAge)), group("small", 1, time.Now()), group("fillers", 0, time.Now())}
 			tiers, cfgs := paddleTiers(t)
-			r := allocateOnce(t, withPaddleArgs(tiers, tc.args), cfgs, c, nil)
+			r := allocateOnce(t, WithArgs(tiers, tc.args), cfgs, c, nil)
 			if r.placed["big-"+bigTask+"-0"] != "" {
 				t.Fatalf("big gang placed although it does not fit: %v", r.placed)
 			}
@@ -201,28 +200,6 @@ func TestReservationHoldsUntilPlaced(t *testing.T) {
 			t.Errorf("big-trainer-%d placed on %q, want a reserved node: %v", i, n, r.placed)
 		}
 	}
-}
-
-// withPaddleArgs is tiers with the paddle plugin's arguments overridden.
-func withPaddleArgs(tiers []conf.Tier, args map[string]interface{}) []conf.Tier {
-	out := make([]conf.Tier, len(tiers))
-	for i, t := range tiers {
-		out[i].Plugins = append([]conf.PluginOption(nil), t.Plugins...)
-		for k, p := range out[i].Plugins {
-			if p.Name != PluginName || len(args) == 0 {
-				continue
-			}
-			merged := map[string]interface{}{}
-			for a, v := range p.Arguments {
-				merged[a] = v
-			}
-			for a, v := range args {
-				merged[a] = v
-			}
-			out[i].Plugins[k].Arguments = merged
-		}
-	}
-	return out
 }
 
 // A starving gang that could not fit even on an empty cluster must not block
