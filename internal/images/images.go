@@ -180,7 +180,7 @@ func Build(specs []Spec, m Meta, outDir string, push bool, logf func(string, ...
 			return nil, err
 		}
 		file := filepath.Join(outDir, s.Name+".tar")
-		if err := tarball.WriteToFile(file, ref, img); err != nil {
+		if err := writeAtomically(file, func(tmp string) error { return tarball.WriteToFile(tmp, ref, img) }); err != nil {
 			return nil, fmt.Errorf("writing %s: %w", file, err)
 		}
 		d, err := img.Digest()
@@ -201,7 +201,19 @@ func Build(specs []Spec, m Meta, outDir string, push bool, logf func(string, ...
 	if err != nil {
 		return nil, err
 	}
-	return out, os.WriteFile(filepath.Join(outDir, ManifestFile), b, 0o644)
+	return out, writeAtomically(filepath.Join(outDir, ManifestFile), func(tmp string) error { return os.WriteFile(tmp, b, 0o644) })
+}
+
+// writeAtomically writes path through a temporary file and a rename, so
+// that a reader (a real node importing the images while another build
+// runs) never sees a half-written file.
+func writeAtomically(path string, write func(tmp string) error) error {
+	tmp := fmt.Sprintf("%s.tmp-%d", path, os.Getpid())
+	if err := write(tmp); err != nil {
+		_ = os.Remove(tmp)
+		return err
+	}
+	return os.Rename(tmp, path)
 }
 
 // ReadManifest reads what Build listed in dir.
