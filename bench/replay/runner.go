@@ -3,6 +3,7 @@ package replay
 import (
 	"fmt"
 	"math"
+	"math/rand"
 	"path/filepath"
 	"strings"
 	"time"
@@ -49,6 +50,12 @@ func Replay(o Options, dataDir string, configs []Config, logf func(string, ...in
 	horizon := 0.0
 	for _, c := range configs {
 		t := time.Now()
+		// Volcano breaks ties between equally scored nodes with the global
+		// math/rand (util.SelectBestNodeAndScore): seed it per configuration
+		// so a replay repeats. rand.Seed takes effect only in binaries built
+		// with GODEBUG randseednop=0 (bench/cmd/bench sets it; Go 1.24 made
+		// Seed a no-op by default).
+		rand.Seed(o.Seed) //nolint:staticcheck // the only way to seed Volcano's tie-breaks
 		r, err := Simulate(w, models, best, c)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", c.Name(), err)

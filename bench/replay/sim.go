@@ -3,6 +3,7 @@ package replay
 import (
 	"container/heap"
 	"fmt"
+	"sort"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -239,7 +240,7 @@ func (s *sim) arrive(i int) {
 func (s *sim) cycle(t float64) int {
 	wall := time.Now()
 	c := &simsched.Cluster{Nodes: s.nodes, RackHyperNodes: s.cfg.RackHyperNodes}
-	for i := range s.running {
+	for _, i := range s.runningJobs() {
 		c.Pods = append(c.Pods, s.pods[i]...)
 		c.PodGroups = append(c.PodGroups, s.groups[i])
 	}
@@ -276,14 +277,25 @@ func (s *sim) cycle(t float64) int {
 		return 0
 	}
 	all := make([]quality.Placement, 0, len(s.running))
-	for _, p := range s.running {
-		all = append(all, p)
+	for _, i := range s.runningJobs() {
+		all = append(all, s.running[i])
 	}
 	resolved := s.w.Cluster.Resolve(all)
 	for _, i := range started {
 		s.start(i, t, resolved[s.w.Jobs[i].Name])
 	}
 	return len(started)
+}
+
+// runningJobs are the running jobs' indices in order, so that every cycle
+// hands the cache the same objects in the same order.
+func (s *sim) runningJobs() []int {
+	out := make([]int, 0, len(s.running))
+	for i := range s.running {
+		out = append(out, i)
+	}
+	sort.Ints(out)
+	return out
 }
 
 // placement is where the cycle put job i's pods (pservers, then trainers

@@ -1,3 +1,7 @@
+// Volcano breaks scheduling ties with the global math/rand; the trace
+// replay seeds it, which Go 1.24 ignores unless this is set.
+//go:debug randseednop=0
+
 // Command bench runs the benchmarks behind `make bench` and writes
 // docs/benchmarks.md with the figures, the commands, the machine and SVG
 // plots. Every figure compares Volcano's stock scheduler configuration
