@@ -67,11 +67,16 @@ type scoreContext struct {
 	// Where the job's pservers and trainers are, counted by node, rack and
 	// spine, so closeness to them is O(1) per node.
 	servers, trainers anchors
+	// prevRank: the node of the trainer one rank before this one, when
+	// placed (collective jobs): a ring all-reduce crosses every boundary
+	// between consecutive ranks, so rank i goes next to rank i-1.
+	prevRank    anchors
+	hasPrevRank bool
 }
 
 func (p *paddlePlugin) batchNodeOrderFn(task *api.TaskInfo, nodes []*api.NodeInfo) (map[string]float64, error) {
 	js, placed := p.state.snapshot(task.Job)
-	role, _, isRole := roleOf(task, p.args.TaskNameFallback)
+	role, idx, isRole := roleOf(task, p.args.TaskNameFallback)
 	c := &scoreContext{args: p.args, state: p.state, job: p.ssn.Jobs[task.Job], task: task, gpus: gpusOf(task.Resreq),
 		placed: placed, role: role, verbose: klog.V(4).Enabled()}
 	c.paddle = js != nil && isRole
@@ -83,6 +88,11 @@ func (p *paddlePlugin) batchNodeOrderFn(task *api.TaskInfo, nodes []*api.NodeInf
 	}
 	if c.paddle {
 		c.prepare(nodes)
+		if c.mode == paddleapi.ModeCollective && role == paddleapi.RoleTrainer && idx > 0 {
+			if prev := p.state.trainerNode(task.Job, idx-1); prev != "" {
+				c.prevRank, c.hasPrevRank = newAnchors(map[string]int{prev: 1}, p.state.places), true
+			}
+		}
 	}
 	// Held for the whole pass: no pod is placed while one task is scored.
 	p.state.gpu.mu.Lock()
@@ -275,6 +285,13 @@ func (c *scoreContext) packing(n *api.NodeInfo) (float64, string) {
 		return c.headroom(n)
 	}
 	best := c.trainers.maxCloseness(n.Name)
+	if c.hasPrevRank {
+		// Closeness to the previous rank, not to any trainer: the ranks then
+		// fill a node, then the next node of the same rack, and never come
+		// back, so consecutive ranks cross only as many node and rack
+		// boundaries as the nodes and racks used require.
+		best = c.prevRank.maxCloseness(n.Name)
+	}
 	// Among nodes of the same closeness, prefer one that takes more of the
 	// rest of the gang (fewer nodes in the end).
 	s := MaxScore * (packingCloseness*best + packingRoom*float64(c.nodeCap[n.Name])/float64(c.remaining))

@@ -32,6 +32,23 @@ type sessionState struct {
 type jobState struct {
 	mode   paddleapi.Mode
 	placed map[paddleapi.Role]map[string]int
+	// trainerAt: the node of each placed trainer, by index (rank), so a
+	// trainer can be placed next to the rank before it.
+	trainerAt map[int]string
+}
+
+// track records (delta 1) or forgets (-1, a rolled-back allocation) where a
+// pod of the job sits.
+func (j *jobState) track(role paddleapi.Role, idx int, node string, delta int) {
+	j.add(role, node, delta)
+	if role != paddleapi.RoleTrainer || idx < 0 {
+		return
+	}
+	if delta > 0 {
+		j.trainerAt[idx] = node
+	} else if j.trainerAt[idx] == node {
+		delete(j.trainerAt, idx)
+	}
 }
 
 func (j *jobState) add(role paddleapi.Role, node string, delta int) {
@@ -58,13 +75,13 @@ func newSessionState(ssn *framework.Session, a Args) *sessionState {
 		if !ok {
 			continue
 		}
-		js := &jobState{mode: mode, placed: map[paddleapi.Role]map[string]int{}}
+		js := &jobState{mode: mode, placed: map[paddleapi.Role]map[string]int{}, trainerAt: map[int]string{}}
 		for _, t := range job.Tasks {
 			if t.NodeName == "" || !placedStatus(t.Status) {
 				continue
 			}
-			if r, _, ok := roleOf(t, a.TaskNameFallback); ok {
-				js.add(r, t.NodeName, 1)
+			if r, idx, ok := roleOf(t, a.TaskNameFallback); ok {
+				js.track(r, idx, t.NodeName, 1)
 			}
 		}
 		s.jobs[id] = js
@@ -89,12 +106,23 @@ func (s *sessionState) eventHandler() *framework.EventHandler {
 			if !ok {
 				return
 			}
-			if r, _, ok := roleOf(e.Task, s.args.TaskNameFallback); ok {
-				js.add(r, e.Task.NodeName, delta)
+			if r, idx, ok := roleOf(e.Task, s.args.TaskNameFallback); ok {
+				js.track(r, idx, e.Task.NodeName, delta)
 			}
 		}
 	}
 	return &framework.EventHandler{AllocateFunc: update(1), DeallocateFunc: update(-1)}
+}
+
+// trainerNode is where the job's trainer of rank idx is placed, "" if it
+// is not.
+func (s *sessionState) trainerNode(id api.JobID, idx int) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if js, ok := s.jobs[id]; ok {
+		return js.trainerAt[idx]
+	}
+	return ""
 }
 
 // snapshot copies a job's placements for one scoring pass.
