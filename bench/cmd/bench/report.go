@@ -41,7 +41,8 @@ func (r *report) write(path string) error {
 	w("Every figure compares Volcano's **stock** scheduler configuration (the Helm chart's default tiers,\n")
 	w("read from the Volcano module: `installer/helm/chart/volcano/config/volcano-scheduler.conf`) with\n")
 	w("**paddle** (`deploy/paddle/volcano-scheduler.conf`: the same tiers plus the `paddle` plugin), measured\n")
-	w("in the same run on the same machine. Benchmarks report; they never fail a build on a number.\n\n")
+	w("in the same run on the same machine; the trace replay also compares tuned stock configurations (the\n")
+	w("best a Volcano operator can do without us). Benchmarks report; they never fail a build on a number.\n\n")
 	w("Reproduce: `make bench` (quick, under 15 minutes on 2 cores) or `make bench-full` (prints its\n")
 	w("expected duration first). Last run: %s mode, %s, took %s, on %s.\n\n",
 		r.Mode, r.Started.UTC().Format("2006-01-02 15:04 UTC"), r.Took.Round(time.Second), r.Machine)

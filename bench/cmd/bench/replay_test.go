@@ -1,0 +1,45 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/volcano-paddle/volcano-paddle/bench/quality"
+	"github.com/volcano-paddle/volcano-paddle/bench/replay"
+)
+
+// The replay section names the best stock configuration by mean JCT, states
+// paddle's ratios to it and the guard's idle GPU-hours, and writes its plots.
+func TestReplaySectionRatiosAndPlots(t *testing.T) {
+	m := func(name string, meanJCT, p95, idle, longest float64) replay.Metrics {
+		return replay.Metrics{Config: name, Jobs: 10, Started: 10, MeanJCT: meanJCT * 3600, P95JCT: p95 * 3600, IdleGPUHours: idle,
+			LongestWait: longest * 3600, JCTQuantiles: []float64{3600, 7200}, UtilisationOverTime: []float64{0.5, 0.7}, UtilBin: 3600}
+	}
+	rep := &replay.Report{Workload: "w", Options: replay.Options{Preset: quality.A100SXM, Start: 5, Jobs: 10},
+		Metrics: []replay.Metrics{m(replay.Stock, 5, 20, 600, 15), m(replay.StockBinpack, 4, 16, 0, 3),
+			m(replay.Paddle, 3, 12, 4, 2), m(paddleHoldBack, 3.2, 12, 30, 4), replay.LowerBoundMetrics(&replay.Workload{})},
+		Notes: map[string]string{}}
+	dir := t.TempDir()
+	r := &report{Mode: "quick", Replay: []*replay.Report{rep}}
+	var b strings.Builder
+	r.writeReplay(&b, dir)
+	page := b.String()
+	for _, want := range []string{
+		"paddle / best stock (stock-binpack)",
+		"| 0.75x | - | 0.75x |", // mean and p95 JCT 3/4 and 12/16; median 0/0
+		"the old hold-back left 30 GPU-hours idle",
+		"reservation leaves 4",
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("section lacks %q:\n%s", want, page)
+		}
+	}
+	for _, f := range []string{"bench-replay-jct-8xa100-nvswitch-5-10.svg", "bench-replay-util-8xa100-nvswitch-5-10.svg"} {
+		svg, err := os.ReadFile(filepath.Join(dir, f))
+		if err != nil || !strings.Contains(string(svg), "<polyline") {
+			t.Errorf("%s: %v, no lines", f, err)
+		}
+	}
+}
