@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -125,7 +126,7 @@ func RealNodeRequirements(binDir string) []string {
 		} else if _, err := exec.LookPath(cmd); err == nil {
 			continue
 		}
-		if !containsString(pkgMissing, pkg) {
+		if !slices.Contains(pkgMissing, pkg) {
 			pkgMissing = append(pkgMissing, pkg)
 		}
 	}
@@ -139,15 +140,6 @@ func RealNodeRequirements(binDir string) []string {
 		}
 	}
 	return missing
-}
-
-func containsString(s []string, v string) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
 
 // RealNodeDir is the folder of the machine's real node.
@@ -663,7 +655,7 @@ func CleanupRealNode() error {
 		errs = append(errs, err)
 	}
 	for _, ns := range listNetns() {
-		if containsString(st.Netns, ns) || !strings.HasPrefix(ns, "cni-") {
+		if slices.Contains(st.Netns, ns) || !strings.HasPrefix(ns, "cni-") {
 			continue
 		}
 		p := filepath.Join("/var/run/netns", ns)
@@ -698,7 +690,7 @@ func CleanupRealNode() error {
 	// a mount of its own (iproute2 makes it one).
 	for i := len(sharedPaths) - 1; i >= 0; i-- {
 		p := sharedPaths[i]
-		if containsString(st.Existed, p) {
+		if slices.Contains(st.Existed, p) {
 			continue
 		}
 		_ = syscall.Unmount(p, syscall.MNT_DETACH)

@@ -31,6 +31,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -268,7 +269,7 @@ func (p *probe) ctrPserver(ctx context.Context, fluid []string) error {
 		return fmt.Errorf("PADDLE_PSERVER_ID=%q", p.Env("PADDLE_PSERVER_ID"))
 	}
 	own := net.JoinHostPort(p.Env("POD_IP"), strconv.Itoa(port+id))
-	if !containsString(fluid, own) {
+	if !slices.Contains(fluid, own) {
 		return fmt.Errorf("the CTR pserver's endpoint %s (POD_IP:PADDLE_PORT+PADDLE_PSERVER_ID) is not in PADDLE_PSERVERS=%s", own, strings.Join(fluid, ","))
 	}
 	if err := p.serve(ctx, own, -1, nil); err != nil {
@@ -276,15 +277,6 @@ func (p *probe) ctrPserver(ctx context.Context, fluid []string) error {
 	}
 	<-ctx.Done()
 	return ctx.Err()
-}
-
-func containsString(s []string, v string) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
 
 func (p *probe) psTrainer(ctx context.Context, endpoints []string) error {
