@@ -213,31 +213,29 @@ func checkPSIncarnation(t *testing.T, inc *incarnation, pservers, trainers []str
 	}
 }
 
-func names(prefix string, n int) []string {
-	var out []string
-	for i := 0; i < n; i++ {
-		out = append(out, prefix+strconv.Itoa(i))
+// completeFirstIncarnation runs a probe job on the real node in a fresh
+// namespace until it completes and returns its only incarnation.
+func completeFirstIncarnation(t *testing.T, name string, pluginArgs, probeArgs []string, tasks ...framework.ProbeTask) *incarnation {
+	t.Helper()
+	c := framework.RealNodeCluster(t)
+	ns := framework.Namespace(t, c)
+	rec := framework.RecordPods(t, c, ns)
+	framework.CreateJob(t, c, framework.ProbeJob(t, c, ns, name, pluginArgs, probeArgs, 0, tasks...))
+	framework.WaitJobPhase(t, c, ns, name, batchv1alpha1.Completed, 2*time.Minute)
+	waitSettled(t, rec, name+"-")
+	incs := incarnations(t, rec, name)
+	if incs["0"] == nil || len(incs) != 1 {
+		t.Fatalf("incarnations %v, want only 0", keys(incs))
 	}
-	return out
+	return incs["0"]
 }
 
 // paddle-operator's wide&deep with gloo: two pservers, two trainers; the
 // trainers reach both pservers and pserver 0's gloo store, CompleteJob
 // stops the pservers.
 func TestRealNodePSJobWithGloo(t *testing.T) {
-	c := framework.RealNodeCluster(t)
-	ns := framework.Namespace(t, c)
-	rec := framework.RecordPods(t, c, ns)
-	job := framework.ProbeJob(t, c, ns, "wd", []string{"--gloo=1"}, nil, 0,
+	inc := completeFirstIncarnation(t, "wd", []string{"--gloo=1"}, nil,
 		framework.ProbeTask{Name: "ps", Replicas: 2}, framework.ProbeTask{Name: "worker", Replicas: 2, CompleteJob: true})
-	framework.CreateJob(t, c, job)
-	framework.WaitJobPhase(t, c, ns, job.Name, batchv1alpha1.Completed, 2*time.Minute)
-	waitSettled(t, rec, "wd-")
-	incs := incarnations(t, rec, "wd")
-	inc := incs["0"]
-	if inc == nil || len(incs) != 1 {
-		t.Fatalf("incarnations %v, want only 0", keys(incs))
-	}
 	checkPSIncarnation(t, inc, []string{"wd-ps-0", "wd-ps-1"}, []string{"wd-worker-0", "wd-worker-1"})
 	for _, tr := range []string{"wd-worker-0", "wd-worker-1"} {
 		gloo := 0
@@ -256,35 +254,15 @@ func TestRealNodePSJobWithGloo(t *testing.T) {
 // (pserver i listens on PADDLE_PORT+i and must be listed so in
 // PADDLE_PSERVERS).
 func TestRealNodeCTRSeedJob(t *testing.T) {
-	c := framework.RealNodeCluster(t)
-	ns := framework.Namespace(t, c)
-	rec := framework.RecordPods(t, c, ns)
-	job := framework.ProbeJob(t, c, ns, "ctr-volcano", []string{"--port=30236"}, []string{"--fluid-ctr"}, 0,
+	inc := completeFirstIncarnation(t, "ctr-volcano", []string{"--port=30236"}, []string{"--fluid-ctr"},
 		framework.ProbeTask{Name: "pserver", Replicas: 2}, framework.ProbeTask{Name: "trainer", Replicas: 2, CompleteJob: true})
-	framework.CreateJob(t, c, job)
-	framework.WaitJobPhase(t, c, ns, job.Name, batchv1alpha1.Completed, 2*time.Minute)
-	waitSettled(t, rec, "ctr-volcano-")
-	inc := incarnations(t, rec, "ctr-volcano")["0"]
-	if inc == nil {
-		t.Fatal("no pods recorded")
-	}
 	checkPSIncarnation(t, inc, []string{"ctr-volcano-pserver-0", "ctr-volcano-pserver-1"}, []string{"ctr-volcano-trainer-0", "ctr-volcano-trainer-1"})
 }
 
 // A collective job of three trainers: trainer 0 hosts the store at
 // PADDLE_MASTER, the others reach it; all complete.
 func TestRealNodeCollectiveJob(t *testing.T) {
-	c := framework.RealNodeCluster(t)
-	ns := framework.Namespace(t, c)
-	rec := framework.RecordPods(t, c, ns)
-	job := framework.ProbeJob(t, c, ns, "resnet", nil, nil, 0, framework.ProbeTask{Name: "trainer", Replicas: 3})
-	framework.CreateJob(t, c, job)
-	framework.WaitJobPhase(t, c, ns, job.Name, batchv1alpha1.Completed, 2*time.Minute)
-	waitSettled(t, rec, "resnet-")
-	inc := incarnations(t, rec, "resnet")["0"]
-	if inc == nil {
-		t.Fatal("no pods recorded")
-	}
+	inc := completeFirstIncarnation(t, "resnet", nil, nil, framework.ProbeTask{Name: "trainer", Replicas: 3})
 	conns := checkConnections(t, inc)
 	for _, tr := range []string{"resnet-trainer-1", "resnet-trainer-2"} {
 		if got := servers(conns[tr]); len(got) != 1 || got[0] != "resnet-trainer-0" {
