@@ -211,7 +211,7 @@ func ensureIncarnation(ctx context.Context, client kubernetes.Interface, job *ba
 
 // EnsureJobObjects (re)creates, idempotently, what the plugin keeps for a
 // running Paddle job: its headless Service and the ConfigMap of its current
-// incarnation (job.Status.Version). A controller calls it when one of them
+// incarnation (runningIncarnation). A controller calls it when one of them
 // is deleted while the job exists; both carry the volcano.sh/job-name label.
 // A job the plugin rejects gets an *InvalidJobError and nothing created.
 func EnsureJobObjects(ctx context.Context, client kubernetes.Interface, job *batch.Job) error {
@@ -227,10 +227,46 @@ func EnsureJobObjects(ctx context.Context, client kubernetes.Interface, job *bat
 	if err := ensureService(ctx, client, job); err != nil {
 		return err
 	}
-	l = l.At(int(job.Status.Version))
+	inc, err := runningIncarnation(ctx, client, job)
+	if err != nil {
+		return err
+	}
+	l = l.At(inc)
 	if err := ensureConfigMap(ctx, client, job, l); err != nil {
 		return err
 	}
 	// Later OnPodCreate calls of this incarnation need not ask again.
 	return ensured.once(job, l.Incarnation, func() error { return nil })
+}
+
+// runningIncarnation is the incarnation whose lists the job's pods refer to:
+// the highest volcano.sh/job-version annotation among the pods the job
+// controls (Volcano writes it from job.Status.Version when it creates a pod,
+// pkg/controllers/job/job_controller_util.go: createJobPod), or
+// job.Status.Version when the job has no pod. The pods, not the status, are
+// the truth here: Volcano bumps job.Status.Version in killJob, which also
+// runs while an incarnation's pods exist (e.g. twice per RestartJob, seen on
+// the real node: version 20 after 10 restarts while the pods carried 10),
+// and re-creating the lists under the status's number would delete the
+// ConfigMap the running pods use (ensureConfigMap removes older ones).
+func runningIncarnation(ctx context.Context, client kubernetes.Interface, job *batch.Job) (int, error) {
+	sel := labels.SelectorFromSet(labels.Set{batch.JobNameKey: job.Name}).String()
+	pods, err := client.CoreV1().Pods(job.Namespace).List(ctx, metav1.ListOptions{LabelSelector: sel})
+	if err != nil {
+		return 0, fmt.Errorf("listing pods of Paddle job %s/%s: %w", job.Namespace, job.Name, err)
+	}
+	inc, found := 0, false
+	for i := range pods.Items {
+		pod := &pods.Items[i]
+		if !metav1.IsControlledBy(pod, job) {
+			continue
+		}
+		if n, err := strconv.Atoi(pod.Annotations[batch.JobVersion]); err == nil && n >= 0 && (!found || n > inc) {
+			inc, found = n, true
+		}
+	}
+	if !found {
+		return int(job.Status.Version), nil
+	}
+	return inc, nil
 }

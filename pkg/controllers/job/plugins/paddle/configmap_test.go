@@ -381,3 +381,37 @@ func TestConfigMapBound(t *testing.T) {
 		t.Errorf("%d lists could need %d bytes, over the ConfigMap limit: %v", len(keys), n, keys)
 	}
 }
+
+// When Volcano has bumped job.Status.Version past the incarnation its pods
+// carry (killJob runs more than once per restart), EnsureJobObjects brings
+// back the pods' ConfigMap, not one under the status's number, and does not
+// delete the one the pods use.
+func TestEnsureJobObjectsFollowsPods(t *testing.T) {
+	job := newJob("ml", "wd", nil, taskSpec{name: "ps", replicas: 1}, taskSpec{name: "worker", replicas: 2})
+	job.Status.Version = 1
+	client := fake.NewSimpleClientset()
+	pods, err := runJob(t, client, job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for i := range pods {
+		if _, err := client.CoreV1().Pods("ml").Create(ctx, &pods[i], metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	job.Status.Version = 3
+	if err := client.CoreV1().ConfigMaps("ml").Delete(ctx, "wd-paddle-v1", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := EnsureJobObjects(ctx, client, job); err != nil {
+		t.Fatal(err)
+	}
+	cms := configMapsOf(t, client, "ml")
+	if cm, ok := cms["wd-paddle-v1"]; !ok || cm.Data[listTrainerHosts] != "wd-worker-0-v1.wd,wd-worker-1-v1.wd" {
+		t.Errorf("the pods' ConfigMap wd-paddle-v1 was not re-created: %v", cm)
+	}
+	if _, ok := cms["wd-paddle-v3"]; ok {
+		t.Error("EnsureJobObjects created wd-paddle-v3, which no pod refers to")
+	}
+}
