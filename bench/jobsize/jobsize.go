@@ -294,7 +294,8 @@ func Markdown(rs []Result, command string) string {
 	w("*Admission* is the Job create call, through the admission webhook that runs the plugin's\n")
 	w("validation; *validation* is that validation alone, in process (best of three). Times to *all pods* and\n")
 	w("*running* count from the create call (the controller creates the pods once the scheduler has\n")
-	w("admitted the gang; KWOK plays the kubelets). Sizes are objects as JSON.\n\n")
+	w("admitted the gang; KWOK plays the kubelets). Sizes are objects as JSON. `make bench` measures\n")
+	w("100 and 2,000 trainers, `make bench-full` all three sizes.\n\n")
 	w("Command: `%s`\n\n", command)
 	w("| trainers | pservers | pod object (max) | pod object (mean) | ConfigMap | job adds in all | admission | validation | all pods exist | running |\n|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range rs {

@@ -52,6 +52,8 @@ type plan struct {
 	skipReplay   bool
 	// replays: the trace windows and node types replayed.
 	replays []replay.Options
+	// jobSizes: trainers of the PS jobs the job size benchmark submits.
+	jobSizes []int
 }
 
 func plans(mode string) (*plan, error) {
@@ -61,6 +63,7 @@ func plans(mode string) (*plan, error) {
 			clusterSizes: []clusterbench.Size{{Nodes: 250, Pods: 1000}},
 			presets:      []quality.Preset{quality.A100SXM, quality.PCIeNVLinkPairs}, racks: 4, nodes: 16, seeds: 3,
 			replays:  []replay.Options{replayWindow(quality.A100SXM, 12500, 300), replayWindow(quality.PCIeNVLinkPairs, 12500, 300)},
+			jobSizes: []int{100, 2000},
 			estimate: 13 * time.Minute}, nil
 	case "full":
 		return &plan{mode: mode, allocSizes: "100x400,100x2000,1000x400,1000x2000,5000x400,5000x2000", allocTime: "1x", allocCount: 2,
@@ -68,6 +71,7 @@ func plans(mode string) (*plan, error) {
 			presets:      quality.Presets, racks: 8, nodes: 16, seeds: 5,
 			replays: []replay.Options{replayWindow(quality.A100SXM, 12500, 300), replayWindow(quality.PCIeNVLinkPairs, 12500, 300),
 				replayWindow(quality.A100SXM, 52500, 500), replayWindow(quality.A100SXM, 30000, 500)},
+			jobSizes: []int{100, 2000, 10000},
 			estimate: 110 * time.Minute}, nil
 	}
 	return nil, fmt.Errorf("mode %q: use quick or full", mode)
@@ -156,7 +160,7 @@ func main() {
 	}
 	logf("wrote %s (%s)", *out, r.Took.Round(time.Second))
 	if !skipJobSize {
-		if err := runJobSize(ctx, *out); err != nil {
+		if err := runJobSize(ctx, *out, p.jobSizes); err != nil {
 			fail(err)
 		}
 	}
