@@ -338,6 +338,25 @@ const (
 
 // WriteSection puts the section into the report file: in place of an
 // earlier one, else at the end.
+// Section is the job size section a report at path already holds ("" if
+// none), so that a run that skips this benchmark keeps its last figures.
+func Section(path string) string {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	doc := string(raw)
+	i := strings.Index(doc, beginMarker)
+	if i < 0 {
+		return ""
+	}
+	j := strings.Index(doc[i:], endMarker)
+	if j < 0 {
+		return ""
+	}
+	return doc[i:i+j+len(endMarker)] + "\n"
+}
+
 func WriteSection(path, section string) error {
 	raw, err := os.ReadFile(path)
 	if err != nil && !os.IsNotExist(err) {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/volcano-paddle/volcano-paddle/bench/clusterbench"
+	"github.com/volcano-paddle/volcano-paddle/bench/jobsize"
 	"github.com/volcano-paddle/volcano-paddle/bench/quality"
 	"github.com/volcano-paddle/volcano-paddle/bench/replay"
 )
@@ -59,6 +60,11 @@ func (r *report) write(path string) error {
 	}
 	if len(r.Cluster) > 0 || len(r.ClusterFailures) > 0 {
 		r.writeCluster(&b, dir)
+	}
+	// The job size section is measured and written by its own part
+	// (jobsize.go); a run that skips it keeps the figures already there.
+	if s := jobsize.Section(path); s != "" {
+		w("%s", s)
 	}
 	return os.WriteFile(path, []byte(b.String()), 0o644)
 }
