@@ -3,6 +3,7 @@ package dnsbarrier
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/miekg/dns"
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/volcano-paddle/volcano-paddle/internal/dnsbarrier/dnstest"
 )
@@ -55,24 +57,36 @@ func TestWaitNeverCachesANegativeAddressAnswer(t *testing.T) {
 	s := dnstest.Start(t)
 	hosts := []string{"wd-ps-0.wd", "wd-ps-1.wd", "wd-worker-0.wd"}
 	ips := []string{"198.18.0.10", "198.18.0.11", "198.18.0.12"}
-	// The records appear one by one while the barrier asks, the last one
-	// 1.2 s in: every existence probe before that is answered NXDOMAIN and
-	// cached.
+	// The records appear one by one, each only after the barrier has been
+	// told at least once that it does not exist (the race of a fresh job:
+	// its first lookups come before the peers' records), so every probe
+	// before that is answered NXDOMAIN and cached.
+	appeared := make(chan error, 1)
 	go func() {
 		for i, h := range hosts {
-			time.Sleep(400 * time.Millisecond)
-			s.Set(FQDN(h, search), ips[i])
+			name := FQDN(h, search)
+			err := wait.PollUntilContextTimeout(context.Background(), 10*time.Millisecond, 10*time.Second, true,
+				func(context.Context) (bool, error) { return askedAndDenied(s, name), nil })
+			if err != nil {
+				appeared <- fmt.Errorf("the barrier never asked about %s: %w", name, err)
+				return
+			}
+			s.Set(name, ips[i])
 		}
+		appeared <- nil
 	}()
 	start := time.Now()
 	res, err := Wait(context.Background(), Config{Hosts: hosts, Search: search, Servers: []string{s.Addr}, Timeout: 20 * time.Second, Interval: 100 * time.Millisecond})
 	if err != nil {
 		t.Fatalf("Wait: %v", err)
 	}
+	if err := <-appeared; err != nil {
+		t.Fatal(err)
+	}
 	// Far below the 30 s a cached NXDOMAIN would cost, with room for a
 	// loaded machine.
 	if d := time.Since(start); d > 10*time.Second {
-		t.Errorf("passed %s after start although the last record appeared after 1.2 s", d)
+		t.Errorf("passed %s after start although every record appeared right after its first NXDOMAIN", d)
 	}
 	for i, h := range hosts {
 		if got := res.Addresses[h]; len(got) != 1 || got[0] != ips[i] {
@@ -197,4 +211,15 @@ func TestFQDNAndResolvConf(t *testing.T) {
 	if err != nil || len(servers) != 1 || servers[0] != "198.18.0.1:53" || s != "ml.svc.cluster.local" {
 		t.Errorf("FromResolvConf = %v %q %v", servers, s, err)
 	}
+}
+
+// askedAndDenied reports whether the server has answered a question about
+// name with NXDOMAIN.
+func askedAndDenied(s *dnstest.Server, name string) bool {
+	for _, q := range s.Asked() {
+		if strings.EqualFold(q.Name, name) && q.Rcode == dns.RcodeNameError {
+			return true
+		}
+	}
+	return false
 }
