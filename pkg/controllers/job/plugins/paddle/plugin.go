@@ -54,16 +54,14 @@ func (p *jobPlugin) Name() string { return PluginName }
 // layout returns the job's validated layout or an error for the user.
 func (p *jobPlugin) layout(job *batch.Job) (*Layout, error) {
 	if len(p.argErrs) > 0 {
-		return nil, rejection(job, p.argErrs)
+		return nil, NewInvalidJobError(job, p.argErrs)
 	}
 	l, errs := layouts.get(job, layoutCacheArgs(p.rawArgs, job), func() (*Layout, field.ErrorList) { return ValidateJob(job, p.args) })
 	if len(errs) > 0 {
-		return nil, rejection(job, errs)
+		return nil, NewInvalidJobError(job, errs)
 	}
 	return l, nil
 }
-
-func rejection(job *batch.Job, errs field.ErrorList) error { return NewInvalidJobError(job, errs) }
 
 // NewInvalidJobError formats validation errors as one message that names
 // the job; the admission webhook and the controller path share it.
@@ -108,7 +106,7 @@ func (p *jobPlugin) OnJobAdd(job *batch.Job) error {
 	if err := ensureService(context.TODO(), p.client.KubeClients, job); err != nil {
 		return err
 	}
-	if job.Status.ControlledResources[controlledKey] != PluginName { // once per start, not per sync
+	if !Serves(job) { // once per start, not per sync
 		for _, w := range l.Warnings() {
 			klog.InfoS("Paddle job accepted with a limit", "job", klog.KObj(job), "warning", w)
 		}
