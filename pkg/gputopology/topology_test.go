@@ -54,21 +54,27 @@ func asInterfaces[T any](v []T) []interface{} {
 	return out
 }
 
+// checkFabric checks the fabric, islands and links of topo against m.
+func checkFabric(t *testing.T, topo *Topology, m gputopologytest.Machine) {
+	t.Helper()
+	if string(topo.Fabric) != m.Fabric {
+		t.Errorf("fabric %s, want %s", topo.Fabric, m.Fabric)
+	}
+	if got := topo.Islands(); !reflect.DeepEqual(got, m.Islands) {
+		t.Errorf("islands %v, want %v", got, m.Islands)
+	}
+	if got := linkRows(topo); !reflect.DeepEqual(got, m.Links) {
+		t.Errorf("links\n%v, want\n%v", got, m.Links)
+	}
+}
+
 // The five recorded machines as nvidia-smi topo -m text: islands, fabric,
 // links, NUMA and NICs as a correct reading gives them.
 func TestParseTopoMatrixMachines(t *testing.T) {
 	for _, m := range gputopologytest.Machines() {
 		t.Run(m.Name, func(t *testing.T) {
 			topo := readTopo(t, m.TopoFile)
-			if string(topo.Fabric) != m.Fabric {
-				t.Errorf("fabric %s, want %s", topo.Fabric, m.Fabric)
-			}
-			if got := topo.Islands(); !reflect.DeepEqual(got, m.Islands) {
-				t.Errorf("islands %v, want %v", got, m.Islands)
-			}
-			if got := linkRows(topo); !reflect.DeepEqual(got, m.Links) {
-				t.Errorf("links\n%v, want\n%v", got, m.Links)
-			}
+			checkFabric(t, topo, m)
 			if got, want := numas(topo), asInterfaces(m.NUMA); !reflect.DeepEqual(got, want) {
 				t.Errorf("numa %v, want %v", got, want)
 			}
@@ -111,15 +117,7 @@ func TestFromNVMLMachines(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if string(topo.Fabric) != m.Fabric {
-				t.Errorf("fabric %s, want %s", topo.Fabric, m.Fabric)
-			}
-			if got := topo.Islands(); !reflect.DeepEqual(got, m.Islands) {
-				t.Errorf("islands %v, want %v", got, m.Islands)
-			}
-			if got := linkRows(topo); !reflect.DeepEqual(got, m.Links) {
-				t.Errorf("links\n%v, want\n%v", got, m.Links)
-			}
+			checkFabric(t, topo, m)
 			for i, g := range topo.GPUs {
 				if !reflect.DeepEqual(g.PCIe, m.PCIe[i]) {
 					t.Errorf("gpu %d pcie %v, want %v", i, g.PCIe, m.PCIe[i])

@@ -219,6 +219,20 @@ func noNVLink(n int) [][]int {
 
 func sameHalf(i, j, n int) bool { return i/(n/2) == j/(n/2) }
 
+// tiers is the PCIe table of a two-socket machine: pair between GPUs 2k and
+// 2k+1 (unless pair is empty), half within a socket, SYS across sockets.
+func tiers(n int, pair, half string) [][]string {
+	return pcie(n, func(i, j int) string {
+		switch {
+		case pair != "" && i/2 == j/2:
+			return pair
+		case sameHalf(i, j, n):
+			return half
+		}
+		return "SYS"
+	})
+}
+
 // Machines are the five recorded machines.
 func Machines() []Machine {
 	var ms []Machine
@@ -229,12 +243,7 @@ func Machines() []Machine {
 		NUMA: []int{0, 0, 0, 0, 1, 1, 1, 1}, NVLink: noNVLink(8), SwitchLinks: 18,
 		NIC:    []string{"mlx5_0", "mlx5_1", "mlx5_2", "mlx5_3", "mlx5_4", "mlx5_5", "mlx5_6", "mlx5_7"},
 		Fabric: "NVSwitch", Islands: [][]int{{0, 1, 2, 3, 4, 5, 6, 7}}}
-	h.PCIe = pcie(8, func(i, j int) string {
-		if sameHalf(i, j, 8) {
-			return "NODE"
-		}
-		return "SYS"
-	})
+	h.PCIe = tiers(8, "", "NODE")
 	ms = append(ms, h)
 
 	// DGX A100: 12 NVLinks per GPU into six NVSwitches (served as four
@@ -243,15 +252,7 @@ func Machines() []Machine {
 		NUMA: []int{3, 3, 1, 1, 7, 7, 5, 5}, NVLink: noNVLink(8), SwitchLinks: 12,
 		NIC:    []string{"mlx5_0", "mlx5_0", "mlx5_2", "mlx5_2", "mlx5_6", "mlx5_6", "mlx5_8", "mlx5_8"},
 		Fabric: "NVSwitch", Islands: [][]int{{0, 1, 2, 3, 4, 5, 6, 7}}}
-	a.PCIe = pcie(8, func(i, j int) string {
-		switch {
-		case i/2 == j/2:
-			return "PXB"
-		case sameHalf(i, j, 8):
-			return "NODE"
-		}
-		return "SYS"
-	})
+	a.PCIe = tiers(8, "PXB", "NODE")
 	ms = append(ms, a)
 
 	// A 4-GPU PCIe server, two sockets, GPUs 0-1 and 2-3 joined by NVLink
@@ -260,12 +261,7 @@ func Machines() []Machine {
 		NUMA: []int{0, 0, 1, 1}, NVLink: noNVLink(4), NIC: []string{"mlx5_0", "mlx5_0", "mlx5_0", "mlx5_0"},
 		Fabric: "NVLink", Islands: [][]int{{0, 1}, {2, 3}}}
 	p.NVLink[0][1], p.NVLink[1][0], p.NVLink[2][3], p.NVLink[3][2] = 4, 4, 4, 4
-	p.PCIe = pcie(4, func(i, j int) string {
-		if sameHalf(i, j, 4) {
-			return "NODE"
-		}
-		return "SYS"
-	})
+	p.PCIe = tiers(4, "", "NODE")
 	ms = append(ms, p)
 
 	// A PCIe-only node: four T4s, two per PCIe switch, one switch per
@@ -273,12 +269,7 @@ func Machines() []Machine {
 	t := Machine{Name: "pcie-t4", TopoFile: "pcie-t4.txt", Model: "Tesla T4",
 		NUMA: []int{0, 0, 1, 1}, NVLink: noNVLink(4), NIC: []string{"", "", "", ""},
 		Fabric: "PCIe", Islands: [][]int{{0}, {1}, {2}, {3}}}
-	t.PCIe = pcie(4, func(i, j int) string {
-		if sameHalf(i, j, 4) {
-			return "PIX"
-		}
-		return "SYS"
-	})
+	t.PCIe = tiers(4, "", "PIX")
 	ms = append(ms, t)
 
 	// DGX-1 with V100: the hybrid cube-mesh. Six NVLinks per GPU: NV1, NV1,
@@ -296,15 +287,7 @@ func Machines() []Machine {
 	for _, e := range cube {
 		d.NVLink[e[0]][e[1]], d.NVLink[e[1]][e[0]] = e[2], e[2]
 	}
-	d.PCIe = pcie(8, func(i, j int) string {
-		switch {
-		case i/2 == j/2:
-			return "PIX"
-		case sameHalf(i, j, 8):
-			return "PHB"
-		}
-		return "SYS"
-	})
+	d.PCIe = tiers(8, "PIX", "PHB")
 	ms = append(ms, d)
 
 	for i := range ms {
