@@ -299,15 +299,13 @@ func Markdown(rs []Result, command string) string {
 	w("Command: `%s`\n\n", command)
 	w("| trainers | pservers | pod object (max) | pod object (mean) | ConfigMap | job adds in all | admission | validation | all pods exist | running |\n|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range rs {
+		running := r.Running.Round(100 * time.Millisecond).String()
 		if r.Err != "" {
-			w("| %d | %d | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.Trainers, r.PServers, kb(r.PodBytesMax), kb(r.PodBytesMean),
-				kb(r.ConfigMapBytes), kb(r.TotalBytes), r.Admission.Round(time.Millisecond), r.Validate.Round(10*time.Microsecond),
-				r.AllPodsExist.Round(100*time.Millisecond), strings.ReplaceAll(r.Err, "|", "/"))
-			continue
+			running = strings.ReplaceAll(r.Err, "|", "/")
 		}
 		w("| %d | %d | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.Trainers, r.PServers, kb(r.PodBytesMax), kb(r.PodBytesMean),
 			kb(r.ConfigMapBytes), kb(r.TotalBytes), r.Admission.Round(time.Millisecond), r.Validate.Round(10*time.Microsecond),
-			r.AllPodsExist.Round(100*time.Millisecond), r.Running.Round(100*time.Millisecond))
+			r.AllPodsExist.Round(100*time.Millisecond), running)
 	}
 	w("\nEvery pod object stays under %d KB: ", PodObjectLimit>>10)
 	ok := true
@@ -336,8 +334,6 @@ const (
 	endMarker   = "<!-- /jobsize -->"
 )
 
-// WriteSection puts the section into the report file: in place of an
-// earlier one, else at the end.
 // Section is the job size section a report at path already holds ("" if
 // none), so that a run that skips this benchmark keeps its last figures.
 func Section(path string) string {
@@ -346,28 +342,38 @@ func Section(path string) string {
 		return ""
 	}
 	doc := string(raw)
-	i := strings.Index(doc, beginMarker)
-	if i < 0 {
+	i, j, ok := sectionBounds(doc)
+	if !ok {
 		return ""
 	}
-	j := strings.Index(doc[i:], endMarker)
-	if j < 0 {
-		return ""
-	}
-	return doc[i:i+j+len(endMarker)] + "\n"
+	return doc[i:j] + "\n"
 }
 
+// sectionBounds is where the section lies in doc: doc[i:j], from the begin
+// marker through the end marker.
+func sectionBounds(doc string) (i, j int, ok bool) {
+	i = strings.Index(doc, beginMarker)
+	if i < 0 {
+		return 0, 0, false
+	}
+	j = strings.Index(doc[i:], endMarker)
+	if j < 0 {
+		return 0, 0, false
+	}
+	return i, i + j + len(endMarker), true
+}
+
+// WriteSection puts the section into the report file: in place of an
+// earlier one, else at the end.
 func WriteSection(path, section string) error {
 	raw, err := os.ReadFile(path)
 	if err != nil && !os.IsNotExist(err) {
 		return err
 	}
 	doc := string(raw)
-	if i := strings.Index(doc, beginMarker); i >= 0 {
-		if j := strings.Index(doc[i:], endMarker); j >= 0 {
-			doc = doc[:i] + strings.TrimSuffix(section, "\n") + doc[i+j+len(endMarker):]
-			return os.WriteFile(path, []byte(doc), 0o644)
-		}
+	if i, j, ok := sectionBounds(doc); ok {
+		doc = doc[:i] + strings.TrimSuffix(section, "\n") + doc[j:]
+		return os.WriteFile(path, []byte(doc), 0o644)
 	}
 	if doc != "" && !strings.HasSuffix(doc, "\n\n") {
 		doc = strings.TrimRight(doc, "\n") + "\n\n"

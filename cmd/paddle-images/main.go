@@ -1,6 +1,6 @@
 // Command paddle-images builds the container images of our binaries without
 // a container engine (`make images`): each binary is compiled static
-// (CGO_ENABLED=0) and put, with a non-root user, into a one-layer image
+// (see compile) and put, with a non-root user, into a one-layer image
 // written as a docker-archive tarball by go-containerregistry
 // (internal/images); --push also pushes them. build/Dockerfile builds the
 // same images for those who use Docker.
@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -54,7 +55,7 @@ func run(registry, tag, ver, revision, built, out string, names []string, push b
 		tag = ver
 	}
 	for _, n := range names {
-		if !contains(Binaries, n) {
+		if !slices.Contains(Binaries, n) {
 			return fmt.Errorf("unknown image %q (known: %s)", n, strings.Join(Binaries, ", "))
 		}
 	}
@@ -130,13 +131,4 @@ func checkStatic(path string) error {
 		}
 	}
 	return nil
-}
-
-func contains(s []string, v string) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
