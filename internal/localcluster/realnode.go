@@ -403,7 +403,8 @@ func (c *Cluster) importImages(ctx context.Context) error {
 	pauseDir := filepath.Join(rn.dir, "images")
 	// The sandbox only has to hold the pod's namespaces; the CRI plugin
 	// stops it with SIGKILL (pkg/cri/server/sandbox_stop.go).
-	ref, err := images.Ref(images.Meta{Registry: "localhost/volcano-paddle", Tag: "local"}, "pause")
+	meta := images.Meta{Registry: "localhost/volcano-paddle", Tag: "local", Version: "local", Created: time.Unix(0, 0).UTC()}
+	ref, err := images.Ref(meta, "pause")
 	if err != nil {
 		return err
 	}
@@ -413,8 +414,7 @@ func (c *Cluster) importImages(ctx context.Context) error {
 	built, err := images.Build([]images.Spec{{
 		Name: "pause", Binary: "/bin/busybox", File: "busybox",
 		Entrypoint: []string{"/usr/local/bin/busybox", "sleep", "2147483647"},
-	}}, images.Meta{Registry: "localhost/volcano-paddle", Tag: "local", Version: "local", Created: time.Unix(0, 0).UTC()},
-		pauseDir, false, func(string, ...interface{}) {})
+	}}, meta, pauseDir, false, func(string, ...interface{}) {})
 	if err != nil {
 		return fmt.Errorf("building the pause image: %w", err)
 	}
