@@ -50,6 +50,7 @@ type plan struct {
 	skipCluster  bool
 	skipQuality  bool
 	skipReplay   bool
+	skipJobSize  bool
 	// replays: the trace windows and node types replayed.
 	replays []replay.Options
 	// jobSizes: trainers of the PS jobs the job size benchmark submits.
@@ -102,11 +103,10 @@ func main() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
-	skipJobSize := false
 	for _, s := range strings.Split(*skip, ",") {
 		switch strings.TrimSpace(s) {
 		case "jobsize":
-			skipJobSize = true
+			p.skipJobSize = true
 		case "allocate":
 			p.skipAllocate = true
 		case "cluster":
@@ -159,7 +159,7 @@ func main() {
 		fail(err)
 	}
 	logf("wrote %s (%s)", *out, r.Took.Round(time.Second))
-	if !skipJobSize {
+	if !p.skipJobSize {
 		if err := runJobSize(ctx, *out, p.jobSizes); err != nil {
 			fail(err)
 		}
