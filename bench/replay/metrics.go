@@ -14,6 +14,9 @@ type Metrics struct {
 	MeanJCT, MedianJCT, P95JCT, P99JCT     float64
 	MeanWait, MedianWait, P95Wait, P99Wait float64
 	LongestWait                            float64
+	// Mean queueing delay of single-GPU jobs and of jobs of a whole node or
+	// more (LargeJobGPUs): who waits under each configuration.
+	MeanWaitSingleGPU, MeanWaitLarge float64
 	// Makespan: first arrival to last end.
 	Makespan float64
 	// Utilisation: GPU-seconds used over the cluster's during the makespan.
@@ -38,6 +41,10 @@ type Metrics struct {
 	UtilBin             float64
 }
 
+// LargeJobGPUs: jobs of at least this many GPUs count as large in
+// MeanWaitLarge (a whole node of the replayed presets).
+const LargeJobGPUs = 8
+
 // utilBins is how many points the utilisation-over-time plot has.
 const utilBins = 120
 
@@ -47,7 +54,7 @@ const utilBins = 120
 func Measure(r *Run, w *Workload, horizon float64) Metrics {
 	m := Metrics{Config: r.Config, Jobs: len(r.Jobs), Cycles: r.Cycles, SchedulerSeconds: r.SchedulerTime.Seconds(),
 		IdleGPUHours: r.IdleWhileWaiting / 3600}
-	var jct, wait []float64
+	var jct, wait, waitSingle, waitLarge []float64
 	var sw, sd float64
 	for k, j := range r.Jobs {
 		if !j.Started() {
@@ -56,6 +63,12 @@ func Measure(r *Run, w *Workload, horizon float64) Metrics {
 		m.Started++
 		jct = append(jct, j.End-j.Arrival)
 		wait = append(wait, j.Start-j.Arrival)
+		switch {
+		case j.GPUs == 1:
+			waitSingle = append(waitSingle, j.Start-j.Arrival)
+		case j.GPUs >= LargeJobGPUs:
+			waitLarge = append(waitLarge, j.Start-j.Arrival)
+		}
 		m.Makespan = math.Max(m.Makespan, j.End)
 		d := w.Jobs[k].Duration
 		sd += j.Slowdown * d
@@ -75,6 +88,7 @@ func Measure(r *Run, w *Workload, horizon float64) Metrics {
 		m.MeanSlowdown = sd / sw
 	}
 	m.fillTimes(jct, wait)
+	m.MeanWaitSingleGPU, m.MeanWaitLarge = mean(waitSingle), mean(waitLarge)
 	// GPU-seconds used: the step function of the samples.
 	used := 0.0
 	for k, s := range r.Samples {
@@ -118,6 +132,7 @@ func LowerBoundMetrics(w *Workload) Metrics {
 		gpuSeconds += float64(j.GPUs) * j.Duration
 	}
 	m.fillTimes(jct, wait)
+	m.MeanWaitSingleGPU, m.MeanWaitLarge = 0, 0
 	if m.Makespan > 0 {
 		m.Utilisation = gpuSeconds / (float64(w.GPUs()) * m.Makespan)
 	}

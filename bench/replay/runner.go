@@ -103,11 +103,11 @@ func (r *Report) BestStock() (Metrics, bool) {
 // String is the report as a small table (hours).
 func (r *Report) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s\n  %-40s %7s %7s %7s %7s %7s %7s %7s %6s %8s %6s %6s\n", r.Workload, "config", "meanJCT", "p50JCT", "p95JCT", "p99JCT",
-		"meanW", "p95W", "maxW", "util", "idleGPUh", "nodeX+", "rackX+")
+	fmt.Fprintf(&b, "%s\n  %-40s %7s %7s %7s %7s %7s %7s %7s %6s %8s %6s %6s %7s %6s %6s\n", r.Workload, "config", "meanJCT", "p50JCT", "p95JCT", "p99JCT",
+		"meanW", "p95W", "maxW", "util", "idleGPUh", "nodeX+", "rackX+", "started", "W1gpu", "W8+gpu")
 	for _, m := range r.Metrics {
-		fmt.Fprintf(&b, "  %-40s %7.2f %7.2f %7.2f %7.2f %7.2f %7.2f %7.2f %5.0f%% %8.1f %6.2f %6.2f\n", m.Config, m.MeanJCT/3600, m.MedianJCT/3600,
-			m.P95JCT/3600, m.P99JCT/3600, m.MeanWait/3600, m.P95Wait/3600, m.LongestWait/3600, 100*m.Utilisation, m.IdleGPUHours, m.ExcessNodeX, m.ExcessRackX)
+		fmt.Fprintf(&b, "  %-40s %7.2f %7.2f %7.2f %7.2f %7.2f %7.2f %7.2f %5.0f%% %8.1f %6.2f %6.2f %3d/%3d %6.2f %6.2f\n", m.Config, m.MeanJCT/3600, m.MedianJCT/3600,
+			m.P95JCT/3600, m.P99JCT/3600, m.MeanWait/3600, m.P95Wait/3600, m.LongestWait/3600, 100*m.Utilisation, m.IdleGPUHours, m.ExcessNodeX, m.ExcessRackX, m.Started, m.Jobs, m.MeanWaitSingleGPU/3600, m.MeanWaitLarge/3600)
 	}
 	return b.String()
 }

@@ -82,6 +82,7 @@ func main() {
 	mode := flag.String("mode", "quick", "quick (under 15 minutes on 2 cores) or full")
 	out := flag.String("out", "", "report file (default docs/benchmarks.md)")
 	skip := flag.String("skip", "", "comma-separated parts to skip: replay, allocate, cluster, quality, jobsize")
+	windows := flag.String("windows", "", "trace windows to replay instead of the mode's, comma-separated PRESET:START+JOBS (e.g. 8xA100-NVSwitch:40000+300; presets: "+presetNames()+")")
 	render := flag.String("render", "", "render the report again from the figures a run saved (docs/bench-results.json), without measuring")
 	flag.Parse()
 	if *render != "" {
@@ -102,6 +103,12 @@ func main() {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
+	}
+	if *windows != "" {
+		if p.replays, err = parseWindows(*windows); err != nil {
+			fmt.Fprintln(os.Stderr, "bench: -windows:", err)
+			os.Exit(2)
+		}
 	}
 	for _, s := range strings.Split(*skip, ",") {
 		switch strings.TrimSpace(s) {

@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/volcano-paddle/volcano-paddle/bench/quality"
@@ -17,14 +18,55 @@ import (
 // reservation, replayed to measure one against the other.
 const paddleHoldBack = "paddle-holdback"
 
+// paddleFIFO is paddle without paddle.smallGangsFirst, replayed to measure
+// that ordering.
+const paddleFIFO = "paddle-fifo"
+
 // replayWindow is a trace window on racks of 4 nodes, sized for load 0.9,
 // 30% PS jobs, seed 1.
 func replayWindow(p quality.Preset, start, jobs int) replay.Options {
 	return replay.Options{Preset: p, NodesPerRack: 4, Start: start, Jobs: jobs, Load: 0.9, PSShare: 0.3, Seed: 1}
 }
 
-// replayConfigs: stock, the tuned stock variants, paddle and paddle with
-// the old hold-back guard.
+// parseWindows reads -windows: PRESET:START+JOBS, comma-separated.
+func parseWindows(s string) ([]replay.Options, error) {
+	var out []replay.Options
+	for _, w := range strings.Split(s, ",") {
+		w = strings.TrimSpace(w)
+		name, span, ok := strings.Cut(w, ":")
+		startS, jobsS, ok2 := strings.Cut(span, "+")
+		if !ok || !ok2 {
+			return nil, fmt.Errorf("%q: want PRESET:START+JOBS, e.g. 8xA100-NVSwitch:40000+300", w)
+		}
+		var preset *quality.Preset
+		for i := range quality.Presets {
+			if quality.Presets[i].Name == name {
+				preset = &quality.Presets[i]
+			}
+		}
+		if preset == nil {
+			return nil, fmt.Errorf("%q: no preset %q (presets: %s)", w, name, presetNames())
+		}
+		start, err1 := strconv.Atoi(startS)
+		jobs, err2 := strconv.Atoi(jobsS)
+		if err1 != nil || err2 != nil || start < 0 || jobs < 2 {
+			return nil, fmt.Errorf("%q: START must be a trace index (0 or more) and JOBS at least 2", w)
+		}
+		out = append(out, replayWindow(*preset, start, jobs))
+	}
+	return out, nil
+}
+
+func presetNames() string {
+	names := make([]string, len(quality.Presets))
+	for i, p := range quality.Presets {
+		names[i] = p.Name
+	}
+	return strings.Join(names, ", ")
+}
+
+// replayConfigs: stock, the tuned stock variants, paddle, paddle without
+// small-gangs-first and paddle with the old hold-back guard.
 func replayConfigs() ([]replay.Config, error) {
 	stockPath, err := localcluster.StockSchedulerConf()
 	if err != nil {
@@ -44,7 +86,9 @@ func replayConfigs() ([]replay.Config, error) {
 	}
 	hold := replay.WithPaddleArgs(ours, paddleHoldBack, "paddle with paddle.starvationGuard: holdBack (the guard before the reservation)",
 		map[string]interface{}{paddle.ArgStarvationGuard: paddle.GuardHoldBack})
-	return append(cs, ours, hold), nil
+	fifo := replay.WithPaddleArgs(ours, paddleFIFO, "paddle with paddle.smallGangsFirst: false (waiting gangs in Volcano's creation order)",
+		map[string]interface{}{paddle.ArgSmallGangsFirst: false})
+	return append(cs, ours, fifo, hold), nil
 }
 
 func runReplay(p *plan, r *report) error {
@@ -97,16 +141,17 @@ func (r *report) writeReplayOne(b *strings.Builder, dir string, rep *replay.Repo
 	id := fmt.Sprintf("%s-%d-%d", strings.ToLower(rep.Options.Preset.Name), rep.Options.Start, rep.Options.Jobs)
 	w("### %s, trace jobs %d to %d\n\n", rep.Options.Preset.Name, rep.Options.Start, rep.Options.Start+rep.Options.Jobs-1)
 	w("%s. Replayed in %s on %s.\n\n", rep.Workload, rep.Took.Round(1e9), r.Machine)
-	w("| config | mean JCT h | median | p95 | p99 | mean wait h | median | p95 | p99 | longest wait h | makespan h | GPU util | idle GPU-h* | rank crossings node / rack (excess**) | cycles |\n")
-	w("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	w("| config | mean JCT h | median | p95 | p99 | mean wait h | median | p95 | p99 | longest wait h | mean wait h, 1-GPU / %d+-GPU jobs | makespan h | GPU util | idle GPU-h* | rank crossings node / rack (excess**) | cycles |\n", replay.LargeJobGPUs)
+	w("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, m := range rep.Metrics {
 		cross := "-"
 		if m.MultiPodCollective > 0 {
 			cross = fmt.Sprintf("%.2f / %.2f (%.2f / %.2f)", m.NodeCrossings, m.RackCrossings, m.ExcessNodeX, m.ExcessRackX)
 		}
-		w("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %.0f%% | %.0f | %s | %d |\n", m.Config,
+		w("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s / %s | %s | %.0f%% | %.0f | %s | %d |\n", m.Config,
 			hours(m.MeanJCT), hours(m.MedianJCT), hours(m.P95JCT), hours(m.P99JCT),
 			hours(m.MeanWait), hours(m.MedianWait), hours(m.P95Wait), hours(m.P99Wait), hours(m.LongestWait),
+			hours(m.MeanWaitSingleGPU), hours(m.MeanWaitLarge),
 			hours(m.Makespan), 100*m.Utilisation, m.IdleGPUHours, cross, m.Cycles)
 	}
 	w("\n\\* GPU-hours free while some waiting job asked for no more GPUs than were free (it waited for\n")

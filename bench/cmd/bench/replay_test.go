@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -40,6 +41,35 @@ func TestReplaySectionRatiosAndPlots(t *testing.T) {
 		svg, err := os.ReadFile(filepath.Join(dir, f))
 		if err != nil || !strings.Contains(string(svg), "<polyline") {
 			t.Errorf("%s: %v, no lines", f, err)
+		}
+	}
+}
+
+func TestParseWindows(t *testing.T) {
+	cases := []struct {
+		in      string
+		want    []replay.Options
+		wantErr string
+	}{
+		{in: "8xA100-NVSwitch:40000+300", want: []replay.Options{replayWindow(quality.A100SXM, 40000, 300)}},
+		{in: "8xA100-NVSwitch:1+2, 8xPCIe-NVLink-pairs:70000+500",
+			want: []replay.Options{replayWindow(quality.A100SXM, 1, 2), replayWindow(quality.PCIeNVLinkPairs, 70000, 500)}},
+		{in: "8xA100-NVSwitch:40000", wantErr: "want PRESET:START+JOBS"},
+		{in: "A100:1+300", wantErr: `no preset "A100"`},
+		{in: "8xA100-NVSwitch:-1+300", wantErr: "START must be"},
+		{in: "8xA100-NVSwitch:1+1", wantErr: "JOBS at least 2"},
+		{in: "8xA100-NVSwitch:x+300", wantErr: "START must be"},
+	}
+	for _, c := range cases {
+		got, err := parseWindows(c.in)
+		if c.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), c.wantErr) {
+				t.Errorf("%q: error %v, want one saying %q", c.in, err, c.wantErr)
+			}
+			continue
+		}
+		if err != nil || !reflect.DeepEqual(got, c.want) {
+			t.Errorf("%q: got %+v, %v; want %+v", c.in, got, err, c.want)
 		}
 	}
 }

@@ -23,7 +23,7 @@ func TestParseArgsValues(t *testing.T) {
 		ArgAffinityWeight: 5, ArgPackingWeight: 2.5, ArgGPUTopoWeight: "7",
 		ArgGPUTopoAllJobs: "false", ArgRackLabel: "example.com/rack", ArgSpineLabel: "",
 		ArgGangFitOrder: false, ArgStarvationAfter: "1h", ArgTaskNameFallback: false, ArgGPUAssignMaxAge: "5m",
-		ArgStarvationGuard: GuardHoldBack, ArgStarvationTaskNameJobs: true,
+		ArgStarvationGuard: GuardHoldBack, ArgStarvationTaskNameJobs: true, ArgSmallGangsFirst: "false",
 	})
 	if len(problems) != 0 {
 		t.Fatal(problems)
@@ -57,6 +57,7 @@ func TestParseArgsBadValues(t *testing.T) {
 		{ArgRackLabel, "not a label!", "not a valid label key"},
 		{ArgRackLabel, 7, "label key string"},
 		{ArgGangFitOrder, 1, "not true or false"},
+		{ArgSmallGangsFirst, "yes please", "not true or false"},
 		{ArgStarvationAfter, "soon", "not a duration"},
 		{ArgStarvationAfter, "-5m", "must not be negative"},
 		{ArgGPUAssignMaxAge, "-1m", "must not be negative"},

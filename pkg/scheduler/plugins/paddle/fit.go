@@ -18,6 +18,7 @@ import (
 type fitEstimate struct {
 	needed    int // pods the gang still needs to reach minAvailable
 	placeable int // of those, how many fit on free resources now
+	gpus      int // GPUs those pods request
 	// feasible: the gang would fit on the cluster's allocatable resources
 	// if it were empty (a gang that can never fit must not hold others back).
 	feasible bool
@@ -36,6 +37,9 @@ func estimateFit(ssn *framework.Session, job *api.JobInfo, nodes []*api.NodeInfo
 		return f
 	}
 	pending := missingPods(job, fallback)
+	for _, t := range pending {
+		f.gpus += gpusOf(t.InitResreq)
+	}
 	if len(pending) < f.needed {
 		f.short = append(f.short, fmt.Sprintf("%d pods of the gang are not created or not schedulable yet", f.needed-len(pending)))
 	}

@@ -97,7 +97,9 @@ func (p *paddlePlugin) starving(job *api.JobInfo) bool {
 //  2. then gangs whose missing pods fit on free resources now, so the
 //     allocate action does not spend the session on partial placements of
 //     gangs that are then rolled back;
-//  3. otherwise no opinion (Volcano falls back to creation time).
+//  3. then, between two gangs the starvation guard covers, the one that
+//     still needs fewer GPUs (SmallGangsFirst);
+//  4. otherwise no opinion (Volcano falls back to creation time).
 func (p *paddlePlugin) jobOrderFn(l, r interface{}) int {
 	lj, rj := l.(*api.JobInfo), r.(*api.JobInfo)
 	ls, rs := p.starving(lj), p.starving(rj)
@@ -115,27 +117,36 @@ func (p *paddlePlugin) jobOrderFn(l, r interface{}) int {
 		}
 		return 0
 	}
-	if !p.args.GangFitOrder {
+	if !waiting(lj) || !waiting(rj) {
 		return 0
 	}
-	lw, rw := waiting(lj), waiting(rj)
-	if !lw || !rw {
-		return 0
+	if p.args.GangFitOrder {
+		lf, rf := p.fit(lj).fits(), p.fit(rj).fits()
+		switch {
+		case lf && !rf:
+			return -1
+		case rf && !lf:
+			return 1
+		}
 	}
-	lf, rf := p.fit(lj).fits(), p.fit(rj).fits()
-	switch {
-	case lf && !rf:
-		return -1
-	case rf && !lf:
-		return 1
+	// Only between guarded gangs: the guard is what bounds the wait of the
+	// larger one (it starves after StarvationAfter and goes first).
+	if p.args.SmallGangsFirst && p.args.StarvationAfter > 0 && p.guarded(lj) && p.guarded(rj) {
+		return compareInts(p.fit(lj).gpus, p.fit(rj).gpus)
 	}
 	return 0
 }
 
-// blocker is the starving gang of a queue that does not fit yet and could
-// fit on an empty cluster: later jobs of lower or equal priority in its
-// queue are held back so that freed resources go to it.
+// blocker is the oldest starving gang of a queue that does not fit yet and
+// could fit on an empty cluster: the gang the guard works for. It reserves
+// nodes (reserve), or later jobs of lower or equal priority in its queue
+// are held back (holdBack), so that freed resources go to it.
 func (p *paddlePlugin) blocker(queue api.QueueID) *api.JobInfo {
+	return p.queueBlockers()[queue]
+}
+
+// queueBlockers is every queue's blocker, computed once per session.
+func (p *paddlePlugin) queueBlockers() map[api.QueueID]*api.JobInfo {
 	p.blockersOnce.Do(func() {
 		p.blockers = map[api.QueueID]*api.JobInfo{}
 		for _, j := range p.ssn.Jobs {
@@ -155,7 +166,7 @@ func (p *paddlePlugin) blocker(queue api.QueueID) *api.JobInfo {
 			}
 		}
 	})
-	return p.blockers[queue]
+	return p.blockers
 }
 
 func (p *paddlePlugin) isPaddle(job *api.JobInfo) bool {

@@ -89,6 +89,53 @@ func TestJobOrderGangFitsFirst(t *testing.T) {
 	}
 }
 
+// Among waiting gangs the starvation guard covers, the one that still
+// needs fewer GPUs goes first, whatever their ages; a gang past the
+// starvation threshold still goes before both, and jobs the guard does not
+// cover keep Volcano's order (nothing would bound their wait).
+func TestJobOrderSmallGangsFirst(t *testing.T) {
+	cases := []struct {
+		name       string
+		args       map[string]interface{}
+		bigAge     time.Duration // the 2 x 8-GPU gang; the 1 x 2-GPU gang is new
+		plainSmall bool          // small job without the job plugin's labels, task "worker"
+		smallFirst bool          // JobOrderFn(small, big)
+		bigFirst   bool          // JobOrderFn(big, small)
+	}{
+		{name: "fewer GPUs first", bigAge: 10 * time.Minute, smallFirst: true},
+		{name: "a starving gang still goes first", bigAge: 2 * time.Hour, bigFirst: true},
+		{name: "off: no opinion, Volcano's creation order", bigAge: 10 * time.Minute,
+			args: map[string]interface{}{ArgSmallGangsFirst: false}, bigFirst: true},
+		{name: "without aging nothing bounds the wait: no opinion", bigAge: 10 * time.Minute,
+			args: map[string]interface{}{ArgStarvationAfter: 0}, bigFirst: true},
+		{name: "a job the guard does not cover keeps its place", bigAge: 10 * time.Minute, plainSmall: true, bigFirst: true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			// Both fit now: the fit order has no opinion.
+			c := cluster{nodes: []*v1.Node{gpuNode("n0", "rack0"), gpuNode("n1", "rack0"), gpuNode("n2", "rack0")}}
+			for i := 0; i < 2; i++ {
+				c.pods = append(c.pods, paddlePod("big", "trainer", i, paddleapi.RoleTrainer, paddleapi.ModeCollective, "", "1", 8))
+			}
+			smallRole, smallTask := paddleapi.RoleTrainer, "trainer"
+			if tc.plainSmall {
+				smallRole, smallTask = "", "worker"
+			}
+			c.pods = append(c.pods, paddlePod("small", smallTask, 0, smallRole, paddleapi.ModeCollective, "", "1", 2))
+			c.groups = []*schedulingv1.PodGroup{group("big", 2, time.Now().Add(-tc.bigAge)), group("small", 1, time.Now())}
+			tiers, cfgs := paddleTiers(t)
+			r := openSession(t, WithArgs(tiers, tc.args), cfgs, c)
+			small, big := jobByName(t, r, "small"), jobByName(t, r, "big")
+			if got := r.ssn.JobOrderFn(small, big); got != tc.smallFirst {
+				t.Errorf("small before big = %t, want %t", got, tc.smallFirst)
+			}
+			if got := r.ssn.JobOrderFn(big, small); got != tc.bigFirst {
+				t.Errorf("big before small = %t, want %t", got, tc.bigFirst)
+			}
+		})
+	}
+}
+
 // A gang waiting longer than paddle.starvationAfter goes first; while it
 // does not fit, the guard keeps freed resources for it. The reservation
 // (default) keeps only the nodes it will start on, the old hold-back kept
@@ -122,6 +169,7 @@ func TestStarvationGuard(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			resetBook(t)
 			// rack0: n0 full, n1 free, n2 half used; rack1: n3, 4 GPUs free.
 			c := cluster{nodes: []*v1.Node{gpuNode("n0", "rack0"), gpuNode("n1", "rack0"), gpuNode("n2", "rack0"),
 				node("n3", "rack1", "spine0", "64", "512Gi", 4, nil)}}
@@ -165,9 +213,11 @@ func TestStarvationGuard(t *testing.T) {
 	}
 }
 
-// The reserved nodes stay the gang's from one session to the next (that is
-// what bounds its wait), and it is placed once they have drained.
+// The reserved nodes stay the gang's from one session to the next while no
+// other plan has fewer GPUs still busy (that is what bounds its wait); the
+// gang moves to such a plan, and is placed once its nodes have drained.
 func TestReservationHoldsUntilPlaced(t *testing.T) {
+	resetBook(t)
 	build := func(fillers ...*v1.Pod) cluster {
 		c := cluster{nodes: []*v1.Node{gpuNode("n0", "rack0"), gpuNode("n1", "rack0"), gpuNode("n2", "rack0")}}
 		c.pods = append(c.pods, fillers...)
@@ -183,23 +233,44 @@ func TestReservationHoldsUntilPlaced(t *testing.T) {
 		defer book.mu.Unlock()
 		return book.nodes["ns/big"]
 	}
-	// n1 and n2 partly used, n0 full: the gang reserves n1 and n2.
+	// n1 and n2 partly used, n0 full: the gang reserves n1 and n2 (6 GPUs
+	// still busy). No task fits anywhere, so no predicate runs: the
+	// reservation is planned when the session opens.
 	allocateOnce(t, tiers, cfgs, build(filler("f0", "n0", "1", 8), filler("f1", "n1", "1", 2), filler("f2", "n2", "1", 4)), nil)
 	if got := reserved(); !slices.Equal(got, []string{"n1", "n2"}) {
 		t.Fatalf("reserved %v, want [n1 n2]", got)
 	}
-	// Next session n0 is the freest node; the reservation does not move.
-	allocateOnce(t, tiers, cfgs, build(filler("f0", "n0", "1", 1), filler("f1", "n1", "1", 2), filler("f2", "n2", "1", 4)), nil)
+	// n0 now as free as n2: a new plan (n1, n0) would also wait for 6 busy
+	// GPUs; the reservation does not move.
+	allocateOnce(t, tiers, cfgs, build(filler("f0", "n0", "1", 4), filler("f1", "n1", "1", 2), filler("f2", "n2", "1", 4)), nil)
 	if got := reserved(); !slices.Equal(got, []string{"n1", "n2"}) {
-		t.Fatalf("reservation moved to %v", got)
+		t.Fatalf("reservation moved to %v on an equal plan", got)
 	}
-	// n1 and n2 drained: the gang starts there.
-	r := allocateOnce(t, tiers, cfgs, build(filler("f0", "n0", "1", 1)), nil)
+	// n0 nearly drained (n2's job may run for days): n0 and n1 have 3 GPUs
+	// still busy against 6, and the reservation moves there.
+	allocateOnce(t, tiers, cfgs, build(filler("f0", "n0", "1", 1), filler("f1", "n1", "1", 2), filler("f2", "n2", "1", 4)), nil)
+	if got := reserved(); !slices.Equal(got, []string{"n0", "n1"}) {
+		t.Fatalf("reserved %v, want [n0 n1] (fewer GPUs still busy)", got)
+	}
+	// n0 and n1 drained: the gang starts there, and the book forgets it.
+	r := allocateOnce(t, tiers, cfgs, build(filler("f2", "n2", "1", 4)), nil)
 	for i := 0; i < 2; i++ {
-		if n := r.placed[fmt.Sprintf("big-trainer-%d", i)]; n != "n1" && n != "n2" {
+		if n := r.placed[fmt.Sprintf("big-trainer-%d", i)]; n != "n0" && n != "n1" {
 			t.Errorf("big-trainer-%d placed on %q, want a reserved node: %v", i, n, r.placed)
 		}
 	}
+}
+
+// resetBook empties the reservation book, which outlives sessions, before
+// and after a test, so no test sees another's reservations.
+func resetBook(t *testing.T) {
+	clear := func() {
+		book.mu.Lock()
+		defer book.mu.Unlock()
+		book.nodes = map[api.JobID][]string{}
+	}
+	clear()
+	t.Cleanup(clear)
 }
 
 // A starving gang that could not fit even on an empty cluster must not block

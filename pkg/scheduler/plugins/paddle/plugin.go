@@ -56,6 +56,11 @@ func (p *paddlePlugin) OnSessionOpen(ssn *framework.Session) {
 	ssn.AddBatchNodeOrderFn(p.Name(), p.batchNodeOrderFn)
 	ssn.AddPredicateFn(p.Name(), p.reservationPredicate)
 	ssn.AddEventHandler(p.state.eventHandler())
+	// Plan reservations now, not at the first predicate call: in a full
+	// cluster no task passes the allocate action's resource check, so no
+	// predicate runs, and the book must still follow the gangs (re-plan,
+	// forget gangs that stopped starving).
+	p.reservations()
 }
 
 func (p *paddlePlugin) OnSessionClose(ssn *framework.Session) {

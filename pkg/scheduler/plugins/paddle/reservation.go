@@ -16,9 +16,10 @@ const ReasonReservedForStarvingGang = "PaddleReservedForStarvingGang"
 
 // book keeps each starving gang's reserved nodes from one session to the
 // next (a plugin value lives for one session, Volcano's
-// framework.OpenSession builds it anew). Keeping the same nodes is what
-// bounds the wait: they only drain, so the gang starts once the pods
-// running on them when it was reserved have ended.
+// framework.OpenSession builds it anew). Keeping nodes is what bounds the
+// wait: they only drain, and the gang moves only to nodes with fewer GPUs
+// still busy, so it starts at the latest once the pods running on its
+// first nodes when it was reserved have ended.
 var book = &reservationBook{nodes: map[api.JobID][]string{}}
 
 type reservationBook struct {
@@ -64,18 +65,26 @@ func markedPaddle(job *api.JobInfo) bool {
 	return false
 }
 
-// reservations computes, once per session, the nodes each starving guarded
-// gang reserves: those it planned on in an earlier session while they can
-// still take its missing pods, else new ones (chooseNodes). Older gangs
-// plan first; a younger one plans on what they left.
+// reservations computes, once per session, the nodes each queue's blocker
+// (its oldest starving guarded gang that does not fit now) reserves: those
+// it planned on in an earlier session while they can
+// still take its missing pods and no other plan (chooseNodes) has fewer
+// GPUs still busy, else the new plan. Older gangs plan first; a younger one
+// plans on what they left.
 func (p *paddlePlugin) reservations() *sessionReservations {
 	p.reserveOnce.Do(func() {
 		rs := &sessionReservations{byNode: map[string][]*reservation{}}
 		p.reserved = rs
+		// One gang per queue reserves: the oldest starving one that does
+		// not fit now (blocker). Younger starving gangs are ordered after it
+		// and take what it leaves, as in EASY backfilling; were every
+		// starving gang to reserve, a saturated queue (where every job waits
+		// past the threshold) would turn most free GPUs into reservations
+		// for gangs that could not use them yet.
 		var starving []*api.JobInfo
-		for _, j := range p.ssn.Jobs {
-			if p.args.StarvationGuard == GuardReserve && p.starving(j) {
-				starving = append(starving, j)
+		if p.args.StarvationGuard == GuardReserve {
+			for _, b := range p.queueBlockers() {
+				starving = append(starving, b)
 			}
 		}
 		sort.Slice(starving, func(a, b int) bool { return olderJob(starving[a], starving[b]) })
@@ -91,22 +100,32 @@ func (p *paddlePlugin) reservations() *sessionReservations {
 			}
 		}
 		taken := map[string]*api.Resource{}
+		var byIdle []*api.NodeInfo
+		if len(starving) > 0 {
+			byIdle = p.nodesByIdle()
+		}
 		for _, j := range starving {
 			pods := missingPods(j, p.args.TaskNameFallback)
 			if len(pods) == 0 {
 				continue
 			}
-			nodes := book.nodes[j.UID]
-			need, ok := p.planOn(p.nodesNamed(nodes), pods, taken)
-			if !ok {
-				nodes, need, ok = p.chooseNodes(pods, taken)
-				if !ok {
-					klog.V(3).InfoS("Starving Paddle gang cannot be planned even on allocatable resources; no reservation", "job", klog.KRef(j.Namespace, j.Name))
-					delete(book.nodes, j.UID)
-					continue
-				}
+			// The kept plan only drains; a new plan replaces it only when
+			// fewer of its GPUs are still busy, so the GPUs the gang waits
+			// for never grow and it waits at most as long as the kept
+			// nodes take to drain, usually less: a node whose job runs
+			// for days is given up when another drains first.
+			kept := book.nodes[j.UID]
+			need, ok := p.planOn(p.nodesNamed(kept), pods, taken)
+			nodes, fresh, freshOK := p.chooseNodes(byIdle, pods, taken)
+			switch {
+			case !ok && !freshOK:
+				klog.V(3).InfoS("Starving Paddle gang cannot be planned even on allocatable resources; no reservation", "job", klog.KRef(j.Namespace, j.Name))
+				delete(book.nodes, j.UID)
+				continue
+			case freshOK && (!ok || stillBusy(fresh, p.ssn.Nodes) < stillBusy(need, p.ssn.Nodes)):
+				need = fresh
 				book.nodes[j.UID] = nodes
-				klog.V(3).InfoS("Reserving nodes for starving Paddle gang", "job", klog.KRef(j.Namespace, j.Name), "nodes", nodes)
+				klog.V(3).InfoS("Reserving nodes for starving Paddle gang", "job", klog.KRef(j.Namespace, j.Name), "nodes", nodes, "previous", kept)
 			}
 			r := &reservation{job: j, need: need}
 			rs.list = append(rs.list, r)
@@ -182,13 +201,9 @@ func (p *paddlePlugin) planOn(nodes []*api.NodeInfo, pods []*api.TaskInfo, taken
 	return need, true
 }
 
-// chooseNodes picks the nodes a starving gang reserves: within one rack
-// when a rack can hold it (ring traffic stays under one switch), the rack
-// whose chosen nodes have the least of the gang's share still in use
-// (they drain first); otherwise across the cluster. Nodes are tried in
-// order of idle GPUs, then idle CPU, so the plan takes what is already
-// free before what is still running.
-func (p *paddlePlugin) chooseNodes(pods []*api.TaskInfo, taken map[string]*api.Resource) ([]string, map[string]*api.Resource, bool) {
+// nodesByIdle is the session's nodes in the order chooseNodes tries them:
+// most idle GPUs first, then most idle CPU, then by name.
+func (p *paddlePlugin) nodesByIdle() []*api.NodeInfo {
 	nodes := append([]*api.NodeInfo(nil), p.ssn.NodeList...)
 	sort.SliceStable(nodes, func(a, b int) bool {
 		ga, gb := gpusOf(nodes[a].Idle), gpusOf(nodes[b].Idle)
@@ -200,6 +215,16 @@ func (p *paddlePlugin) chooseNodes(pods []*api.TaskInfo, taken map[string]*api.R
 		}
 		return nodes[a].Name < nodes[b].Name
 	})
+	return nodes
+}
+
+// chooseNodes picks the nodes a starving gang reserves: within one rack
+// when a rack can hold it (ring traffic stays under one switch), the rack
+// whose chosen nodes have the least of the gang's share still in use
+// (they drain first); otherwise across the cluster. Nodes are tried in
+// nodesByIdle order, so the plan takes what is already free before what
+// is still running.
+func (p *paddlePlugin) chooseNodes(nodes []*api.NodeInfo, pods []*api.TaskInfo, taken map[string]*api.Resource) ([]string, map[string]*api.Resource, bool) {
 	byRack := map[string][]*api.NodeInfo{}
 	var racks []string
 	for _, n := range nodes {
