@@ -132,6 +132,10 @@ func main() {
 	if *out == "" {
 		*out = filepath.Join(root, "docs", "benchmarks.md")
 	}
+	// Checked before measuring, so a bad -out does not cost a run.
+	if err := os.MkdirAll(filepath.Dir(*out), 0o755); err != nil {
+		fail(fmt.Errorf("-out %s: %w", *out, err))
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 
