@@ -89,11 +89,18 @@ func (r *Report) Get(config string) (Metrics, bool) {
 
 // BestStock is the stock configuration (any whose name starts with
 // "stock") with the lowest mean JCT: the baseline paddle is held to.
-func (r *Report) BestStock() (Metrics, bool) {
+func (r *Report) BestStock() (Metrics, bool) { return r.Best(Stock) }
+
+// BestTuned is the best tuned stock variant (a name starting "stock-").
+func (r *Report) BestTuned() (Metrics, bool) { return r.Best(Stock + "-") }
+
+// Best is the configuration whose name starts with prefix that started
+// every job with the lowest mean JCT.
+func (r *Report) Best(prefix string) (Metrics, bool) {
 	var best Metrics
 	ok := false
 	for _, m := range r.Metrics {
-		if strings.HasPrefix(m.Config, Stock) && m.Started == m.Jobs && (!ok || m.MeanJCT < best.MeanJCT) {
+		if strings.HasPrefix(m.Config, prefix) && m.Started == m.Jobs && (!ok || m.MeanJCT < best.MeanJCT) {
 			best, ok = m, true
 		}
 	}

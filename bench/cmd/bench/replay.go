@@ -108,19 +108,6 @@ func runReplay(p *plan, r *report) error {
 	return nil
 }
 
-// bestTuned is the tuned stock variant (stock-*) with the lowest mean JCT
-// among those that started every job.
-func bestTuned(rep *replay.Report) (replay.Metrics, bool) {
-	var best replay.Metrics
-	ok := false
-	for _, m := range rep.Metrics {
-		if strings.HasPrefix(m.Config, replay.Stock+"-") && m.Started == m.Jobs && (!ok || m.MeanJCT < best.MeanJCT) {
-			best, ok = m, true
-		}
-	}
-	return best, ok
-}
-
 func hours(s float64) string { return fmt.Sprintf("%.2f", s/3600) }
 
 func (r *report) writeReplay(b *strings.Builder, dir string) {
@@ -195,7 +182,7 @@ func (r *report) writeReplayOne(b *strings.Builder, dir string, rep *replay.Repo
 			ratioOf(ours.P99JCT, best.P99JCT), ratioOf(ours.MeanWait, best.MeanWait), ratioOf(ours.P95Wait, best.P95Wait),
 			ratioOf(ours.LongestWait, best.LongestWait), ratioOf(ours.Makespan, best.Makespan), ratioOf(ours.Utilisation, best.Utilisation),
 			ratioOf(ours.IdleGPUHours, best.IdleGPUHours))
-		if tuned, ok := bestTuned(rep); ok && tuned.Config != best.Config {
+		if tuned, ok := rep.BestTuned(); ok && tuned.Config != best.Config {
 			w("paddle / best tuned stock (%s): mean JCT %s, p95 JCT %s, mean wait %s, longest wait %s, idle GPU-h %.0f vs %.0f.\n\n",
 				tuned.Config, ratioOf(ours.MeanJCT, tuned.MeanJCT), ratioOf(ours.P95JCT, tuned.P95JCT), ratioOf(ours.MeanWait, tuned.MeanWait),
 				ratioOf(ours.LongestWait, tuned.LongestWait), ours.IdleGPUHours, tuned.IdleGPUHours)
