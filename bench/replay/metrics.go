@@ -132,7 +132,6 @@ func LowerBoundMetrics(w *Workload) Metrics {
 		gpuSeconds += float64(j.GPUs) * j.Duration
 	}
 	m.fillTimes(jct, wait)
-	m.MeanWaitSingleGPU, m.MeanWaitLarge = 0, 0
 	if m.Makespan > 0 {
 		m.Utilisation = gpuSeconds / (float64(w.GPUs()) * m.Makespan)
 	}

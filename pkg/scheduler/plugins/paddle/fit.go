@@ -18,7 +18,10 @@ import (
 type fitEstimate struct {
 	needed    int // pods the gang still needs to reach minAvailable
 	placeable int // of those, how many fit on free resources now
-	gpus      int // GPUs those pods request
+	// missing are those pods, in allocation order (missingPods); gpus is
+	// what they request.
+	missing []*api.TaskInfo
+	gpus    int
 	// feasible: the gang would fit on the cluster's allocatable resources
 	// if it were empty (a gang that can never fit must not hold others back).
 	feasible bool
@@ -37,6 +40,7 @@ func estimateFit(ssn *framework.Session, job *api.JobInfo, nodes []*api.NodeInfo
 		return f
 	}
 	pending := missingPods(job, fallback)
+	f.missing = pending
 	for _, t := range pending {
 		f.gpus += gpusOf(t.InitResreq)
 	}

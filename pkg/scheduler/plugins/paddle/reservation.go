@@ -67,10 +67,10 @@ func markedPaddle(job *api.JobInfo) bool {
 
 // reservations computes, once per session, the nodes each queue's blocker
 // (its oldest starving guarded gang that does not fit now) reserves: those
-// it planned on in an earlier session while they can
-// still take its missing pods and no other plan (chooseNodes) has fewer
-// GPUs still busy, else the new plan. Older gangs plan first; a younger one
-// plans on what they left.
+// it planned on in an earlier session while they can still take its
+// missing pods and no other plan (chooseNodes) has fewer GPUs still busy,
+// else the new plan. Older gangs plan first; a younger one plans on what
+// they left.
 func (p *paddlePlugin) reservations() *sessionReservations {
 	p.reserveOnce.Do(func() {
 		rs := &sessionReservations{byNode: map[string][]*reservation{}}
@@ -81,17 +81,17 @@ func (p *paddlePlugin) reservations() *sessionReservations {
 		// starving gang to reserve, a saturated queue (where every job waits
 		// past the threshold) would turn most free GPUs into reservations
 		// for gangs that could not use them yet.
-		var starving []*api.JobInfo
+		var gangs []*api.JobInfo
 		if p.args.StarvationGuard == GuardReserve {
 			for _, b := range p.queueBlockers() {
-				starving = append(starving, b)
+				gangs = append(gangs, b)
 			}
 		}
-		sort.Slice(starving, func(a, b int) bool { return olderJob(starving[a], starving[b]) })
+		sort.Slice(gangs, func(a, b int) bool { return olderJob(gangs[a], gangs[b]) })
 		book.mu.Lock()
 		defer book.mu.Unlock()
-		keep := make(map[api.JobID]bool, len(starving))
-		for _, j := range starving {
+		keep := make(map[api.JobID]bool, len(gangs))
+		for _, j := range gangs {
 			keep[j.UID] = true
 		}
 		for id := range book.nodes {
@@ -101,31 +101,34 @@ func (p *paddlePlugin) reservations() *sessionReservations {
 		}
 		taken := map[string]*api.Resource{}
 		var byIdle []*api.NodeInfo
-		if len(starving) > 0 {
+		if len(gangs) > 0 {
 			byIdle = p.nodesByIdle()
 		}
-		for _, j := range starving {
-			pods := missingPods(j, p.args.TaskNameFallback)
+		for _, j := range gangs {
+			// blocker computed the gang's fit, its missing pods included.
+			pods := p.fit(j).missing
 			if len(pods) == 0 {
 				continue
 			}
-			// The kept plan only drains; a new plan replaces it only when
-			// fewer of its GPUs are still busy, so the GPUs the gang waits
-			// for never grow and it waits at most as long as the kept
-			// nodes take to drain, usually less: a node whose job runs
-			// for days is given up when another drains first.
+			// The kept plan is replaced only by one with fewer GPUs still
+			// busy (see book); one with none busy cannot be beaten.
 			kept := book.nodes[j.UID]
 			need, ok := p.planOn(p.nodesNamed(kept), pods, taken)
-			nodes, fresh, freshOK := p.chooseNodes(byIdle, pods, taken)
-			switch {
-			case !ok && !freshOK:
+			busy := -1 // no kept plan
+			if ok {
+				busy = stillBusy(need, p.ssn.Nodes)
+			}
+			if busy != 0 {
+				if nodes, fresh, freshOK := p.chooseNodes(byIdle, pods, taken); freshOK && (busy < 0 || stillBusy(fresh, p.ssn.Nodes) < busy) {
+					need, ok = fresh, true
+					book.nodes[j.UID] = nodes
+					klog.V(3).InfoS("Reserving nodes for starving Paddle gang", "job", klog.KRef(j.Namespace, j.Name), "nodes", nodes, "previous", kept)
+				}
+			}
+			if !ok {
 				klog.V(3).InfoS("Starving Paddle gang cannot be planned even on allocatable resources; no reservation", "job", klog.KRef(j.Namespace, j.Name))
 				delete(book.nodes, j.UID)
 				continue
-			case freshOK && (!ok || stillBusy(fresh, p.ssn.Nodes) < stillBusy(need, p.ssn.Nodes)):
-				need = fresh
-				book.nodes[j.UID] = nodes
-				klog.V(3).InfoS("Reserving nodes for starving Paddle gang", "job", klog.KRef(j.Namespace, j.Name), "nodes", nodes, "previous", kept)
 			}
 			r := &reservation{job: j, need: need}
 			rs.list = append(rs.list, r)
