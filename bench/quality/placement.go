@@ -60,8 +60,9 @@ type Placement struct {
 	Nodes []string
 }
 
-// podSizes lists a job's pods in Placement order: pservers (0 GPUs) first.
-func podSizes(j Job) []int {
+// PodSizes lists a job's GPUs per pod in Placement order: pservers (0 GPUs)
+// first.
+func PodSizes(j Job) []int {
 	var out []int
 	for i := 0; i < j.PServers; i++ {
 		out = append(out, 0)
@@ -97,7 +98,7 @@ func (c Cluster) Resolve(ps []Placement) map[string][]Pod {
 	}
 	out := map[string][]Pod{}
 	for _, p := range ps {
-		sizes := podSizes(p.Job)
+		sizes := PodSizes(p.Job)
 		pods := make([]Pod, len(p.Nodes))
 		for i, n := range p.Nodes {
 			pods[i] = Pod{Node: n, Rack: c.rackOf(n), GPUs: sizes[i], PServer: sizes[i] == 0 && p.Job.PS}

@@ -39,7 +39,7 @@ func (c Cluster) RandomPlacer(jobs []Job, seed int64) []Placement {
 	for _, j := range jobs {
 		var nodes []string
 		ok := true
-		for _, g := range podSizes(j) {
+		for _, g := range PodSizes(j) {
 			var fit []string
 			for _, n := range names {
 				if cp.gpu[n] >= g && cp.cpu[n] >= podCPU {
@@ -57,7 +57,7 @@ func (c Cluster) RandomPlacer(jobs []Job, seed int64) []Placement {
 		}
 		if !ok { // roll the gang back
 			for i, n := range nodes {
-				cp.gpu[n] += podSizes(j)[i]
+				cp.gpu[n] += PodSizes(j)[i]
 				cp.cpu[n] += podCPU
 			}
 			continue

@@ -124,3 +124,37 @@ func TestBinUtilisation(t *testing.T) {
 		}
 	}
 }
+
+// Idle GPUs count only where a waiting job's pods fit them node by node,
+// and never more than are free.
+func TestUsableIdle(t *testing.T) {
+	job := func(gpus, podGPUs, pods int) Job {
+		return Job{Job: quality.Job{GPUs: gpus, PodGPUs: podGPUs, Pods: pods}}
+	}
+	w := &Workload{Cluster: quality.Cluster{Preset: quality.A100SXM, Racks: 1, NodesPerRack: 2},
+		Jobs: []Job{job(8, 8, 1), job(8, 4, 2), job(1, 1, 1), job(0, 0, 1)}}
+	cases := []struct {
+		name    string
+		free    map[string]int
+		pending []int
+		want    int
+	}{
+		{"8 free over two nodes, one 8-GPU pod waits: fragmentation", map[string]int{"a": 4, "b": 4}, []int{0}, 0},
+		{"two 4-GPU pods fit the two halves", map[string]int{"a": 4, "b": 4}, []int{0, 1}, 8},
+		{"a 1-GPU job uses one of 8", map[string]int{"a": 4, "b": 4}, []int{0, 2}, 1},
+		{"capped at the free GPUs", map[string]int{"a": 4, "b": 4}, []int{1, 2}, 8},
+		{"a whole free node fits the 8-GPU pod", map[string]int{"a": 8, "b": 0}, []int{0}, 8},
+		{"nothing free", map[string]int{"a": 0, "b": 0}, []int{0, 1, 2}, 0},
+		{"a CPU-only job uses no GPU", map[string]int{"a": 4, "b": 4}, []int{3}, 0},
+	}
+	for _, c := range cases {
+		used := 16
+		for _, f := range c.free {
+			used -= f
+		}
+		s := &sim{w: w, free: c.free, used: used, pending: c.pending}
+		if got := s.usableIdle(); got != c.want {
+			t.Errorf("%s: %d usable idle GPUs, want %d", c.name, got, c.want)
+		}
+	}
+}

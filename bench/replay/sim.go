@@ -67,8 +67,8 @@ type Run struct {
 	Jobs   []JobResult
 	// Samples: GPUs in use after every event.
 	Samples []Sample
-	// IdleWhileWaiting: GPU-seconds free while some waiting job asked for
-	// no more GPUs than were free.
+	// IdleWhileWaiting: GPU-seconds free that waiting jobs would fit, node
+	// by node (see usableIdle).
 	IdleWhileWaiting float64
 	Cycles           int
 	// SchedulerTime is the wall time spent in scheduling cycles.
@@ -129,6 +129,7 @@ type sim struct {
 	running   map[int]quality.Placement
 	done      completions
 	used      int
+	free      map[string]int // free GPUs per node
 	res       []JobResult
 	run       *Run
 	starveAt  []float64
@@ -140,7 +141,10 @@ type sim struct {
 func Simulate(w *Workload, models map[string]quality.Model, best map[string]float64, cfg Config) (*Run, error) {
 	s := &sim{w: w, cfg: cfg, models: models, best: best, ns: "replay-" + cfg.Name(),
 		nodes: w.Cluster.SimCluster(nil).Nodes, running: map[int]quality.Placement{},
-		run: &Run{Config: cfg.Name()}}
+		run: &Run{Config: cfg.Name()}, free: map[string]int{}}
+	for _, n := range s.nodes {
+		s.free[n.Name] = w.Cluster.Preset.GPUsPerNode
+	}
 	s.pods = make([][]*v1.Pod, len(w.Jobs))
 	s.groups = make([]*schedulingv1.PodGroup, len(w.Jobs))
 	s.res = make([]JobResult, len(w.Jobs))
@@ -169,17 +173,16 @@ func Simulate(w *Workload, models map[string]quality.Model, best map[string]floa
 		}
 		for len(s.done) > 0 && s.done[0].end <= t {
 			c := heap.Pop(&s.done).(completion)
-			delete(s.running, c.job)
-			s.used -= w.Jobs[c.job].GPUs
+			s.release(c.job)
 		}
 		for s.nextTimer < len(s.starveAt) && s.starveAt[s.nextTimer] <= t {
 			s.nextTimer++
 		}
 		// One cycle per change; a cycle that started jobs is a change too
 		// (the real scheduler runs again a period later). A cycle is skipped
-		// when no waiting gang asks for as few GPUs as are free: it could
-		// place nothing.
-		for s.anyMayFit() && s.cycle(t) > 0 {
+		// when no waiting gang's pods fit the free GPUs node by node: it
+		// could place nothing.
+		for s.anyFits() && s.cycle(t) > 0 {
 		}
 		s.run.Samples = append(s.run.Samples, Sample{T: t, Used: s.used})
 	}
@@ -208,22 +211,61 @@ func (s *sim) nextEvent(next int) (float64, bool) {
 	return t, ok
 }
 
-// anyMayFit: some waiting job asks for no more GPUs than are free.
-func (s *sim) anyMayFit() bool {
+// usableIdle is how many free GPUs waiting jobs would fit: the GPUs of
+// every waiting job whose GPU pods fit the free GPUs node by node (each
+// alone), at most the free GPUs. Free GPUs that no waiting job fits, such
+// as 8 free GPUs spread over nodes while the only waiting job needs one
+// 8-GPU pod, are not counted: that is fragmentation, not a job held back.
+func (s *sim) usableIdle() int {
 	free := s.w.GPUs() - s.used
+	if free == 0 {
+		return 0
+	}
+	want := 0
 	for _, i := range s.pending {
-		if s.w.Jobs[i].GPUs <= free {
+		if j := s.w.Jobs[i]; s.fitsFree(j.Job) {
+			want += j.GPUs
+		}
+	}
+	return min(want, free)
+}
+
+// anyFits: some waiting job's pods fit the free GPUs node by node.
+func (s *sim) anyFits() bool {
+	for _, i := range s.pending {
+		if s.fitsFree(s.w.Jobs[i].Job) {
 			return true
 		}
 	}
 	return false
 }
 
+// fitsFree: the job's GPU pods fit the free GPUs node by node (pservers
+// need none).
+func (s *sim) fitsFree(j quality.Job) bool {
+	if j.PodGPUs == 0 {
+		return true
+	}
+	slots := 0
+	for _, f := range s.free {
+		slots += f / j.PodGPUs
+	}
+	return slots >= j.Pods
+}
+
 // account adds the interval [from, to) to the idle-while-waiting total.
 func (s *sim) account(from, to float64) {
-	if s.anyMayFit() {
-		s.run.IdleWhileWaiting += float64(s.w.GPUs()-s.used) * (to - from)
+	s.run.IdleWhileWaiting += float64(s.usableIdle()) * (to - from)
+}
+
+// release ends running job i: its GPUs are free again.
+func (s *sim) release(i int) {
+	p := s.running[i]
+	for k, g := range quality.PodSizes(p.Job) {
+		s.free[p.Nodes[k]] += g
 	}
+	delete(s.running, i)
+	s.used -= s.w.Jobs[i].GPUs
 }
 
 func (s *sim) arrive(i int) {
@@ -326,6 +368,9 @@ func (s *sim) start(i int, t float64, pods []quality.Pod) {
 	}
 	heap.Push(&s.done, completion{end: r.End, job: i})
 	s.used += j.GPUs
+	for k, g := range quality.PodSizes(j.Job) {
+		s.free[s.running[i].Nodes[k]] -= g
+	}
 	for k, p := range s.pods[i] {
 		p.Spec.NodeName = s.running[i].Nodes[k]
 		p.Status.Phase = v1.PodRunning

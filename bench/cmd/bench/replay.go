@@ -22,6 +22,14 @@ const paddleHoldBack = "paddle-holdback"
 // that ordering.
 const paddleFIFO = "paddle-fifo"
 
+// paddleAfter30m is paddle with the starvation threshold it had before the
+// replay chose 4h; paddleNoGuard is paddle without aging or guard. They
+// show what the threshold and the guard buy and cost.
+const (
+	paddleAfter30m = "paddle-after30m"
+	paddleNoGuard  = "paddle-noguard"
+)
+
 // replayWindow is a trace window on racks of 4 nodes, sized for load 0.9,
 // 30% PS jobs, seed 1.
 func replayWindow(p quality.Preset, start, jobs int) replay.Options {
@@ -88,7 +96,11 @@ func replayConfigs() ([]replay.Config, error) {
 		map[string]interface{}{paddle.ArgStarvationGuard: paddle.GuardHoldBack})
 	fifo := replay.WithPaddleArgs(ours, paddleFIFO, "paddle with paddle.smallGangsFirst: false (waiting gangs in Volcano's creation order)",
 		map[string]interface{}{paddle.ArgSmallGangsFirst: false})
-	return append(cs, ours, fifo, hold), nil
+	after30m := replay.WithPaddleArgs(ours, paddleAfter30m, "paddle with paddle.starvationAfter: 30m (the default before the replay chose 4h)",
+		map[string]interface{}{paddle.ArgStarvationAfter: "30m"})
+	noGuard := replay.WithPaddleArgs(ours, paddleNoGuard, "paddle with paddle.starvationAfter: 0 (no aging, no guard, no smallGangsFirst)",
+		map[string]interface{}{paddle.ArgStarvationAfter: "0"})
+	return append(cs, ours, fifo, hold, after30m, noGuard), nil
 }
 
 func runReplay(p *plan, r *report) error {
@@ -144,7 +156,10 @@ func (r *report) writeReplay(b *strings.Builder, dir string) {
 	w("later single-GPU jobs instead. The mean JCT counts the many small jobs, so starving the few large\n")
 	w("ones by accident lowers it; the p95 and longest waits show the price. The column *mean wait, 1-GPU /\n")
 	w("%d+-GPU jobs* shows this split. paddle's `smallGangsFirst` gets part of the same effect on purpose\n", replay.LargeJobGPUs)
-	w("with a bound (the starvation guard); `paddle-fifo` is paddle without it.\n\n")
+	w("with a bound (the starvation guard); `paddle-fifo` is paddle without it. It needs a threshold above the\n")
+	w("typical wait: with the former 30m (`paddle-after30m`), nearly every job of a queue whose wait is about an\n")
+	w("hour counted as starving, so the order was first come, first served and reservations formed in front of\n")
+	w("jobs that would have started anyway; `paddle-noguard` has no aging and no guard.\n\n")
 	for _, rep := range r.Replay {
 		r.writeReplayOne(b, dir, rep)
 	}
@@ -168,8 +183,9 @@ func (r *report) writeReplayOne(b *strings.Builder, dir string, rep *replay.Repo
 			hours(m.MeanWaitSingleGPU), hours(m.MeanWaitLarge),
 			hours(m.Makespan), 100*m.Utilisation, m.IdleGPUHours, cross, m.Cycles)
 	}
-	w("\n\\* GPU-hours free while some waiting job asked for no more GPUs than were free (it waited for\n")
-	w("fragmentation, ordering or a guard, not for capacity). \\*\\* Boundaries between consecutive trainer\n")
+	w("\n\\* GPU-hours free that waiting jobs would fit: at each moment, the GPUs of every waiting job whose\n")
+	w("pods fit the free GPUs node by node, at most the free GPUs (it waited for ordering or a guard, not for\n")
+	w("capacity; free GPUs spread too thinly for any waiting pod are fragmentation and not counted). \\*\\* Boundaries between consecutive trainer\n")
 	w("ranks of a collective job of 2+ pods that cross a node / a rack, per job; excess: above the minimum\n")
 	w("the job's node / rack count allows (nodes - 1).\n\n")
 	best, okBest := rep.BestStock()
@@ -194,9 +210,18 @@ func (r *report) writeReplayOne(b *strings.Builder, dir string, rep *replay.Repo
 		}
 	}
 	if hold, ok := rep.Get(paddleHoldBack); ok && okOurs {
-		w("Starvation guard: the old hold-back left %.0f GPU-hours idle while a job that fit them waited; the\n", hold.IdleGPUHours)
-		w("reservation leaves %.0f. Longest wait %s h with the hold-back, %s h with the reservation; mean JCT\n", ours.IdleGPUHours, hours(hold.LongestWait), hours(ours.LongestWait))
-		w("%s h and %s h.\n\n", hours(hold.MeanJCT), hours(ours.MeanJCT))
+		w("Starvation guard (paddle.starvationAfter %gh): the reservation left %.1f GPU-hours idle that a waiting\n",
+			paddle.DefaultStarvationAfter.Hours(), ours.IdleGPUHours)
+		w("job would fit, the old hold-back %.1f. Longest wait %s h with the reservation, %s h with the hold-back",
+			hold.IdleGPUHours, hours(ours.LongestWait), hours(hold.LongestWait))
+		if none, ok := rep.Get(paddleNoGuard); ok {
+			w(", %s h with\nno guard (mean wait of %d+-GPU jobs %s, %s and %s h)", hours(none.LongestWait), replay.LargeJobGPUs, hours(ours.MeanWaitLarge), hours(hold.MeanWaitLarge), hours(none.MeanWaitLarge))
+		}
+		w("; mean JCT %s, %s h.\n", hours(ours.MeanJCT), hours(hold.MeanJCT))
+		if old, ok := rep.Get(paddleAfter30m); ok {
+			w("With the former 30m threshold: mean JCT %s h, idle %.1f GPU-h, longest wait %s h.\n", hours(old.MeanJCT), old.IdleGPUHours, hours(old.LongestWait))
+		}
+		w("\n")
 	}
 	w("| config | what it is |\n|---|---|\n")
 	for _, m := range rep.Metrics {

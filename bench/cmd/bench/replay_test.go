@@ -20,7 +20,8 @@ func TestReplaySectionRatiosAndPlots(t *testing.T) {
 	}
 	rep := &replay.Report{Workload: "w", Options: replay.Options{Preset: quality.A100SXM, Start: 5, Jobs: 10},
 		Metrics: []replay.Metrics{m(replay.Stock, 5, 20, 600, 15), m(replay.StockBinpack, 4, 16, 0, 3),
-			m(replay.Paddle, 3, 12, 4, 2), m(paddleHoldBack, 3.2, 12, 30, 4), replay.LowerBoundMetrics(&replay.Workload{})},
+			m(replay.Paddle, 3, 12, 4, 2), m(paddleHoldBack, 3.2, 12, 30, 4), m(paddleAfter30m, 3.5, 13, 9, 1.5),
+			m(paddleNoGuard, 2.9, 12, 0, 9), replay.LowerBoundMetrics(&replay.Workload{})},
 		Notes: map[string]string{}}
 	dir := t.TempDir()
 	r := &report{Mode: "quick", Replay: []*replay.Report{rep}}
@@ -30,8 +31,10 @@ func TestReplaySectionRatiosAndPlots(t *testing.T) {
 	for _, want := range []string{
 		"paddle / best stock (stock-binpack)",
 		"| 0.75x | - | 0.75x |", // mean and p95 JCT 3/4 and 12/16; median 0/0
-		"the old hold-back left 30 GPU-hours idle",
-		"reservation leaves 4",
+		"the reservation left 4.0 GPU-hours idle",
+		"the old hold-back 30.0",
+		"Longest wait 2.00 h with the reservation, 4.00 h with the hold-back, 9.00 h with\nno guard",
+		"former 30m threshold: mean JCT 3.50 h, idle 9.0 GPU-h, longest wait 1.50 h",
 	} {
 		if !strings.Contains(page, want) {
 			t.Errorf("section lacks %q:\n%s", want, page)

@@ -93,6 +93,9 @@ func TestJobOrderGangFitsFirst(t *testing.T) {
 // needs fewer GPUs goes first, whatever their ages; a gang past the
 // starvation threshold still goes before both, and jobs the guard does not
 // cover keep Volcano's order (nothing would bound their wait).
+// starvingAge is over deploy/paddle's paddle.starvationAfter (4h).
+const starvingAge = 5 * time.Hour
+
 func TestJobOrderSmallGangsFirst(t *testing.T) {
 	cases := []struct {
 		name       string
@@ -103,7 +106,7 @@ func TestJobOrderSmallGangsFirst(t *testing.T) {
 		bigFirst   bool          // JobOrderFn(big, small)
 	}{
 		{name: "fewer GPUs first", bigAge: 10 * time.Minute, smallFirst: true},
-		{name: "a starving gang still goes first", bigAge: 2 * time.Hour, bigFirst: true},
+		{name: "a starving gang still goes first", bigAge: starvingAge, bigFirst: true},
 		{name: "off: no opinion, Volcano's creation order", bigAge: 10 * time.Minute,
 			args: map[string]interface{}{ArgSmallGangsFirst: false}, bigFirst: true},
 		{name: "without aging nothing bounds the wait: no opinion", bigAge: 10 * time.Minute,
@@ -142,7 +145,7 @@ func TestJobOrderSmallGangsFirst(t *testing.T) {
 // the whole queue waiting; only jobs the job plugin labelled (or, opted in,
 // jobs known by task names) take part.
 func TestStarvationGuard(t *testing.T) {
-	const bigAge = 2 * time.Hour // over the 30m of deploy/paddle
+	const bigAge = starvingAge
 	type want struct {
 		smallOn  []string // nodes the small job may land on; nil: held
 		reason   string   // in the small job's fit errors when held
@@ -224,7 +227,7 @@ func TestReservationHoldsUntilPlaced(t *testing.T) {
 		for i := 0; i < 2; i++ {
 			c.pods = append(c.pods, paddlePod("big", "trainer", i, paddleapi.RoleTrainer, paddleapi.ModeCollective, "", "1", 8))
 		}
-		c.groups = []*schedulingv1.PodGroup{group("big", 2, time.Now().Add(-2*time.Hour)), group("fillers", 0, time.Now())}
+		c.groups = []*schedulingv1.PodGroup{group("big", 2, time.Now().Add(-starvingAge)), group("fillers", 0, time.Now())}
 		return c
 	}
 	tiers, cfgs := paddleTiers(t)
@@ -281,7 +284,7 @@ func TestInfeasibleGangDoesNotBlock(t *testing.T) {
 		c.pods = append(c.pods, paddlePod("huge", "trainer", i, paddleapi.RoleTrainer, paddleapi.ModeCollective, "", "1", 8))
 	}
 	c.pods = append(c.pods, paddlePod("small", "trainer", 0, paddleapi.RoleTrainer, paddleapi.ModeCollective, "", "1", 4))
-	c.groups = []*schedulingv1.PodGroup{group("huge", 2, time.Now().Add(-2*time.Hour)), group("small", 1, time.Now())}
+	c.groups = []*schedulingv1.PodGroup{group("huge", 2, time.Now().Add(-starvingAge)), group("small", 1, time.Now())}
 	tiers, cfgs := paddleTiers(t)
 	if got := allocateOnce(t, tiers, cfgs, c, nil).placed; got["small-trainer-0"] == "" {
 		t.Errorf("an infeasible starving gang held the queue: %v", got)
