@@ -98,13 +98,13 @@ type Args struct {
 	StarvationTaskNameJobs bool
 }
 
-// DefaultStarvationAfter is chosen from the trace replay (docs/benchmarks.md,
-// section "Starvation threshold"): with 30m, queues whose typical wait is
-// about an hour marked nearly every job as starving, which turned the
-// order into FIFO (smallGangsFirst never applied) and put reservations in
-// front of jobs that would have started anyway; 4h cut mean JCT by 5 to 7%
-// on the quick windows and idle GPU-hours on every window, while the
-// longest wait stayed within a few hours of the threshold.
+// DefaultStarvationAfter is chosen with the trace replay (docs/scheduler-plugin.md,
+// "Choosing the threshold"): with 30m, queues whose typical wait is about
+// an hour marked nearly every job as starving, which turned the order into
+// FIFO (smallGangsFirst never applied) and put reservations in front of
+// jobs that would have started anyway; 4h cut mean JCT by 5 to 7% and the
+// idle GPU-hours on the quick windows, and mean JCT on the heavy ones,
+// while the longest wait stayed within a few hours of the threshold.
 const DefaultStarvationAfter = 4 * time.Hour
 
 // DefaultArgs are used for every argument that is absent or invalid.

@@ -106,3 +106,28 @@ func TestBadArgumentsLoggedOncePerConfiguration(t *testing.T) {
 		t.Errorf("logged %d lines for 2 bad configurations of 2 and 1 problems built 7 times, want 3:\n%s", got, buf.String())
 	}
 }
+
+// deploy/paddle's configuration writes out the defaults, so the page users
+// copy and the code agree (the threshold was once 30m in both).
+func TestDeployConfMatchesDefaults(t *testing.T) {
+	tiers, _ := paddleTiers(t)
+	found := false
+	for _, tier := range tiers {
+		for _, p := range tier.Plugins {
+			if p.Name != PluginName {
+				continue
+			}
+			found = true
+			a, problems := ParseArgs(framework.Arguments(p.Arguments))
+			if len(problems) > 0 {
+				t.Errorf("deploy/paddle: %v", problems)
+			}
+			if d := DefaultArgs(); a != d {
+				t.Errorf("deploy/paddle arguments parse to %s, defaults are %s", a, d)
+			}
+		}
+	}
+	if !found {
+		t.Fatal("deploy/paddle/volcano-scheduler.conf has no paddle plugin")
+	}
+}

@@ -89,13 +89,13 @@ func TestJobOrderGangFitsFirst(t *testing.T) {
 	}
 }
 
+// starvingAge is over deploy/paddle's paddle.starvationAfter (4h).
+const starvingAge = 5 * time.Hour
+
 // Among waiting gangs the starvation guard covers, the one that still
 // needs fewer GPUs goes first, whatever their ages; a gang past the
 // starvation threshold still goes before both, and jobs the guard does not
 // cover keep Volcano's order (nothing would bound their wait).
-// starvingAge is over deploy/paddle's paddle.starvationAfter (4h).
-const starvingAge = 5 * time.Hour
-
 func TestJobOrderSmallGangsFirst(t *testing.T) {
 	cases := []struct {
 		name       string
