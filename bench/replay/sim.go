@@ -9,7 +9,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	schedulingv1 "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
-	"volcano.sh/volcano/pkg/scheduler/framework"
 
 	"github.com/volcano-paddle/volcano-paddle/bench/quality"
 	"github.com/volcano-paddle/volcano-paddle/bench/simsched"
@@ -79,13 +78,8 @@ type Run struct {
 // configuration's tiers (0: the plugin is absent or aging is off), so the
 // replay runs a cycle when a waiting gang crosses it.
 func starvationAfter(cfg *simsched.Config) time.Duration {
-	for _, t := range cfg.Tiers {
-		for _, p := range t.Plugins {
-			if p.Name == paddle.PluginName {
-				a, _ := paddle.ParseArgs(framework.Arguments(p.Arguments))
-				return a.StarvationAfter
-			}
-		}
+	if a, _, ok := paddle.ArgsIn(cfg.Tiers); ok {
+		return a.StarvationAfter
 	}
 	return 0
 }

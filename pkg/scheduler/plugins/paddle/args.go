@@ -312,6 +312,20 @@ func logProblems(problems []string) {
 	}
 }
 
+// ArgsIn parses the paddle plugin's arguments from scheduler tiers, with
+// the problems ParseArgs found; ok is false when the tiers lack the plugin.
+func ArgsIn(tiers []conf.Tier) (a Args, problems []string, ok bool) {
+	for _, t := range tiers {
+		for _, p := range t.Plugins {
+			if p.Name == PluginName {
+				a, problems = ParseArgs(framework.Arguments(p.Arguments))
+				return a, problems, true
+			}
+		}
+	}
+	return DefaultArgs(), nil, false
+}
+
 // WithArgs returns scheduler tiers with the paddle plugin's arguments
 // overridden by args (the tiers given are not changed): one configuration
 // in several variants, for tests and benchmarks.

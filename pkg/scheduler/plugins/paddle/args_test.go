@@ -111,23 +111,14 @@ func TestBadArgumentsLoggedOncePerConfiguration(t *testing.T) {
 // copy and the code agree (the threshold was once 30m in both).
 func TestDeployConfMatchesDefaults(t *testing.T) {
 	tiers, _ := paddleTiers(t)
-	found := false
-	for _, tier := range tiers {
-		for _, p := range tier.Plugins {
-			if p.Name != PluginName {
-				continue
-			}
-			found = true
-			a, problems := ParseArgs(framework.Arguments(p.Arguments))
-			if len(problems) > 0 {
-				t.Errorf("deploy/paddle: %v", problems)
-			}
-			if d := DefaultArgs(); a != d {
-				t.Errorf("deploy/paddle arguments parse to %s, defaults are %s", a, d)
-			}
-		}
-	}
-	if !found {
+	a, problems, ok := ArgsIn(tiers)
+	if !ok {
 		t.Fatal("deploy/paddle/volcano-scheduler.conf has no paddle plugin")
+	}
+	if len(problems) > 0 {
+		t.Errorf("deploy/paddle: %v", problems)
+	}
+	if d := DefaultArgs(); a != d {
+		t.Errorf("deploy/paddle arguments parse to %s, defaults are %s", a, d)
 	}
 }
