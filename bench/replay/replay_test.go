@@ -3,6 +3,7 @@ package replay
 import (
 	"math"
 	"testing"
+	"time"
 
 	"github.com/volcano-paddle/volcano-paddle/bench/quality"
 	"github.com/volcano-paddle/volcano-paddle/internal/localcluster"
@@ -156,5 +157,13 @@ func TestUsableIdle(t *testing.T) {
 		if got := s.usableIdle(); got != c.want {
 			t.Errorf("%s: %d usable idle GPUs, want %d", c.name, got, c.want)
 		}
+	}
+}
+
+// The scheduler sees simulated waits and run times against its own clock.
+func TestAt(t *testing.T) {
+	wall := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	if got, want := at(wall, 7200, 1800).Time, wall.Add(-90*time.Minute); !got.Equal(want) {
+		t.Errorf("at(wall, 2h, 30m) = %s, want %s", got, want)
 	}
 }

@@ -277,13 +277,19 @@ func (s *sim) cycle(t float64) int {
 	wall := time.Now()
 	c := &simsched.Cluster{Nodes: s.nodes, RackHyperNodes: s.cfg.RackHyperNodes}
 	for _, i := range s.runningJobs() {
+		// And how long a pod has run through the kubelet's start time (the
+		// paddle plugin's reservation drains nodes with young pods first).
+		started := at(wall, t, s.res[i].Start)
+		for _, p := range s.pods[i] {
+			p.Status.StartTime = &started
+		}
 		c.Pods = append(c.Pods, s.pods[i]...)
 		c.PodGroups = append(c.PodGroups, s.groups[i])
 	}
 	for _, i := range s.pending {
 		// The scheduler sees how long a job has waited through its
 		// creation time (Volcano's job order, the paddle plugin's aging).
-		created := metav1.NewTime(wall.Add(-time.Duration((t - s.w.Jobs[i].Arrival) * float64(time.Second))))
+		created := at(wall, t, s.w.Jobs[i].Arrival)
 		for _, p := range s.pods[i] {
 			p.CreationTimestamp = created
 		}
@@ -321,6 +327,13 @@ func (s *sim) cycle(t float64) int {
 		s.start(i, t, resolved[s.w.Jobs[i].Name])
 	}
 	return len(started)
+}
+
+// at is the wall-clock reading of simulated time x in a cycle that runs at
+// simulated time t and wall time wall: the scheduler measures waits and run
+// times against its own clock.
+func at(wall time.Time, t, x float64) metav1.Time {
+	return metav1.NewTime(wall.Add(-time.Duration((t - x) * float64(time.Second))))
 }
 
 // runningJobs are the running jobs' indices in order, so that every cycle

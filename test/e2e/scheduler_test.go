@@ -59,19 +59,26 @@ func createBackground(t *testing.T, c *localcluster.Cluster, ns string) {
 	t.Helper()
 	for node, gpus := range background {
 		for i, g := range gpus {
-			res := corev1.ResourceList{
-				corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourceMemory: resource.MustParse("8Gi"),
-				"nvidia.com/gpu": *resource.NewQuantity(int64(g), resource.DecimalSI),
-			}
-			pod := &corev1.Pod{
-				ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("bg-%s-%d", node, i)},
-				Spec: corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{Name: "x", Image: "busy",
-					Resources: corev1.ResourceRequirements{Requests: res, Limits: res}}}},
-			}
-			if _, err := c.Kube.CoreV1().Pods(ns).Create(context.Background(), pod, metav1.CreateOptions{}); err != nil {
-				t.Fatal(err)
-			}
+			createBoundPod(t, c, ns, fmt.Sprintf("bg-%s-%d", node, i), node, g)
 		}
+	}
+}
+
+// createBoundPod creates a pod bound straight to a node (no scheduler),
+// holding gpus GPUs; KWOK runs it.
+func createBoundPod(t *testing.T, c *localcluster.Cluster, ns, name, node string, gpus int) {
+	t.Helper()
+	res := corev1.ResourceList{
+		corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourceMemory: resource.MustParse("8Gi"),
+		"nvidia.com/gpu": *resource.NewQuantity(int64(gpus), resource.DecimalSI),
+	}
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: corev1.PodSpec{NodeName: node, Containers: []corev1.Container{{Name: "x", Image: "busy",
+			Resources: corev1.ResourceRequirements{Requests: res, Limits: res}}}},
+	}
+	if _, err := c.Kube.CoreV1().Pods(ns).Create(context.Background(), pod, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"k8s.io/klog/v2"
+	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 	"volcano.sh/volcano/pkg/scheduler/api"
 	"volcano.sh/volcano/pkg/scheduler/framework"
 )
@@ -169,6 +170,20 @@ func (p *paddlePlugin) queueBlockers() map[api.QueueID]*api.JobInfo {
 	return p.blockers
 }
 
+// gangName is namespace/name of the Volcano Job a gang belongs to, as users
+// know it (the job controller names the PodGroup after the job and its
+// UID), else of its PodGroup.
+func gangName(job *api.JobInfo) string {
+	for _, t := range job.Tasks {
+		if t.Pod != nil {
+			if name := t.Pod.Labels[batch.JobNameKey]; name != "" {
+				return job.Namespace + "/" + name
+			}
+		}
+	}
+	return job.Namespace + "/" + job.Name
+}
+
 func (p *paddlePlugin) isPaddle(job *api.JobInfo) bool {
 	p.state.mu.Lock()
 	defer p.state.mu.Unlock()
@@ -189,8 +204,8 @@ func (p *paddlePlugin) jobValidFn(obj interface{}) *api.ValidateResult {
 		return nil
 	}
 	if b := p.blocker(job.Queue); b != nil && b.UID != job.UID && job.Priority <= b.Priority && !p.starving(job) && p.guarded(job) {
-		msg := fmt.Sprintf("paddle: held back behind gang %s/%s, which has waited %s (over %s) and does not fit yet; jobs of queue %s wait until it is placed",
-			b.Namespace, b.Name, now().Sub(b.CreationTimestamp.Time).Round(time.Second), p.args.StarvationAfter, job.Queue)
+		msg := fmt.Sprintf("paddle: held back behind gang %s, which has waited %s (over %s) and does not fit yet; jobs of queue %s wait until it is placed",
+			gangName(b), now().Sub(b.CreationTimestamp.Time).Round(time.Second), p.args.StarvationAfter, job.Queue)
 		job.JobFitErrors = msg
 		return &api.ValidateResult{Pass: false, Reason: ReasonHeldForStarvingGang, Message: msg}
 	}

@@ -206,10 +206,7 @@ func TestStarvationGuard(t *testing.T) {
 			case !slices.Contains(tc.want.smallOn, on):
 				t.Errorf("small job placed on %q, want one of %v", on, tc.want.smallOn)
 			}
-			book.mu.Lock()
-			got := book.nodes["ns/big"]
-			book.mu.Unlock()
-			if !slices.Equal(got, tc.want.reserved) {
+			if got := bookedNodes("ns/big"); !slices.Equal(got, tc.want.reserved) {
 				t.Errorf("reserved %v, want %v", got, tc.want.reserved)
 			}
 		})
@@ -217,8 +214,10 @@ func TestStarvationGuard(t *testing.T) {
 }
 
 // The reserved nodes stay the gang's from one session to the next while no
-// other plan has fewer GPUs still busy (that is what bounds its wait); the
-// gang moves to such a plan, and is placed once its nodes have drained.
+// other plan is expected to drain sooner; the gang moves to such a plan,
+// and is placed once its nodes have drained. The fillers here carry no
+// start time, so they count as equally old and the plan with fewer GPUs
+// still busy drains sooner (reservation_test.go covers pod ages).
 func TestReservationHoldsUntilPlaced(t *testing.T) {
 	resetBook(t)
 	build := func(fillers ...*v1.Pod) cluster {
@@ -231,11 +230,7 @@ func TestReservationHoldsUntilPlaced(t *testing.T) {
 		return c
 	}
 	tiers, cfgs := paddleTiers(t)
-	reserved := func() []string {
-		book.mu.Lock()
-		defer book.mu.Unlock()
-		return book.nodes["ns/big"]
-	}
+	reserved := func() []string { return bookedNodes("ns/big") }
 	// n1 and n2 partly used, n0 full: the gang reserves n1 and n2 (6 GPUs
 	// still busy). No task fits anywhere, so no predicate runs: the
 	// reservation is planned when the session opens.
@@ -264,13 +259,23 @@ func TestReservationHoldsUntilPlaced(t *testing.T) {
 	}
 }
 
+// bookedNodes are the nodes a gang holds in the reservation book.
+func bookedNodes(job api.JobID) []string {
+	book.mu.Lock()
+	defer book.mu.Unlock()
+	if b := book.plans[job]; b != nil {
+		return b.nodes
+	}
+	return nil
+}
+
 // resetBook empties the reservation book, which outlives sessions, before
 // and after a test, so no test sees another's reservations.
 func resetBook(t *testing.T) {
 	clear := func() {
 		book.mu.Lock()
 		defer book.mu.Unlock()
-		book.nodes = map[api.JobID][]string{}
+		book.plans = map[api.JobID]*booked{}
 	}
 	clear()
 	t.Cleanup(clear)

@@ -1,8 +1,10 @@
 package paddle
 
 import (
+	"math"
 	"sort"
 	"sync"
+	"time"
 
 	"k8s.io/klog/v2"
 	"volcano.sh/volcano/pkg/scheduler/api"
@@ -14,17 +16,30 @@ import (
 // a starving gang and the task would take part of them.
 const ReasonReservedForStarvingGang = "PaddleReservedForStarvingGang"
 
-// book keeps each starving gang's reserved nodes from one session to the
+// book keeps each starving gang's reservation from one session to the
 // next (a plugin value lives for one session, Volcano's
-// framework.OpenSession builds it anew). Keeping nodes is what bounds the
-// wait: they only drain, and the gang moves only to nodes with fewer GPUs
-// still busy, so it starts at the latest once the pods running on its
-// first nodes when it was reserved have ended.
-var book = &reservationBook{nodes: map[api.JobID][]string{}}
+// framework.OpenSession builds it anew).
+var book = &reservationBook{plans: map[api.JobID]*booked{}}
 
 type reservationBook struct {
 	mu    sync.Mutex
-	nodes map[api.JobID][]string
+	plans map[api.JobID]*booked
+}
+
+// booked is a gang's reservation across sessions: its nodes, and how long
+// the gang had waited when it first reserved. The gang then waits at most
+// until the pods running at that moment have ended: every plan it holds,
+// now and later, must have room for it once those pods are gone (see
+// admissible). The moment is kept as a wait, not a clock reading, so it
+// follows the gang's creation time (the trace replay re-bases both).
+type booked struct {
+	nodes  []string
+	waited time.Duration
+}
+
+// since is the moment the gang first reserved.
+func (b *booked) since(job *api.JobInfo) time.Time {
+	return job.CreationTimestamp.Add(b.waited)
 }
 
 // reservation is a starving gang's claim for one session: per reserved
@@ -67,10 +82,10 @@ func markedPaddle(job *api.JobInfo) bool {
 
 // reservations computes, once per session, the nodes each queue's blocker
 // (its oldest starving guarded gang that does not fit now) reserves: those
-// it planned on in an earlier session while they can still take its
-// missing pods and no other plan (chooseNodes) has fewer GPUs still busy,
-// else the new plan. Older gangs plan first; a younger one plans on what
-// they left.
+// of its booked plan while they can still take its missing pods and no
+// other admissible plan is expected to drain sooner (see planCost), else
+// the best admissible new plan. Older gangs plan first; a younger one
+// plans on what they left.
 func (p *paddlePlugin) reservations() *sessionReservations {
 	p.reserveOnce.Do(func() {
 		rs := &sessionReservations{byNode: map[string][]*reservation{}}
@@ -94,54 +109,76 @@ func (p *paddlePlugin) reservations() *sessionReservations {
 		for _, j := range gangs {
 			keep[j.UID] = true
 		}
-		for id := range book.nodes {
+		for id := range book.plans {
 			if !keep[id] {
-				delete(book.nodes, id)
+				delete(book.plans, id)
 			}
 		}
-		taken := map[string]*api.Resource{}
-		var byIdle []*api.NodeInfo
-		if len(gangs) > 0 {
-			byIdle = p.nodesByIdle()
-		}
+		pl := &planner{p: p, now: now(), taken: map[string]*api.Resource{}, drains: map[string]*nodeDrain{}}
 		for _, j := range gangs {
 			// blocker computed the gang's fit, its missing pods included.
 			pods := p.fit(j).missing
 			if len(pods) == 0 {
 				continue
 			}
-			// The kept plan is replaced only by one with fewer GPUs still
-			// busy (see book); one with none busy cannot be beaten.
-			kept := book.nodes[j.UID]
-			need, ok := p.planOn(p.nodesNamed(kept), pods, taken)
-			busy := -1 // no kept plan
-			if ok {
-				busy = stillBusy(need, p.ssn.Nodes)
-			}
-			if busy != 0 {
-				if nodes, fresh, freshOK := p.chooseNodes(byIdle, pods, taken); freshOK && (busy < 0 || stillBusy(fresh, p.ssn.Nodes) < busy) {
-					need, ok = fresh, true
-					book.nodes[j.UID] = nodes
-					klog.V(3).InfoS("Reserving nodes for starving Paddle gang", "job", klog.KRef(j.Namespace, j.Name), "nodes", nodes, "previous", kept)
-				}
-			}
+			need, ok := pl.replan(j, pods)
 			if !ok {
 				klog.V(3).InfoS("Starving Paddle gang cannot be planned even on allocatable resources; no reservation", "job", klog.KRef(j.Namespace, j.Name))
-				delete(book.nodes, j.UID)
+				delete(book.plans, j.UID)
 				continue
 			}
 			r := &reservation{job: j, need: need}
 			rs.list = append(rs.list, r)
 			for n, res := range need {
 				rs.byNode[n] = append(rs.byNode[n], r)
-				if taken[n] == nil {
-					taken[n] = api.EmptyResource()
+				if pl.taken[n] == nil {
+					pl.taken[n] = api.EmptyResource()
 				}
-				taken[n].Add(res)
+				pl.taken[n].Add(res)
 			}
 		}
 	})
 	return p.reserved
+}
+
+// replan returns what gang j reserves this session and updates its book
+// entry. The booked plan is kept unless a new admissible plan is expected
+// to drain sooner; one with nothing left to drain cannot be beaten. When
+// the booked plan can no longer hold the gang (a node is gone, or a job
+// the guard does not cover took its room) and no plan is admissible, the
+// gang reserves afresh and its bound starts again.
+func (pl *planner) replan(j *api.JobInfo, pods []*api.TaskInfo) (map[string]*api.Resource, bool) {
+	b := book.plans[j.UID]
+	if b == nil {
+		b = &booked{waited: pl.now.Sub(j.CreationTimestamp.Time)}
+	}
+	since := b.since(j)
+	var need map[string]*api.Resource
+	var cost planCost
+	kept := false
+	if b.nodes != nil {
+		if n, ok := pl.p.planOn(pl.p.nodesNamed(b.nodes), pods, pl.taken); ok && pl.admissible(n, since) {
+			need, cost, kept = n, pl.cost(n), true
+		}
+	}
+	if !kept || cost != (planCost{}) {
+		nodes, fresh, ok := pl.choose(pods, since)
+		if !ok && !kept {
+			b.waited = pl.now.Sub(j.CreationTimestamp.Time)
+			since = b.since(j)
+			nodes, fresh, ok = pl.choose(pods, since)
+		}
+		if ok && (!kept || pl.cost(fresh).less(cost)) {
+			klog.V(3).InfoS("Reserving nodes for starving Paddle gang", "job", klog.KRef(j.Namespace, j.Name), "nodes", nodes, "previous", b.nodes, "reservedFor", pl.now.Sub(since).Round(time.Second))
+			need, kept = fresh, true
+			b.nodes = nodes
+		}
+	}
+	if !kept {
+		return nil, false
+	}
+	book.plans[j.UID] = b
+	return need, true
 }
 
 func olderJob(a, b *api.JobInfo) bool {
@@ -204,34 +241,207 @@ func (p *paddlePlugin) planOn(nodes []*api.NodeInfo, pods []*api.TaskInfo, taken
 	return need, true
 }
 
-// nodesByIdle is the session's nodes in the order chooseNodes tries them:
-// most idle GPUs first, then most idle CPU, then by name.
-func (p *paddlePlugin) nodesByIdle() []*api.NodeInfo {
-	nodes := append([]*api.NodeInfo(nil), p.ssn.NodeList...)
-	sort.SliceStable(nodes, func(a, b int) bool {
-		ga, gb := gpusOf(nodes[a].Idle), gpusOf(nodes[b].Idle)
-		if ga != gb {
-			return ga > gb
-		}
-		if nodes[a].Idle.MilliCPU != nodes[b].Idle.MilliCPU {
-			return nodes[a].Idle.MilliCPU > nodes[b].Idle.MilliCPU
-		}
-		return nodes[a].Name < nodes[b].Name
-	})
-	return nodes
+// planner chooses the session's reservations: what older gangs took, and
+// each node's running GPU pods, computed once.
+type planner struct {
+	p      *paddlePlugin
+	now    time.Time
+	taken  map[string]*api.Resource
+	drains map[string]*nodeDrain
 }
 
-// chooseNodes picks the nodes a starving gang reserves: within one rack
-// when a rack can hold it (ring traffic stays under one switch), the rack
-// whose chosen nodes have the least of the gang's share still in use
-// (they drain first); otherwise across the cluster. Nodes are tried in
-// nodesByIdle order, so the plan takes what is already free before what
-// is still running.
-func (p *paddlePlugin) chooseNodes(nodes []*api.NodeInfo, pods []*api.TaskInfo, taken map[string]*api.Resource) ([]string, map[string]*api.Resource, bool) {
+// nodeDrain is a node's GPU use: its idle GPUs and the pods holding the
+// others, youngest first.
+type nodeDrain struct {
+	idle int
+	pods []gpuPod
+}
+
+type gpuPod struct {
+	start time.Time
+	gpus  int
+	// leaving: the pod is being deleted (Volcano's Releasing status).
+	leaving bool
+}
+
+// drain is node n's GPU use, computed once per session.
+func (pl *planner) drain(n *api.NodeInfo) *nodeDrain {
+	if d, ok := pl.drains[n.Name]; ok {
+		return d
+	}
+	d := &nodeDrain{idle: gpusOf(n.Idle)}
+	for _, t := range n.Tasks {
+		g := gpusOf(t.Resreq)
+		if g == 0 || t.Status == api.Pending || t.Status == api.Pipelined {
+			continue
+		}
+		d.pods = append(d.pods, gpuPod{start: taskStart(t, pl.now), gpus: g, leaving: t.Status == api.Releasing})
+	}
+	sort.Slice(d.pods, func(a, b int) bool {
+		pa, pb := d.pods[a], d.pods[b]
+		if pa.leaving != pb.leaving {
+			return pa.leaving
+		}
+		return pa.start.After(pb.start)
+	})
+	pl.drains[n.Name] = d
+	return d
+}
+
+// taskStart is when a task began to hold its node's resources: the
+// kubelet's Status.StartTime, else the pod's creation; a task placed but
+// not started yet starts now.
+func taskStart(t *api.TaskInfo, now time.Time) time.Time {
+	switch t.Status {
+	case api.Allocated, api.Binding, api.Bound:
+		return now
+	}
+	if t.Pod == nil {
+		return now
+	}
+	if st := t.Pod.Status.StartTime; st != nil {
+		return st.Time
+	}
+	return t.Pod.CreationTimestamp.Time
+}
+
+// neverDrains is the drain age of a node that cannot free enough GPUs.
+const neverDrains = time.Duration(math.MaxInt64)
+
+// drainAge is how long the youngest pods whose end gives node n gpus free
+// GPUs (on top of what older reservations keep there) have run: the
+// oldest of them. Run times of training jobs are heavy-tailed, so the
+// longer a pod has run the longer it is likely to run on (the Philly
+// trace: pods that have run 10 minutes have a median of half an hour
+// left, pods that have run 4 hours eleven hours; Tiresias, NSDI'19, orders
+// jobs by attained service for this reason). A younger drain age is
+// expected to drain sooner.
+func (pl *planner) drainAge(n *api.NodeInfo, gpus int) (time.Duration, int) {
+	d := pl.drain(n)
+	deficit := gpus + gpusOf(pl.taken[n.Name]) - d.idle
+	if deficit <= 0 {
+		return 0, 0
+	}
+	busy := deficit
+	var age time.Duration
+	for _, pod := range d.pods {
+		if !pod.leaving {
+			age = max(age, pl.now.Sub(pod.start))
+		}
+		if deficit -= pod.gpus; deficit <= 0 {
+			return age, busy
+		}
+	}
+	return neverDrains, busy
+}
+
+// planCost is what a plan waits for: the drain age of its slowest node,
+// then the GPUs still busy.
+type planCost struct {
+	age  time.Duration
+	busy int
+}
+
+func (a planCost) less(b planCost) bool {
+	if a.age != b.age {
+		return a.age < b.age
+	}
+	return a.busy < b.busy
+}
+
+func (pl *planner) cost(need map[string]*api.Resource) planCost {
+	var c planCost
+	for n, r := range need {
+		age, busy := pl.drainAge(pl.p.ssn.Nodes[n], gpusOf(r))
+		c.age = max(c.age, age)
+		c.busy += busy
+	}
+	return c
+}
+
+// admissible: the plan has room for the gang once every pod running at
+// since has ended. On each node the gang's GPUs are free already, or fit
+// beside what older reservations keep and the pods started after since.
+// A reserved node's share is kept off limits, so the booked plan stays
+// admissible; a move to an admissible plan keeps the bound.
+func (pl *planner) admissible(need map[string]*api.Resource, since time.Time) bool {
+	for name, r := range need {
+		n := pl.p.ssn.Nodes[name]
+		d := pl.drain(n)
+		g, taken := gpusOf(r), gpusOf(pl.taken[name])
+		if g+taken <= d.idle {
+			continue
+		}
+		later := 0
+		for _, pod := range d.pods {
+			if !pod.leaving && pod.start.After(since) {
+				later += pod.gpus
+			}
+		}
+		if g+taken+later > gpusOf(n.Allocatable) {
+			return false
+		}
+	}
+	return true
+}
+
+// order is the session's nodes in the order a plan for pods tries them:
+// those expected to drain first for as many of the gang's GPU pods as they
+// hold (drainAge), then most idle GPUs, most idle CPU, by name.
+func (pl *planner) order(pods []*api.TaskInfo) []*api.NodeInfo {
+	size, total := 0, 0
+	for _, t := range pods {
+		g := gpusOf(t.InitResreq)
+		size, total = max(size, g), total+g
+	}
+	type keyed struct {
+		n   *api.NodeInfo
+		age time.Duration
+	}
+	nodes := make([]keyed, 0, len(pl.p.ssn.NodeList))
+	for _, n := range pl.p.ssn.NodeList {
+		k := keyed{n: n}
+		if size > 0 {
+			room := max(0, gpusOf(n.Allocatable)-gpusOf(pl.taken[n.Name]))
+			if hold := min(room, total) / size * size; hold > 0 {
+				k.age, _ = pl.drainAge(n, hold)
+			} else {
+				k.age = neverDrains
+			}
+		}
+		nodes = append(nodes, k)
+	}
+	sort.SliceStable(nodes, func(a, b int) bool {
+		na, nb := nodes[a].n, nodes[b].n
+		if nodes[a].age != nodes[b].age {
+			return nodes[a].age < nodes[b].age
+		}
+		if ga, gb := gpusOf(na.Idle), gpusOf(nb.Idle); ga != gb {
+			return ga > gb
+		}
+		if na.Idle.MilliCPU != nb.Idle.MilliCPU {
+			return na.Idle.MilliCPU > nb.Idle.MilliCPU
+		}
+		return na.Name < nb.Name
+	})
+	out := make([]*api.NodeInfo, len(nodes))
+	for i, k := range nodes {
+		out[i] = k.n
+	}
+	return out
+}
+
+// choose picks the nodes a starving gang reserves among admissible plans:
+// within one rack when a rack can hold it (ring traffic stays under one
+// switch), the rack whose plan is expected to drain first (planCost);
+// otherwise across the cluster. Nodes are tried in order, so a plan takes
+// what drains first.
+func (pl *planner) choose(pods []*api.TaskInfo, since time.Time) ([]string, map[string]*api.Resource, bool) {
+	nodes := pl.order(pods)
 	byRack := map[string][]*api.NodeInfo{}
 	var racks []string
 	for _, n := range nodes {
-		rack := p.state.places[n.Name].rack
+		rack := pl.p.state.places[n.Name].rack
 		if rack == "" {
 			continue
 		}
@@ -242,21 +452,22 @@ func (p *paddlePlugin) chooseNodes(nodes []*api.NodeInfo, pods []*api.TaskInfo, 
 	}
 	sort.Strings(racks)
 	var best map[string]*api.Resource
-	bestBusy := -1
+	var bestCost planCost
 	for _, rack := range racks {
-		need, ok := p.planOn(byRack[rack], pods, taken)
-		if !ok {
+		need, ok := pl.p.planOn(byRack[rack], pods, pl.taken)
+		if !ok || !pl.admissible(need, since) {
 			continue
 		}
-		if busy := stillBusy(need, p.ssn.Nodes); bestBusy < 0 || busy < bestBusy {
-			best, bestBusy = need, busy
+		if c := pl.cost(need); best == nil || c.less(bestCost) {
+			best, bestCost = need, c
 		}
 	}
 	if best == nil {
-		var ok bool
-		if best, ok = p.planOn(nodes, pods, taken); !ok {
+		need, ok := pl.p.planOn(nodes, pods, pl.taken)
+		if !ok || !pl.admissible(need, since) {
 			return nil, nil, false
 		}
+		best = need
 	}
 	names := make([]string, 0, len(best))
 	for _, n := range nodes {
@@ -265,15 +476,6 @@ func (p *paddlePlugin) chooseNodes(nodes []*api.NodeInfo, pods []*api.TaskInfo, 
 		}
 	}
 	return names, best, true
-}
-
-// stillBusy is how many of the GPUs a plan needs are in use now.
-func stillBusy(need map[string]*api.Resource, nodes map[string]*api.NodeInfo) int {
-	busy := 0
-	for n, r := range need {
-		busy += max(0, gpusOf(r)-gpusOf(nodes[n].Idle))
-	}
-	return busy
 }
 
 // subjectTo: job must leave r's share alone. Jobs of r's queue with no
@@ -315,5 +517,5 @@ func (p *paddlePlugin) reservationPredicate(task *api.TaskInfo, node *api.NodeIn
 	if after.LessEqual(node.Idle, api.Zero) {
 		return nil
 	}
-	return api.NewFitError(task, node, ReasonReservedForStarvingGang+": reserved for starving gang "+holder.Namespace+"/"+holder.Name)
+	return api.NewFitError(task, node, ReasonReservedForStarvingGang+": reserved for starving gang "+gangName(holder))
 }

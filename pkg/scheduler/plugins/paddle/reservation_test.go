@@ -1,0 +1,110 @@
+package paddle
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	schedulingv1 "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
+
+	"github.com/volcano-paddle/volcano-paddle/pkg/paddleapi"
+)
+
+// startedAt marks a running pod as started by the kubelet at t.
+func startedAt(p *v1.Pod, t time.Time) *v1.Pod {
+	st := metav1.NewTime(t)
+	p.Status.StartTime = &st
+	return p
+}
+
+// setClock makes the plugin's clock read t until the test ends.
+func setClock(t *testing.T, at time.Time) {
+	old := now
+	now = func() time.Time { return at }
+	t.Cleanup(func() { now = old })
+}
+
+// wholeNodeGang is a starving collective gang of one 8-GPU trainer, and
+// two 8-GPU nodes of one rack with the given running pods.
+func wholeNodeGang(created time.Time, running ...*v1.Pod) cluster {
+	c := cluster{nodes: []*v1.Node{gpuNode("n0", "rack0"), gpuNode("n1", "rack0")}}
+	c.pods = append(c.pods, running...)
+	c.pods = append(c.pods, paddlePod("big", "trainer", 0, paddleapi.RoleTrainer, paddleapi.ModeCollective, "", "1", 8))
+	c.groups = []*schedulingv1.PodGroup{group("big", 1, created), group("fillers", 0, created)}
+	return c
+}
+
+// A starving gang reserves the node expected to drain first: where the
+// pods it waits for have run for the shortest time (run times are
+// heavy-tailed), with equal GPUs still busy.
+func TestReservationPrefersYoungPods(t *testing.T) {
+	t0 := time.Now()
+	cases := []struct {
+		name   string
+		n0, n1 time.Duration // how long the 4-GPU pod on each node has run
+		want   []string
+	}{
+		{name: "n1's pod started last", n0: 5 * time.Hour, n1: 10 * time.Minute, want: []string{"n1"}},
+		{name: "n0's pod started last", n0: 10 * time.Minute, n1: 5 * time.Hour, want: []string{"n0"}},
+		{name: "equal ages: by name", n0: time.Hour, n1: time.Hour, want: []string{"n0"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			resetBook(t)
+			setClock(t, t0)
+			c := wholeNodeGang(t0.Add(-starvingAge),
+				startedAt(filler("a", "n0", "1", 4), t0.Add(-tc.n0)), startedAt(filler("b", "n1", "1", 4), t0.Add(-tc.n1)))
+			tiers, cfgs := paddleTiers(t)
+			allocateOnce(t, tiers, cfgs, c, nil)
+			if got := bookedNodes("ns/big"); !slices.Equal(got, tc.want) {
+				t.Errorf("reserved %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+// The bound: a reservation moves only to plans that have room for the gang
+// once the pods running when it first reserved have ended. A pod started
+// later, however young, may run for days; a plan waiting for it is not
+// taken. A plan waiting only for older pods that are expected to drain
+// sooner is.
+func TestReservationMovesOnlyWithinItsBound(t *testing.T) {
+	resetBook(t)
+	t0 := time.Now()
+	created := t0.Add(-starvingAge)
+	tiers, cfgs := paddleTiers(t)
+	step := func(at time.Time, running ...*v1.Pod) result {
+		setClock(t, at)
+		return allocateOnce(t, tiers, cfgs, wholeNodeGang(created, running...), nil)
+	}
+	// t0: n0 waits for a pod that has run 6 h (and one of 10 min), n1 for
+	// one of 3 h: the gang reserves n1.
+	old := startedAt(filler("old", "n0", "1", 4), t0.Add(-6*time.Hour))
+	young := startedAt(filler("young", "n0", "1", 4), t0.Add(-10*time.Minute))
+	mid := startedAt(filler("mid", "n1", "1", 4), t0.Add(-3*time.Hour))
+	step(t0, old, young, mid)
+	if got := bookedNodes("ns/big"); !slices.Equal(got, []string{"n1"}) {
+		t.Fatalf("reserved %v, want [n1]", got)
+	}
+	// t0+1h: n0's 6-hour pod ended and a new one started there at t0+30m.
+	// n0 would wait for pods younger than n1's, but one of them started
+	// after the gang reserved: the reservation stays.
+	later := startedAt(filler("later", "n0", "1", 4), t0.Add(30*time.Minute))
+	step(t0.Add(time.Hour), young, later, mid)
+	if got := bookedNodes("ns/big"); !slices.Equal(got, []string{"n1"}) {
+		t.Fatalf("reservation moved to %v, waiting for a pod started after it reserved", got)
+	}
+	// t0+2h: the later pod ended too; n0 waits only for the 10-minute pod
+	// (now 2h10m old), n1 for its 3-hour pod (now 5 h): the gang moves.
+	step(t0.Add(2*time.Hour), young, mid)
+	if got := bookedNodes("ns/big"); !slices.Equal(got, []string{"n0"}) {
+		t.Fatalf("reserved %v, want [n0] (drains sooner, within the bound)", got)
+	}
+	// t0+3h: n0 drained: the gang starts there.
+	r := step(t0.Add(3*time.Hour), mid)
+	if n := r.placed["big-trainer-0"]; n != "n0" {
+		t.Errorf("big-trainer-0 placed on %q, want n0: %v", n, r.placed)
+	}
+}
