@@ -163,7 +163,7 @@ func (pl *planner) replan(j *api.JobInfo, pods []*api.TaskInfo) (map[string]*api
 	}
 	if !kept || cost != (planCost{}) {
 		nodes, fresh, ok := pl.choose(pods, since)
-		if !ok && !kept {
+		if !ok && !kept && b.nodes != nil {
 			b.waited = pl.now.Sub(j.CreationTimestamp.Time)
 			since = b.since(j)
 			nodes, fresh, ok = pl.choose(pods, since)
