@@ -96,15 +96,27 @@ func (p *paddlePlugin) reservations() *sessionReservations {
 		// starving gang to reserve, a saturated queue (where every job waits
 		// past the threshold) would turn most free GPUs into reservations
 		// for gangs that could not use them yet.
+		book.mu.Lock()
+		defer book.mu.Unlock()
 		var gangs []*api.JobInfo
 		if p.args.StarvationGuard == GuardReserve {
+			blocking := map[api.JobID]bool{}
 			for _, b := range p.queueBlockers() {
 				gangs = append(gangs, b)
+				blocking[b.UID] = true
+			}
+			// A gang keeps its reservation while it starves, also in a
+			// session where it is not its queue's blocker because it fits
+			// on free resources by the estimate yet was not placed (its
+			// queue over its share, say): dropping it would give its freed
+			// GPUs away and restart its bound.
+			for id := range book.plans {
+				if j, ok := p.ssn.Jobs[id]; ok && !blocking[id] && p.starving(j) && p.fit(j).feasible {
+					gangs = append(gangs, j)
+				}
 			}
 		}
 		sort.Slice(gangs, func(a, b int) bool { return olderJob(gangs[a], gangs[b]) })
-		book.mu.Lock()
-		defer book.mu.Unlock()
 		keep := make(map[api.JobID]bool, len(gangs))
 		for _, j := range gangs {
 			keep[j.UID] = true
@@ -242,7 +254,7 @@ func (p *paddlePlugin) planOn(nodes []*api.NodeInfo, pods []*api.TaskInfo, taken
 }
 
 // planner chooses the session's reservations: what older gangs took, and
-// each node's running GPU pods, computed once.
+// each node's running pods, computed once.
 type planner struct {
 	p      *paddlePlugin
 	now    time.Time
@@ -250,34 +262,33 @@ type planner struct {
 	drains map[string]*nodeDrain
 }
 
-// nodeDrain is a node's GPU use: its idle GPUs and the pods holding the
-// others, youngest first.
+// nodeDrain is a node's use: its idle resources and the pods holding the
+// rest, youngest first.
 type nodeDrain struct {
-	idle int
-	pods []gpuPod
+	idle *api.Resource
+	pods []runningPod
 }
 
-type gpuPod struct {
+type runningPod struct {
 	start time.Time
-	gpus  int
+	req   *api.Resource
 	// leaving: the pod is being deleted (Volcano's Releasing status).
 	leaving bool
 }
 
-// drain is node n's GPU use, computed once per session.
+// drain is node n's use, computed once per session.
 func (pl *planner) drain(n *api.NodeInfo) *nodeDrain {
 	if d, ok := pl.drains[n.Name]; ok {
 		return d
 	}
-	d := &nodeDrain{idle: gpusOf(n.Idle)}
+	d := &nodeDrain{idle: n.Idle.Clone()}
 	for _, t := range n.Tasks {
-		g := gpusOf(t.Resreq)
-		if g == 0 || t.Status == api.Pending || t.Status == api.Pipelined {
+		if t.Status == api.Pending || t.Status == api.Pipelined {
 			continue
 		}
-		d.pods = append(d.pods, gpuPod{start: taskStart(t, pl.now), gpus: g, leaving: t.Status == api.Releasing})
+		d.pods = append(d.pods, runningPod{start: taskStart(t, pl.now), req: t.Resreq, leaving: t.Status == api.Releasing})
 	}
-	sort.Slice(d.pods, func(a, b int) bool {
+	sort.SliceStable(d.pods, func(a, b int) bool {
 		pa, pb := d.pods[a], d.pods[b]
 		if pa.leaving != pb.leaving {
 			return pa.leaving
@@ -305,32 +316,37 @@ func taskStart(t *api.TaskInfo, now time.Time) time.Time {
 	return t.Pod.CreationTimestamp.Time
 }
 
-// neverDrains is the drain age of a node that cannot free enough GPUs.
+// neverDrains is the drain age of a node that cannot free enough.
 const neverDrains = time.Duration(math.MaxInt64)
 
-// drainAge is how long the youngest pods whose end gives node n gpus free
-// GPUs (on top of what older reservations keep there) have run: the
+// drainAge is how long the youngest pods whose end leaves want free on
+// node n (on top of what older reservations keep there) have run: the
 // oldest of them. Run times of training jobs are heavy-tailed, so the
 // longer a pod has run the longer it is likely to run on (the Philly
 // trace: pods that have run 10 minutes have a median of half an hour
 // left, pods that have run 4 hours eleven hours; Tiresias, NSDI'19, orders
 // jobs by attained service for this reason). A younger drain age is
-// expected to drain sooner.
-func (pl *planner) drainAge(n *api.NodeInfo, gpus int) (time.Duration, int) {
+// expected to drain sooner. busy is the GPUs still in use of those
+// wanted.
+func (pl *planner) drainAge(n *api.NodeInfo, want *api.Resource) (age time.Duration, busy int) {
 	d := pl.drain(n)
-	deficit := gpus + gpusOf(pl.taken[n.Name]) - d.idle
-	if deficit <= 0 {
-		return 0, 0
+	want = want.Clone()
+	if t := pl.taken[n.Name]; t != nil {
+		want.Add(t)
 	}
-	busy := deficit
-	var age time.Duration
+	busy = max(0, gpusOf(want)-gpusOf(d.idle))
+	free := d.idle.Clone()
 	for _, pod := range d.pods {
+		if want.LessEqual(free, api.Zero) {
+			return age, busy
+		}
 		if !pod.leaving {
 			age = max(age, pl.now.Sub(pod.start))
 		}
-		if deficit -= pod.gpus; deficit <= 0 {
-			return age, busy
-		}
+		free.Add(pod.req)
+	}
+	if want.LessEqual(free, api.Zero) {
+		return age, busy
 	}
 	return neverDrains, busy
 }
@@ -352,7 +368,7 @@ func (a planCost) less(b planCost) bool {
 func (pl *planner) cost(need map[string]*api.Resource) planCost {
 	var c planCost
 	for n, r := range need {
-		age, busy := pl.drainAge(pl.p.ssn.Nodes[n], gpusOf(r))
+		age, busy := pl.drainAge(pl.p.ssn.Nodes[n], r)
 		c.age = max(c.age, age)
 		c.busy += busy
 	}
@@ -360,25 +376,27 @@ func (pl *planner) cost(need map[string]*api.Resource) planCost {
 }
 
 // admissible: the plan has room for the gang once every pod running at
-// since has ended. On each node the gang's GPUs are free already, or fit
-// beside what older reservations keep and the pods started after since.
-// A reserved node's share is kept off limits, so the booked plan stays
-// admissible; a move to an admissible plan keeps the bound.
+// since has ended. On each node what the gang needs is free already, or
+// fits beside what older reservations keep and the pods started after
+// since. A reserved node's share is kept off limits, so the booked plan
+// stays admissible; a move to an admissible plan keeps the bound.
 func (pl *planner) admissible(need map[string]*api.Resource, since time.Time) bool {
 	for name, r := range need {
 		n := pl.p.ssn.Nodes[name]
 		d := pl.drain(n)
-		g, taken := gpusOf(r), gpusOf(pl.taken[name])
-		if g+taken <= d.idle {
+		want := r.Clone()
+		if t := pl.taken[name]; t != nil {
+			want.Add(t)
+		}
+		if want.LessEqual(d.idle, api.Zero) {
 			continue
 		}
-		later := 0
 		for _, pod := range d.pods {
 			if !pod.leaving && pod.start.After(since) {
-				later += pod.gpus
+				want.Add(pod.req)
 			}
 		}
-		if g+taken+later > gpusOf(n.Allocatable) {
+		if !want.LessEqual(n.Allocatable, api.Zero) {
 			return false
 		}
 	}
@@ -386,13 +404,16 @@ func (pl *planner) admissible(need map[string]*api.Resource, since time.Time) bo
 }
 
 // order is the session's nodes in the order a plan for pods tries them:
-// those expected to drain first for as many of the gang's GPU pods as they
-// hold (drainAge), then most idle GPUs, most idle CPU, by name.
+// those expected to drain first (drainAge) for as many of the gang's
+// largest pods as their room holds, then most idle GPUs, most idle CPU, by
+// name.
 func (pl *planner) order(pods []*api.TaskInfo) []*api.NodeInfo {
-	size, total := 0, 0
+	var unit *api.Resource
+	size := 0
 	for _, t := range pods {
-		g := gpusOf(t.InitResreq)
-		size, total = max(size, g), total+g
+		if g := gpusOf(t.InitResreq); unit == nil || g > size {
+			unit, size = t.InitResreq, g
+		}
 	}
 	type keyed struct {
 		n   *api.NodeInfo
@@ -401,13 +422,15 @@ func (pl *planner) order(pods []*api.TaskInfo) []*api.NodeInfo {
 	nodes := make([]keyed, 0, len(pl.p.ssn.NodeList))
 	for _, n := range pl.p.ssn.NodeList {
 		k := keyed{n: n}
+		count := 1
 		if size > 0 {
 			room := max(0, gpusOf(n.Allocatable)-gpusOf(pl.taken[n.Name]))
-			if hold := min(room, total) / size * size; hold > 0 {
-				k.age, _ = pl.drainAge(n, hold)
-			} else {
-				k.age = neverDrains
-			}
+			count = min(room/size, len(pods))
+		}
+		if count == 0 || unit == nil {
+			k.age = neverDrains
+		} else {
+			k.age, _ = pl.drainAge(n, unit.Clone().Multi(float64(count)))
 		}
 		nodes = append(nodes, k)
 	}
@@ -489,10 +512,10 @@ func (p *paddlePlugin) subjectTo(job *api.JobInfo, r *reservation) bool {
 }
 
 // reservationPredicate keeps tasks off the part of a reserved node that a
-// starving gang needs: a task may use the node only if what stays free
-// after it still covers every reservation it is subject to. Everything
-// else (other nodes, reserved nodes' spare room) stays usable, so no GPU a
-// waiting job could use without delaying the gang is left idle.
+// starving gang needs: a task may use the node only if, for every resource
+// it asks for, what stays free after it still covers the reservations it
+// is subject to (takesFrom). Everything else (other nodes, reserved nodes'
+// spare room, resources the task does not ask for) stays usable.
 func (p *paddlePlugin) reservationPredicate(task *api.TaskInfo, node *api.NodeInfo) error {
 	// Computed in every mode: it also forgets the reservations of gangs
 	// that are no longer starving (or of a guard switched off).
@@ -509,13 +532,27 @@ func (p *paddlePlugin) reservationPredicate(task *api.TaskInfo, node *api.NodeIn
 			holder = r.job
 		}
 	}
-	if holder == nil {
-		return nil
-	}
-	after := keep.Clone()
-	after.Add(task.InitResreq)
-	if after.LessEqual(node.Idle, api.Zero) {
+	if holder == nil || !takesFrom(task.InitResreq, node.Idle, keep) {
 		return nil
 	}
 	return api.NewFitError(task, node, ReasonReservedForStarvingGang+": reserved for starving gang "+gangName(holder))
+}
+
+// takesFrom: a request takes from what a node must keep, because for some
+// resource it asks for, less than keep would stay idle after it. Only the
+// resources it asks for count: a pserver asking for CPU alone may use a
+// node whose GPUs are still draining for the gang.
+func takesFrom(req, idle, keep *api.Resource) bool {
+	if req.MilliCPU > 0 && idle.MilliCPU-req.MilliCPU < keep.MilliCPU {
+		return true
+	}
+	if req.Memory > 0 && idle.Memory-req.Memory < keep.Memory {
+		return true
+	}
+	for name, q := range req.ScalarResources {
+		if q > 0 && idle.Get(name)-q < keep.Get(name) {
+			return true
+		}
+	}
+	return false
 }

@@ -108,3 +108,75 @@ func TestReservationMovesOnlyWithinItsBound(t *testing.T) {
 		t.Errorf("big-trainer-0 placed on %q, want n0: %v", n, r.placed)
 	}
 }
+
+// A gang keeps its reservation, and its bound's start, in a session where
+// it is not its queue's blocker because it fits on free resources by the
+// estimate (the allocate action may still not place it, e.g. when its
+// queue is over its share).
+func TestReservationKeptWhileGangStarves(t *testing.T) {
+	resetBook(t)
+	t0 := time.Now()
+	created := t0.Add(-starvingAge)
+	tiers, cfgs := paddleTiers(t)
+	setClock(t, t0)
+	allocateOnce(t, tiers, cfgs, wholeNodeGang(created,
+		startedAt(filler("a", "n0", "1", 8), t0.Add(-time.Hour)), startedAt(filler("b", "n1", "1", 4), t0.Add(-time.Hour))), nil)
+	if got := bookedNodes("ns/big"); !slices.Equal(got, []string{"n1"}) {
+		t.Fatalf("reserved %v, want [n1]", got)
+	}
+	// An hour later n1 has drained: the gang fits now. The session opens
+	// (reservations are planned) but no action runs.
+	setClock(t, t0.Add(time.Hour))
+	openSession(t, tiers, cfgs, wholeNodeGang(created, startedAt(filler("a", "n0", "1", 8), t0.Add(-time.Hour))))
+	book.mu.Lock()
+	b := book.plans["ns/big"]
+	book.mu.Unlock()
+	if b == nil {
+		t.Fatal("the reservation was dropped while the gang still starves")
+	}
+	if !slices.Equal(b.nodes, []string{"n1"}) || b.waited != starvingAge {
+		t.Errorf("booked %v after waiting %s, want [n1] after %s (the bound's start kept)", b.nodes, b.waited, starvingAge)
+	}
+}
+
+// A plan waits for every resource the gang needs, not only GPUs; and the
+// reservation keeps only what the gang needs: on a node still draining
+// for it, a pod asking for none of the GPUs (a pserver) is placed, one
+// asking for a GPU is not.
+func TestReservationPassesOtherResources(t *testing.T) {
+	cases := []struct {
+		name   string
+		gpus   int
+		placed bool
+	}{
+		{name: "CPU-only pserver", gpus: 0, placed: true},
+		{name: "1-GPU trainer", gpus: 1, placed: false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			resetBook(t)
+			// n0: every CPU taken for 5 h (all its GPUs idle, yet the gang
+			// waits for that pod there too); n1: 4 of 8 GPUs busy for 10
+			// minutes, CPU to spare. The gang reserves n1.
+			t0 := time.Now()
+			setClock(t, t0)
+			c := wholeNodeGang(t0.Add(-starvingAge), startedAt(filler("cpu-hog", "n0", "64", 0), t0.Add(-5*time.Hour)),
+				startedAt(filler("b", "n1", "1", 4), t0.Add(-10*time.Minute)))
+			mode, role := paddleapi.ModePS, paddleapi.RolePServer
+			if tc.gpus > 0 {
+				mode, role = paddleapi.ModeCollective, paddleapi.RoleTrainer
+			}
+			c.pods = append(c.pods, paddlePod("small", string(role), 0, role, mode, "", "4", tc.gpus))
+			c.groups = append(c.groups, group("small", 1, time.Now()))
+			tiers, cfgs := paddleTiers(t)
+			r := allocateOnce(t, tiers, cfgs, c, nil)
+			if got := bookedNodes("ns/big"); !slices.Equal(got, []string{"n1"}) {
+				t.Fatalf("reserved %v, want [n1]", got)
+			}
+			on := r.placed["small-"+string(role)+"-0"]
+			if placed := on != ""; placed != tc.placed {
+				t.Errorf("small placed on %q, want placed=%t: %v", on, tc.placed, r.placed)
+			}
+		})
+	}
+}
