@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -40,6 +41,31 @@ func useSchedulerConf(t *testing.T, c *localcluster.Cluster, path string) {
 	if err := c.WaitSchedulerSessions(context.Background(), 1, 60*time.Second); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// useDeployConfWith runs the scheduler with deploy/paddle's configuration,
+// old replaced by new, until the test ends (then with deploy/paddle's
+// again).
+func useDeployConfWith(t *testing.T, c *localcluster.Cluster, old, new string) {
+	t.Helper()
+	ours, err := localcluster.DeploySchedulerConf()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(ours)
+	if err != nil {
+		t.Fatal(err)
+	}
+	changed := strings.Replace(string(b), old, new, 1)
+	if changed == string(b) {
+		t.Fatalf("deploy configuration has no %q any more; update this test", old)
+	}
+	path := filepath.Join(t.TempDir(), "scheduler.conf")
+	if err := os.WriteFile(path, []byte(changed), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { useSchedulerConf(t, c, ours) })
+	useSchedulerConf(t, c, path)
 }
 
 // background binds pods straight to nodes (no scheduler) to fragment the

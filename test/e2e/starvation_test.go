@@ -2,10 +2,7 @@ package e2e
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"regexp"
-	"strings"
 	"testing"
 	"time"
 
@@ -30,24 +27,7 @@ const starvationAfterE2E = 3 * time.Second
 func TestStarvingGangReservesYoungestNode(t *testing.T) {
 	c := framework.Cluster(t)
 	ctx := context.Background()
-	ours, err := localcluster.DeploySchedulerConf()
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(ours)
-	if err != nil {
-		t.Fatal(err)
-	}
-	fast := strings.Replace(string(b), "paddle.starvationAfter: 4h", "paddle.starvationAfter: "+starvationAfterE2E.String(), 1)
-	if fast == string(b) {
-		t.Fatal("deploy configuration changed; update this test")
-	}
-	path := filepath.Join(t.TempDir(), "fast-starvation.conf")
-	if err := os.WriteFile(path, []byte(fast), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { useSchedulerConf(t, c, ours) })
-	useSchedulerConf(t, c, path)
+	useDeployConfWith(t, c, "paddle.starvationAfter: 4h", "paddle.starvationAfter: "+starvationAfterE2E.String())
 	ns := framework.Namespace(t, c)
 
 	// Every GPU busy. The pods on the young node start last; every other
