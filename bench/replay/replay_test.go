@@ -2,6 +2,7 @@ package replay
 
 import (
 	"math"
+	"reflect"
 	"testing"
 	"time"
 
@@ -165,5 +166,28 @@ func TestAt(t *testing.T) {
 	wall := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
 	if got, want := at(wall, 7200, 1800).Time, wall.Add(-90*time.Minute); !got.Equal(want) {
 		t.Errorf("at(wall, 2h, 30m) = %s, want %s", got, want)
+	}
+}
+
+// Repeated runs average field by field; a configuration counts the fewest
+// jobs it started in any run.
+func TestAverageMetrics(t *testing.T) {
+	a := Metrics{Config: "c", Jobs: 4, Started: 4, MeanJCT: 10, LongestWait: 2, IdleGPUHours: 1, Cycles: 10,
+		JCTQuantiles: []float64{1, 3}, UtilisationOverTime: []float64{0.5}}
+	b := Metrics{Config: "c", Jobs: 4, Started: 3, MeanJCT: 20, LongestWait: 6, IdleGPUHours: 5, Cycles: 13,
+		JCTQuantiles: []float64{3, 5}, UtilisationOverTime: []float64{0.7, 0.9}}
+	got := averageMetrics([]Metrics{a, b})
+	if got.Config != "c" || got.MeanJCT != 15 || got.LongestWait != 4 || got.IdleGPUHours != 3 || got.Started != 3 || got.Cycles != 12 {
+		t.Errorf("average %+v", got)
+	}
+	if !reflect.DeepEqual(got.JCTQuantiles, []float64{2, 4}) || len(got.UtilisationOverTime) != 1 || math.Abs(got.UtilisationOverTime[0]-0.6) > 1e-9 {
+		t.Errorf("series %v %v", got.JCTQuantiles, got.UtilisationOverTime)
+	}
+	var r Range
+	for i, v := range []float64{5, 2, 9} {
+		r.add(v, i == 0)
+	}
+	if r != (Range{Min: 2, Max: 9}) {
+		t.Errorf("range %+v", r)
 	}
 }

@@ -21,6 +21,134 @@ type Report struct {
 	// Notes: what each configuration is.
 	Notes map[string]string
 	Took  time.Duration
+	// Runs: how many replays of the window Metrics average (Repeat);
+	// Spread: per configuration, the lowest and highest of the headline
+	// metrics over them.
+	Runs   int               `json:",omitempty"`
+	Spread map[string]Spread `json:",omitempty"`
+}
+
+// Spread is the range of a configuration's headline metrics over runs.
+type Spread struct {
+	MeanJCT, P95JCT, LongestWait, IdleGPUHours Range
+}
+
+// Range is the lowest and highest value seen.
+type Range struct{ Min, Max float64 }
+
+func (r *Range) add(v float64, first bool) {
+	if first || v < r.Min {
+		r.Min = v
+	}
+	if first || v > r.Max {
+		r.Max = v
+	}
+}
+
+// Repeat replays the window runs times and reports the mean of every
+// metric, with the range of the headline ones. Volcano breaks ties between
+// equally scored nodes at random, and its sessions walk Go maps, so two
+// replays of the same window differ even with the same seed; a single run
+// of a saturated window can differ from the next several-fold in idle
+// GPU-hours. The plots (JCT quantiles, utilisation over time) are averaged
+// too; the utilisation series keeps the first run's time axis.
+func Repeat(o Options, dataDir string, configs []Config, runs int, logf func(string, ...interface{})) (*Report, error) {
+	if runs < 1 {
+		return nil, fmt.Errorf("runs %d: want at least 1", runs)
+	}
+	start := time.Now()
+	var reps []*Report
+	for i := 0; i < runs; i++ {
+		rep, err := Replay(o, dataDir, configs, logf)
+		if err != nil {
+			return nil, err
+		}
+		reps = append(reps, rep)
+	}
+	out := *reps[0]
+	out.Runs, out.Took, out.Spread = runs, time.Since(start), map[string]Spread{}
+	out.Metrics = make([]Metrics, len(reps[0].Metrics))
+	for k := range reps[0].Metrics {
+		ms := make([]Metrics, len(reps))
+		var sp Spread
+		for i, rep := range reps {
+			m := rep.Metrics[k]
+			ms[i] = m
+			sp.MeanJCT.add(m.MeanJCT, i == 0)
+			sp.P95JCT.add(m.P95JCT, i == 0)
+			sp.LongestWait.add(m.LongestWait, i == 0)
+			sp.IdleGPUHours.add(m.IdleGPUHours, i == 0)
+		}
+		out.Metrics[k] = averageMetrics(ms)
+		out.Spread[out.Metrics[k].Config] = sp
+	}
+	return &out, nil
+}
+
+// averageMetrics is the field-by-field mean of one configuration's metrics
+// over runs (counts rounded, started jobs the fewest).
+func averageMetrics(ms []Metrics) Metrics {
+	a := ms[0]
+	n := float64(len(ms))
+	avg := func(get func(m *Metrics) *float64) {
+		sum := 0.0
+		for i := range ms {
+			sum += *get(&ms[i])
+		}
+		*get(&a) = sum / n
+	}
+	for _, f := range []func(m *Metrics) *float64{
+		func(m *Metrics) *float64 { return &m.MeanJCT }, func(m *Metrics) *float64 { return &m.MedianJCT },
+		func(m *Metrics) *float64 { return &m.P95JCT }, func(m *Metrics) *float64 { return &m.P99JCT },
+		func(m *Metrics) *float64 { return &m.MeanWait }, func(m *Metrics) *float64 { return &m.MedianWait },
+		func(m *Metrics) *float64 { return &m.P95Wait }, func(m *Metrics) *float64 { return &m.P99Wait },
+		func(m *Metrics) *float64 { return &m.LongestWait }, func(m *Metrics) *float64 { return &m.MeanWaitSingleGPU },
+		func(m *Metrics) *float64 { return &m.MeanWaitLarge }, func(m *Metrics) *float64 { return &m.Makespan },
+		func(m *Metrics) *float64 { return &m.Utilisation }, func(m *Metrics) *float64 { return &m.IdleGPUHours },
+		func(m *Metrics) *float64 { return &m.MeanSlowdown }, func(m *Metrics) *float64 { return &m.NodeCrossings },
+		func(m *Metrics) *float64 { return &m.RackCrossings }, func(m *Metrics) *float64 { return &m.ExcessNodeX },
+		func(m *Metrics) *float64 { return &m.ExcessRackX }, func(m *Metrics) *float64 { return &m.SchedulerSeconds },
+	} {
+		avg(f)
+	}
+	avgInt := func(get func(m *Metrics) int) int {
+		sum := 0
+		for i := range ms {
+			sum += get(&ms[i])
+		}
+		return int(math.Round(float64(sum) / n))
+	}
+	// The fewest started: a configuration that left a job waiting in any
+	// run is not a baseline (Best).
+	for i := range ms {
+		a.Started = min(a.Started, ms[i].Started)
+	}
+	a.Cycles = avgInt(func(m *Metrics) int { return m.Cycles })
+	a.MultiPodCollective = avgInt(func(m *Metrics) int { return m.MultiPodCollective })
+	a.JCTQuantiles = averageSeries(ms, func(m *Metrics) []float64 { return m.JCTQuantiles })
+	a.UtilisationOverTime = averageSeries(ms, func(m *Metrics) []float64 { return m.UtilisationOverTime })
+	return a
+}
+
+// averageSeries is the element-wise mean of the runs' series, as long as
+// the first run's.
+func averageSeries(ms []Metrics, get func(m *Metrics) []float64) []float64 {
+	first := get(&ms[0])
+	if first == nil {
+		return nil
+	}
+	out := make([]float64, len(first))
+	for k := range out {
+		sum, cnt := 0.0, 0
+		for i := range ms {
+			if s := get(&ms[i]); k < len(s) {
+				sum += s[k]
+				cnt++
+			}
+		}
+		out[k] = sum / float64(cnt)
+	}
+	return out
 }
 
 // Replay builds the window's workload from dataDir (philly.csv and the

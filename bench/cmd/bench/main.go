@@ -51,8 +51,10 @@ type plan struct {
 	skipQuality  bool
 	skipReplay   bool
 	skipJobSize  bool
-	// replays: the trace windows and node types replayed.
-	replays []replay.Options
+	// replays: the trace windows and node types replayed; replayRuns: how
+	// many times each (the report averages them, replay.Repeat).
+	replays    []replay.Options
+	replayRuns int
 	// jobSizes: trainers of the PS jobs the job size benchmark submits.
 	jobSizes []int
 }
@@ -63,17 +65,19 @@ func plans(mode string) (*plan, error) {
 		return &plan{mode: mode, allocSizes: "100x400,100x2000,1000x400", allocTime: "2x", allocCount: 1,
 			clusterSizes: []clusterbench.Size{{Nodes: 250, Pods: 1000}},
 			presets:      []quality.Preset{quality.A100SXM, quality.PCIeNVLinkPairs}, racks: 4, nodes: 16, seeds: 3,
-			replays:  []replay.Options{replayWindow(quality.A100SXM, 12500, 300), replayWindow(quality.PCIeNVLinkPairs, 12500, 300)},
-			jobSizes: []int{100, 2000},
-			estimate: 13 * time.Minute}, nil
+			replays:    []replay.Options{replayWindow(quality.A100SXM, 12500, 300), replayWindow(quality.PCIeNVLinkPairs, 12500, 300)},
+			replayRuns: defaultReplayRuns,
+			jobSizes:   []int{100, 2000},
+			estimate:   13 * time.Minute}, nil
 	case "full":
 		return &plan{mode: mode, allocSizes: "100x400,100x2000,1000x400,1000x2000,5000x400,5000x2000", allocTime: "1x", allocCount: 2,
 			clusterSizes: []clusterbench.Size{{Nodes: 250, Pods: 2000}, {Nodes: 1000, Pods: 5000}, {Nodes: 5000, Pods: 10000}},
 			presets:      quality.Presets, racks: 8, nodes: 16, seeds: 5,
 			replays: []replay.Options{replayWindow(quality.A100SXM, 12500, 300), replayWindow(quality.PCIeNVLinkPairs, 12500, 300),
 				replayWindow(quality.A100SXM, 52500, 500), replayWindow(quality.A100SXM, 30000, 500)},
-			jobSizes: []int{100, 2000, 10000},
-			estimate: 110 * time.Minute}, nil
+			replayRuns: defaultReplayRuns,
+			jobSizes:   []int{100, 2000, 10000},
+			estimate:   110 * time.Minute}, nil
 	}
 	return nil, fmt.Errorf("mode %q: use quick or full", mode)
 }
@@ -83,6 +87,7 @@ func main() {
 	out := flag.String("out", "", "report file (default docs/benchmarks.md)")
 	skip := flag.String("skip", "", "comma-separated parts to skip: replay, allocate, cluster, quality, jobsize")
 	windows := flag.String("windows", "", "trace windows to replay instead of the mode's, comma-separated PRESET:START+JOBS (e.g. 8xA100-NVSwitch:40000+300; presets: "+presetNames()+")")
+	runs := flag.Int("replay-runs", 0, fmt.Sprintf("replays of each trace window, averaged (default %d)", defaultReplayRuns))
 	render := flag.String("render", "", "render the report again from the figures a run saved (docs/bench-results.json), without measuring")
 	flag.Parse()
 	if *render != "" {
@@ -109,6 +114,13 @@ func main() {
 			fmt.Fprintln(os.Stderr, "bench: -windows:", err)
 			os.Exit(2)
 		}
+	}
+	if *runs != 0 {
+		if *runs < 1 || *runs > maxReplayRuns {
+			fmt.Fprintf(os.Stderr, "bench: -replay-runs %d: want 1 to %d\n", *runs, maxReplayRuns)
+			os.Exit(2)
+		}
+		p.replayRuns = *runs
 	}
 	for _, s := range strings.Split(*skip, ",") {
 		switch strings.TrimSpace(s) {

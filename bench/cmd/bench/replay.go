@@ -30,6 +30,14 @@ const (
 	paddleNoGuard  = "paddle-noguard"
 )
 
+// defaultReplayRuns: each window is replayed this many times and the
+// report averages them; runs of a saturated window differ several-fold in
+// idle GPU-hours (replay.Repeat). maxReplayRuns bounds -replay-runs.
+const (
+	defaultReplayRuns = 3
+	maxReplayRuns     = 20
+)
+
 // replayWindow is a trace window on racks of 4 nodes, sized for load 0.9,
 // 30% PS jobs, seed 1.
 func replayWindow(p quality.Preset, start, jobs int) replay.Options {
@@ -110,7 +118,7 @@ func runReplay(p *plan, r *report) error {
 	}
 	data := filepath.Join(r.root, "bench", "quality", "testdata", "pollux")
 	for _, o := range p.replays {
-		rep, err := replay.Replay(o, data, cfgs, logf)
+		rep, err := replay.Repeat(o, data, cfgs, p.replayRuns, logf)
 		if err != nil {
 			return err
 		}
@@ -142,8 +150,10 @@ func (r *report) writeReplay(b *strings.Builder, dir string) {
 	w("the allocate action tries one rack first). The best stock configuration below is the one with the\n")
 	w("lowest mean JCT in the same run. **lower-bound**: every job alone at its best placement, no waiting.\n")
 	w("Volcano breaks ties between equally scored nodes at random; the replay seeds that per configuration,\n")
-	w("but runs of the same window still differ: stock's mean JCT on the A100 window was 4.35 h and 4.46 h in two\n")
-	w("runs (its spreading leaves many equal scores), so read ratios within 1.03x of 1 as a tie. task-topology\n")
+	w("but runs of the same window still differ (its sessions also walk Go maps): stock's mean JCT on the A100\n")
+	w("window ranged from 4.33 h to 4.57 h over five runs, and a saturated window's idle GPU-hours can differ\n")
+	w("several-fold. So each window is replayed several times (`-replay-runs`, default %d), every figure is\n", defaultReplayRuns)
+	w("the mean, and each window lists the range of the headline figures. task-topology\n")
 	w("together with hard network topology panics in Volcano v1.14.1 (see `bench/replay/configs.go`), so that\n")
 	w("combination is not replayed.\n\n")
 	w("**Who waits, and why the Helm default can win on mean JCT.** Job by job, the replay shows that the\n")
@@ -169,7 +179,12 @@ func (r *report) writeReplayOne(b *strings.Builder, dir string, rep *replay.Repo
 	w := func(f string, a ...interface{}) { fmt.Fprintf(b, f, a...) }
 	id := fmt.Sprintf("%s-%d-%d", strings.ToLower(rep.Options.Preset.Name), rep.Options.Start, rep.Options.Jobs)
 	w("### %s, trace jobs %d to %d\n\n", rep.Options.Preset.Name, rep.Options.Start, rep.Options.Start+rep.Options.Jobs-1)
-	w("%s. Replayed in %s on %s.\n\n", rep.Workload, rep.Took.Round(1e9), r.Machine)
+	w("%s. Replayed in %s on %s.", rep.Workload, rep.Took.Round(1e9), r.Machine)
+	if rep.Runs > 1 {
+		w(" Every figure is the mean of %d replays of the window: Volcano's tie-breaks and map walks make\n", rep.Runs)
+		w("runs differ, a saturated window's idle GPU-hours several-fold (ranges below the tables).")
+	}
+	w("\n\n")
 	w("| config | mean JCT h | median | p95 | p99 | mean wait h | median | p95 | p99 | longest wait h | mean wait h, 1-GPU / %d+-GPU jobs | makespan h | GPU util | idle GPU-h* | rank crossings node / rack (excess**) | cycles |\n", replay.LargeJobGPUs)
 	w("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, m := range rep.Metrics {
@@ -220,6 +235,20 @@ func (r *report) writeReplayOne(b *strings.Builder, dir string, rep *replay.Repo
 		w("; mean JCT %s, %s h.\n", hours(ours.MeanJCT), hours(hold.MeanJCT))
 		if old, ok := rep.Get(paddleAfter30m); ok {
 			w("With the former 30m threshold: mean JCT %s h, idle %.1f GPU-h, longest wait %s h.\n", hours(old.MeanJCT), old.IdleGPUHours, hours(old.LongestWait))
+		}
+		w("\n")
+	}
+	if rep.Runs > 1 && len(rep.Spread) > 0 {
+		w("Over the %d runs (lowest to highest): mean JCT h, p95 JCT h, longest wait h, idle GPU-h.\n\n", rep.Runs)
+		w("| config | mean JCT | p95 JCT | longest wait | idle GPU-h |\n|---|---|---|---|---|\n")
+		for _, m := range rep.Metrics {
+			sp, ok := rep.Spread[m.Config]
+			if !ok || m.Config == replay.LowerBound {
+				continue
+			}
+			w("| %s | %s to %s | %s to %s | %s to %s | %.1f to %.1f |\n", m.Config, hours(sp.MeanJCT.Min), hours(sp.MeanJCT.Max),
+				hours(sp.P95JCT.Min), hours(sp.P95JCT.Max), hours(sp.LongestWait.Min), hours(sp.LongestWait.Max),
+				sp.IdleGPUHours.Min, sp.IdleGPUHours.Max)
 		}
 		w("\n")
 	}

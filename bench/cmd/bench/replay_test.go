@@ -12,7 +12,8 @@ import (
 )
 
 // The replay section names the best stock configuration by mean JCT, states
-// paddle's ratios to it and the guard's idle GPU-hours, and writes its plots.
+// paddle's ratios to it and the guard's idle GPU-hours, the number of runs
+// and their ranges, and writes its plots.
 func TestReplaySectionRatiosAndPlots(t *testing.T) {
 	m := func(name string, meanJCT, p95, idle, longest float64) replay.Metrics {
 		return replay.Metrics{Config: name, Jobs: 10, Started: 10, MeanJCT: meanJCT * 3600, P95JCT: p95 * 3600, IdleGPUHours: idle,
@@ -22,7 +23,10 @@ func TestReplaySectionRatiosAndPlots(t *testing.T) {
 		Metrics: []replay.Metrics{m(replay.Stock, 5, 20, 600, 15), m(replay.StockBinpack, 4, 16, 0, 3),
 			m(replay.Paddle, 3, 12, 4, 2), m(paddleHoldBack, 3.2, 12, 30, 4), m(paddleAfter30m, 3.5, 13, 9, 1.5),
 			m(paddleNoGuard, 2.9, 12, 0, 9), replay.LowerBoundMetrics(&replay.Workload{})},
-		Notes: map[string]string{}}
+		Notes: map[string]string{}, Runs: 3,
+		Spread: map[string]replay.Spread{replay.Paddle: {MeanJCT: replay.Range{Min: 2.5 * 3600, Max: 3.5 * 3600},
+			P95JCT: replay.Range{Min: 11 * 3600, Max: 13 * 3600}, LongestWait: replay.Range{Min: 1 * 3600, Max: 3 * 3600},
+			IdleGPUHours: replay.Range{Min: 0.5, Max: 8}}}}
 	dir := t.TempDir()
 	r := &report{Mode: "quick", Replay: []*replay.Report{rep}}
 	var b strings.Builder
@@ -35,6 +39,8 @@ func TestReplaySectionRatiosAndPlots(t *testing.T) {
 		"the old hold-back 30.0",
 		"Longest wait 2.00 h with the reservation, 4.00 h with the hold-back, 9.00 h with\nno guard",
 		"former 30m threshold: mean JCT 3.50 h, idle 9.0 GPU-h, longest wait 1.50 h",
+		"Every figure is the mean of 3 replays",
+		"| paddle | 2.50 to 3.50 | 11.00 to 13.00 | 1.00 to 3.00 | 0.5 to 8.0 |",
 	} {
 		if !strings.Contains(page, want) {
 			t.Errorf("section lacks %q:\n%s", want, page)
