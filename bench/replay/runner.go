@@ -90,41 +90,29 @@ func Repeat(o Options, dataDir string, configs []Config, runs int, logf func(str
 func averageMetrics(ms []Metrics) Metrics {
 	a := ms[0]
 	n := float64(len(ms))
-	avg := func(get func(m *Metrics) *float64) {
-		sum := 0.0
-		for i := range ms {
-			sum += *get(&ms[i])
-		}
-		*get(&a) = sum / n
+	// The averaged figures of m, in one order for every run.
+	figures := func(m *Metrics) []*float64 {
+		return []*float64{&m.MeanJCT, &m.MedianJCT, &m.P95JCT, &m.P99JCT, &m.MeanWait, &m.MedianWait, &m.P95Wait, &m.P99Wait,
+			&m.LongestWait, &m.MeanWaitSingleGPU, &m.MeanWaitLarge, &m.Makespan, &m.Utilisation, &m.IdleGPUHours,
+			&m.MeanSlowdown, &m.NodeCrossings, &m.RackCrossings, &m.ExcessNodeX, &m.ExcessRackX, &m.SchedulerSeconds}
 	}
-	for _, f := range []func(m *Metrics) *float64{
-		func(m *Metrics) *float64 { return &m.MeanJCT }, func(m *Metrics) *float64 { return &m.MedianJCT },
-		func(m *Metrics) *float64 { return &m.P95JCT }, func(m *Metrics) *float64 { return &m.P99JCT },
-		func(m *Metrics) *float64 { return &m.MeanWait }, func(m *Metrics) *float64 { return &m.MedianWait },
-		func(m *Metrics) *float64 { return &m.P95Wait }, func(m *Metrics) *float64 { return &m.P99Wait },
-		func(m *Metrics) *float64 { return &m.LongestWait }, func(m *Metrics) *float64 { return &m.MeanWaitSingleGPU },
-		func(m *Metrics) *float64 { return &m.MeanWaitLarge }, func(m *Metrics) *float64 { return &m.Makespan },
-		func(m *Metrics) *float64 { return &m.Utilisation }, func(m *Metrics) *float64 { return &m.IdleGPUHours },
-		func(m *Metrics) *float64 { return &m.MeanSlowdown }, func(m *Metrics) *float64 { return &m.NodeCrossings },
-		func(m *Metrics) *float64 { return &m.RackCrossings }, func(m *Metrics) *float64 { return &m.ExcessNodeX },
-		func(m *Metrics) *float64 { return &m.ExcessRackX }, func(m *Metrics) *float64 { return &m.SchedulerSeconds },
-	} {
-		avg(f)
+	sums := figures(&a)
+	for _, f := range sums {
+		*f = 0
 	}
-	avgInt := func(get func(m *Metrics) int) int {
-		sum := 0
-		for i := range ms {
-			sum += get(&ms[i])
-		}
-		return int(math.Round(float64(sum) / n))
-	}
-	// The fewest started: a configuration that left a job waiting in any
-	// run is not a baseline (Best).
+	cycles, collective := 0, 0
 	for i := range ms {
+		for k, f := range figures(&ms[i]) {
+			*sums[k] += *f / n
+		}
+		cycles += ms[i].Cycles
+		collective += ms[i].MultiPodCollective
+		// The fewest started: a configuration that left a job waiting in
+		// any run is not a baseline (Best).
 		a.Started = min(a.Started, ms[i].Started)
 	}
-	a.Cycles = avgInt(func(m *Metrics) int { return m.Cycles })
-	a.MultiPodCollective = avgInt(func(m *Metrics) int { return m.MultiPodCollective })
+	a.Cycles = int(math.Round(float64(cycles) / n))
+	a.MultiPodCollective = int(math.Round(float64(collective) / n))
 	a.JCTQuantiles = averageSeries(ms, func(m *Metrics) []float64 { return m.JCTQuantiles })
 	a.UtilisationOverTime = averageSeries(ms, func(m *Metrics) []float64 { return m.UtilisationOverTime })
 	return a

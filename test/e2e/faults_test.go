@@ -131,27 +131,13 @@ func nodeReady(n *corev1.Node) bool {
 func TestUnplaceableGangExplained(t *testing.T) {
 	c := framework.Cluster(t)
 	ns := framework.Namespace(t, c)
-	ctx := context.Background()
 	// 9 x 7 GPUs: 63 GPUs exist but one pod per node fits.
 	job := paddleJob(ns, "toobig", nil, 9, framework.Task{Name: "trainer", Replicas: 9, GPUs: 7, CPU: "8"})
 	framework.CreateJob(t, c, job)
-	var msg string
-	err := framework.Poll(ctx, 60*time.Second, func(ctx context.Context) (bool, error) {
-		pgs, err := c.Volcano.SchedulingV1beta1().PodGroups(ns).List(ctx, metav1.ListOptions{})
-		if err != nil || len(pgs.Items) != 1 {
-			return false, err
-		}
-		for _, cond := range pgs.Items[0].Status.Conditions {
-			if cond.Type == schedulingv1beta1.PodGroupUnschedulableType {
-				msg = cond.Message
-				return strings.Contains(msg, "paddle:"), nil
-			}
-		}
-		return false, nil
+	pg := framework.WaitPodGroup(t, c, ns, job.Name, 60*time.Second, func(pg *schedulingv1beta1.PodGroup) bool {
+		return strings.Contains(framework.Unschedulable(pg), "paddle:")
 	})
-	if err != nil {
-		t.Fatalf("PodGroup condition does not carry the paddle explanation: %q", msg)
-	}
+	msg := framework.Unschedulable(pg)
 	if !strings.Contains(msg, "8 of the 9 pods the gang still needs fit") || !strings.Contains(msg, "nvidia.com/gpu 7") {
 		t.Errorf("explanation: %q", msg)
 	}

@@ -27,23 +27,9 @@ func TestGangAllOrNothing(t *testing.T) {
 
 	// The scheduler has judged the gang once the PodGroup says it is
 	// unschedulable; the pods exist by then (the gang passed enqueue).
-	var pg *schedulingv1beta1.PodGroup
-	err := framework.Poll(ctx, 60*time.Second, func(ctx context.Context) (bool, error) {
-		pgs, err := c.Volcano.SchedulingV1beta1().PodGroups(ns).List(ctx, metav1.ListOptions{})
-		if err != nil || len(pgs.Items) != 1 {
-			return false, err
-		}
-		pg = &pgs.Items[0]
-		for _, cond := range pg.Status.Conditions {
-			if cond.Type == schedulingv1beta1.PodGroupUnschedulableType {
-				return true, nil
-			}
-		}
-		return false, nil
+	pg := framework.WaitPodGroup(t, c, ns, job.Name, 60*time.Second, func(pg *schedulingv1beta1.PodGroup) bool {
+		return framework.Unschedulable(pg) != ""
 	})
-	if err != nil {
-		t.Fatalf("PodGroup never reported the gang unschedulable: %v\npods:\n%s", err, framework.DescribePods(c, ns))
-	}
 	t.Logf("PodGroup unschedulable: %s", lastCondition(pg))
 	// Several more sessions, to be sure no later cycle binds part of it.
 	if err := c.WaitSchedulerSessions(ctx, 3, 60*time.Second); err != nil {

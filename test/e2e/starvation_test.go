@@ -63,10 +63,10 @@ func TestStarvingGangReservesYoungestNode(t *testing.T) {
 	framework.CreateJob(t, c, big)
 	// Starving: waited past the threshold and still unschedulable; then a
 	// few sessions so that the reservation is planned.
-	pg := waitPodGroup(t, c, ns, "big", func(pg *schedulingv1beta1.PodGroup) bool {
-		return time.Since(pg.CreationTimestamp.Time) > starvationAfterE2E+time.Second && unschedulable(pg) != ""
+	pg := framework.WaitPodGroup(t, c, ns, "big", 60*time.Second, func(pg *schedulingv1beta1.PodGroup) bool {
+		return time.Since(pg.CreationTimestamp.Time) > starvationAfterE2E+time.Second && framework.Unschedulable(pg) != ""
 	})
-	t.Logf("big: %s", unschedulable(pg))
+	t.Logf("big: %s", framework.Unschedulable(pg))
 	if err := c.WaitSchedulerSessions(ctx, 3, 60*time.Second); err != nil {
 		t.Fatal(err)
 	}
@@ -87,10 +87,10 @@ func TestStarvingGangReservesYoungestNode(t *testing.T) {
 	// The Volcano Job's name, not its PodGroup's (big-<uid>); Volcano
 	// joins node reasons with ", " and ends with ".".
 	want := regexp.MustCompile(`reserved for starving gang ` + regexp.QuoteMeta(ns+"/big") + `[,.]`)
-	pg2 := waitPodGroup(t, c, ns, "small-2", func(pg *schedulingv1beta1.PodGroup) bool {
-		return want.MatchString(unschedulable(pg))
+	pg2 := framework.WaitPodGroup(t, c, ns, "small-2", 60*time.Second, func(pg *schedulingv1beta1.PodGroup) bool {
+		return want.MatchString(framework.Unschedulable(pg))
 	})
-	t.Logf("small-2: %s", unschedulable(pg2))
+	t.Logf("small-2: %s", framework.Unschedulable(pg2))
 
 	// The young node drains: the gang starts there.
 	deletePods(t, c, ns, "young-b")
@@ -158,45 +158,4 @@ func deletePods(t *testing.T, c *localcluster.Cluster, ns string, names ...strin
 	if err != nil {
 		t.Fatalf("pods %v not deleted: %v", names, err)
 	}
-}
-
-// waitPodGroup waits until the job's PodGroup satisfies cond.
-func waitPodGroup(t *testing.T, c *localcluster.Cluster, ns, job string, cond func(*schedulingv1beta1.PodGroup) bool) *schedulingv1beta1.PodGroup {
-	t.Helper()
-	var last *schedulingv1beta1.PodGroup
-	err := framework.Poll(context.Background(), 60*time.Second, func(ctx context.Context) (bool, error) {
-		pgs, err := c.Volcano.SchedulingV1beta1().PodGroups(ns).List(ctx, metav1.ListOptions{})
-		if err != nil {
-			return false, err
-		}
-		for i := range pgs.Items {
-			pg := &pgs.Items[i]
-			for _, o := range pg.OwnerReferences {
-				if o.Kind == "Job" && o.Name == job {
-					last = pg
-					return cond(pg), nil
-				}
-			}
-		}
-		return false, nil
-	})
-	if err != nil {
-		msg := "no PodGroup"
-		if last != nil {
-			msg = "last condition: " + unschedulable(last)
-		}
-		t.Fatalf("PodGroup of job %s: %v (%s)\n%s", job, err, msg, framework.DescribePods(c, ns))
-	}
-	return last
-}
-
-// unschedulable is the message of the PodGroup's Unschedulable condition,
-// "" when it has none.
-func unschedulable(pg *schedulingv1beta1.PodGroup) string {
-	for _, cond := range pg.Status.Conditions {
-		if cond.Type == schedulingv1beta1.PodGroupUnschedulableType && cond.Status == corev1.ConditionTrue {
-			return cond.Message
-		}
-	}
-	return ""
 }

@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	batchv1alpha1 "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 	busv1alpha1 "volcano.sh/apis/pkg/apis/bus/v1alpha1"
+	schedulingv1beta1 "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
 
 	"github.com/volcano-paddle/volcano-paddle/internal/localcluster"
 )
@@ -118,6 +119,50 @@ func WaitJobPhase(t *testing.T, c *localcluster.Cluster, ns, name string, phase 
 		t.Fatalf("job %s/%s did not reach %s within %s: last phase %s\npods:\n%s", ns, name, phase, timeout, last, DescribePods(c, ns))
 	}
 	return job
+}
+
+// WaitPodGroup waits until the PodGroup of a Volcano Job (the one it owns)
+// satisfies cond, failing with its last Unschedulable condition and the
+// namespace's pods when it does not.
+func WaitPodGroup(t *testing.T, c *localcluster.Cluster, ns, job string, timeout time.Duration, cond func(*schedulingv1beta1.PodGroup) bool) *schedulingv1beta1.PodGroup {
+	t.Helper()
+	var last *schedulingv1beta1.PodGroup
+	err := Poll(context.Background(), timeout, func(ctx context.Context) (bool, error) {
+		pgs, err := c.Volcano.SchedulingV1beta1().PodGroups(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, err
+		}
+		for i := range pgs.Items {
+			pg := &pgs.Items[i]
+			for _, o := range pg.OwnerReferences {
+				if o.Kind == "Job" && o.Name == job {
+					last = pg
+					return cond(pg), nil
+				}
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		msg := "no PodGroup"
+		if last != nil {
+			msg = "last condition: " + Unschedulable(last)
+		}
+		t.Fatalf("PodGroup of job %s/%s: %v (%s)\npods:\n%s", ns, job, err, msg, DescribePods(c, ns))
+	}
+	return last
+}
+
+// Unschedulable is the message of the PodGroup's Unschedulable condition
+// (Volcano's gang plugin writes the job's fit errors there), "" when it has
+// none.
+func Unschedulable(pg *schedulingv1beta1.PodGroup) string {
+	for _, cond := range pg.Status.Conditions {
+		if cond.Type == schedulingv1beta1.PodGroupUnschedulableType && cond.Status == corev1.ConditionTrue {
+			return cond.Message
+		}
+	}
+	return ""
 }
 
 // JobPods lists the pods of a job sorted by name.

@@ -259,11 +259,21 @@ func TestReservationHoldsUntilPlaced(t *testing.T) {
 	}
 }
 
-// bookedNodes are the nodes a gang holds in the reservation book.
-func bookedNodes(job api.JobID) []string {
+// booking is a copy of a gang's entry in the reservation book, nil when it
+// has none.
+func booking(job api.JobID) *booked {
 	book.mu.Lock()
 	defer book.mu.Unlock()
 	if b := book.plans[job]; b != nil {
+		c := *b
+		return &c
+	}
+	return nil
+}
+
+// bookedNodes are the nodes a gang holds in the reservation book.
+func bookedNodes(job api.JobID) []string {
+	if b := booking(job); b != nil {
 		return b.nodes
 	}
 	return nil

@@ -165,32 +165,29 @@ func (pl *planner) replan(j *api.JobInfo, pods []*api.TaskInfo) (map[string]*api
 		b = &booked{waited: pl.now.Sub(j.CreationTimestamp.Time)}
 	}
 	since := b.since(j)
-	var need map[string]*api.Resource
-	var cost planCost
-	kept := false
+	var cur *plan
 	if b.nodes != nil {
-		if n, ok := pl.p.planOn(pl.p.nodesNamed(b.nodes), pods, pl.taken); ok && pl.admissible(n, since) {
-			need, cost, kept = n, pl.cost(n), true
+		if need, ok := pl.p.planOn(pl.p.nodesNamed(b.nodes), pods, pl.taken); ok && pl.admissible(need, since) {
+			cur = &plan{nodes: b.nodes, need: need, cost: pl.cost(need)}
 		}
 	}
-	if !kept || cost != (planCost{}) {
-		nodes, fresh, ok := pl.choose(pods, since)
-		if !ok && !kept && b.nodes != nil {
+	if cur == nil || cur.cost != (planCost{}) {
+		fresh := pl.choose(pods, since)
+		if fresh == nil && cur == nil && b.nodes != nil {
 			b.waited = pl.now.Sub(j.CreationTimestamp.Time)
 			since = b.since(j)
-			nodes, fresh, ok = pl.choose(pods, since)
+			fresh = pl.choose(pods, since)
 		}
-		if ok && (!kept || pl.cost(fresh).less(cost)) {
-			klog.V(3).InfoS("Reserving nodes for starving Paddle gang", "job", klog.KRef(j.Namespace, j.Name), "nodes", nodes, "previous", b.nodes, "reservedFor", pl.now.Sub(since).Round(time.Second))
-			need, kept = fresh, true
-			b.nodes = nodes
+		if fresh != nil && (cur == nil || fresh.cost.less(cur.cost)) {
+			klog.V(3).InfoS("Reserving nodes for starving Paddle gang", "job", klog.KRef(j.Namespace, j.Name), "nodes", fresh.nodes, "previous", b.nodes, "reservedFor", pl.now.Sub(since).Round(time.Second))
+			cur, b.nodes = fresh, fresh.nodes
 		}
 	}
-	if !kept {
+	if cur == nil {
 		return nil, false
 	}
 	book.plans[j.UID] = b
-	return need, true
+	return cur.need, true
 }
 
 func olderJob(a, b *api.JobInfo) bool {
@@ -330,10 +327,7 @@ const neverDrains = time.Duration(math.MaxInt64)
 // wanted.
 func (pl *planner) drainAge(n *api.NodeInfo, want *api.Resource) (age time.Duration, busy int) {
 	d := pl.drain(n)
-	want = want.Clone()
-	if t := pl.taken[n.Name]; t != nil {
-		want.Add(t)
-	}
+	want = pl.withTaken(n.Name, want)
 	busy = max(0, gpusOf(want)-gpusOf(d.idle))
 	free := d.idle.Clone()
 	for _, pod := range d.pods {
@@ -349,6 +343,24 @@ func (pl *planner) drainAge(n *api.NodeInfo, want *api.Resource) (age time.Durat
 		return age, busy
 	}
 	return neverDrains, busy
+}
+
+// plan is nodes a gang could reserve: what each must keep for it, and what
+// the plan waits for.
+type plan struct {
+	nodes []string
+	need  map[string]*api.Resource
+	cost  planCost
+}
+
+// withTaken is what node name must have free to give a gang r: r and
+// what older reservations keep there.
+func (pl *planner) withTaken(name string, r *api.Resource) *api.Resource {
+	want := r.Clone()
+	if t := pl.taken[name]; t != nil {
+		want.Add(t)
+	}
+	return want
 }
 
 // planCost is what a plan waits for: the drain age of its slowest node,
@@ -384,10 +396,7 @@ func (pl *planner) admissible(need map[string]*api.Resource, since time.Time) bo
 	for name, r := range need {
 		n := pl.p.ssn.Nodes[name]
 		d := pl.drain(n)
-		want := r.Clone()
-		if t := pl.taken[name]; t != nil {
-			want.Add(t)
-		}
+		want := pl.withTaken(name, r)
 		if want.LessEqual(d.idle, api.Zero) {
 			continue
 		}
@@ -457,9 +466,9 @@ func (pl *planner) order(pods []*api.TaskInfo) []*api.NodeInfo {
 // choose picks the nodes a starving gang reserves among admissible plans:
 // within one rack when a rack can hold it (ring traffic stays under one
 // switch), the rack whose plan is expected to drain first (planCost);
-// otherwise across the cluster. Nodes are tried in order, so a plan takes
-// what drains first.
-func (pl *planner) choose(pods []*api.TaskInfo, since time.Time) ([]string, map[string]*api.Resource, bool) {
+// otherwise across the cluster; nil when no plan is admissible. Nodes are
+// tried in order, so a plan takes what drains first.
+func (pl *planner) choose(pods []*api.TaskInfo, since time.Time) *plan {
 	nodes := pl.order(pods)
 	byRack := map[string][]*api.NodeInfo{}
 	var racks []string
@@ -474,31 +483,29 @@ func (pl *planner) choose(pods []*api.TaskInfo, since time.Time) ([]string, map[
 		byRack[rack] = append(byRack[rack], n)
 	}
 	sort.Strings(racks)
-	var best map[string]*api.Resource
-	var bestCost planCost
+	var best *plan
 	for _, rack := range racks {
 		need, ok := pl.p.planOn(byRack[rack], pods, pl.taken)
 		if !ok || !pl.admissible(need, since) {
 			continue
 		}
-		if c := pl.cost(need); best == nil || c.less(bestCost) {
-			best, bestCost = need, c
+		if c := pl.cost(need); best == nil || c.less(best.cost) {
+			best = &plan{need: need, cost: c}
 		}
 	}
 	if best == nil {
 		need, ok := pl.p.planOn(nodes, pods, pl.taken)
 		if !ok || !pl.admissible(need, since) {
-			return nil, nil, false
+			return nil
 		}
-		best = need
+		best = &plan{need: need, cost: pl.cost(need)}
 	}
-	names := make([]string, 0, len(best))
 	for _, n := range nodes {
-		if _, ok := best[n.Name]; ok {
-			names = append(names, n.Name)
+		if _, ok := best.need[n.Name]; ok {
+			best.nodes = append(best.nodes, n.Name)
 		}
 	}
-	return names, best, true
+	return best
 }
 
 // subjectTo: job must leave r's share alone. Jobs of r's queue with no

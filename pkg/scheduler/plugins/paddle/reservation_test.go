@@ -8,6 +8,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	schedulingv1 "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
+	"volcano.sh/volcano/pkg/scheduler/conf"
 
 	"github.com/volcano-paddle/volcano-paddle/pkg/paddleapi"
 )
@@ -34,6 +35,34 @@ func wholeNodeGang(created time.Time, running ...*v1.Pod) cluster {
 	c.pods = append(c.pods, paddlePod("big", "trainer", 0, paddleapi.RoleTrainer, paddleapi.ModeCollective, "", "1", 8))
 	c.groups = []*schedulingv1.PodGroup{group("big", 1, created), group("fillers", 0, created)}
 	return c
+}
+
+// gangSessions runs sessions over wholeNodeGang clusters with the plugin's
+// clock at t0 plus some time, the gang created starvingAge before t0.
+type gangSessions struct {
+	t           *testing.T
+	t0, created time.Time
+	tiers       []conf.Tier
+	cfgs        []conf.Configuration
+}
+
+func newGangSessions(t *testing.T) *gangSessions {
+	resetBook(t)
+	t0 := time.Now()
+	tiers, cfgs := paddleTiers(t)
+	return &gangSessions{t: t, t0: t0, created: t0.Add(-starvingAge), tiers: tiers, cfgs: cfgs}
+}
+
+// allocate runs the allocate action after the given time from t0.
+func (g *gangSessions) allocate(after time.Duration, running ...*v1.Pod) result {
+	setClock(g.t, g.t0.Add(after))
+	return allocateOnce(g.t, g.tiers, g.cfgs, wholeNodeGang(g.created, running...), nil)
+}
+
+// open only opens a session (reservations are planned), no action runs.
+func (g *gangSessions) open(after time.Duration, running ...*v1.Pod) result {
+	setClock(g.t, g.t0.Add(after))
+	return openSession(g.t, g.tiers, g.cfgs, wholeNodeGang(g.created, running...))
 }
 
 // A starving gang reserves the node expected to drain first: where the
@@ -71,20 +100,14 @@ func TestReservationPrefersYoungPods(t *testing.T) {
 // taken. A plan waiting only for older pods that are expected to drain
 // sooner is.
 func TestReservationMovesOnlyWithinItsBound(t *testing.T) {
-	resetBook(t)
-	t0 := time.Now()
-	created := t0.Add(-starvingAge)
-	tiers, cfgs := paddleTiers(t)
-	step := func(at time.Time, running ...*v1.Pod) result {
-		setClock(t, at)
-		return allocateOnce(t, tiers, cfgs, wholeNodeGang(created, running...), nil)
-	}
+	g := newGangSessions(t)
+	t0 := g.t0
 	// t0: n0 waits for a pod that has run 6 h (and one of 10 min), n1 for
 	// one of 3 h: the gang reserves n1.
 	old := startedAt(filler("old", "n0", "1", 4), t0.Add(-6*time.Hour))
 	young := startedAt(filler("young", "n0", "1", 4), t0.Add(-10*time.Minute))
 	mid := startedAt(filler("mid", "n1", "1", 4), t0.Add(-3*time.Hour))
-	step(t0, old, young, mid)
+	g.allocate(0, old, young, mid)
 	if got := bookedNodes("ns/big"); !slices.Equal(got, []string{"n1"}) {
 		t.Fatalf("reserved %v, want [n1]", got)
 	}
@@ -92,18 +115,18 @@ func TestReservationMovesOnlyWithinItsBound(t *testing.T) {
 	// n0 would wait for pods younger than n1's, but one of them started
 	// after the gang reserved: the reservation stays.
 	later := startedAt(filler("later", "n0", "1", 4), t0.Add(30*time.Minute))
-	step(t0.Add(time.Hour), young, later, mid)
+	g.allocate(time.Hour, young, later, mid)
 	if got := bookedNodes("ns/big"); !slices.Equal(got, []string{"n1"}) {
 		t.Fatalf("reservation moved to %v, waiting for a pod started after it reserved", got)
 	}
 	// t0+2h: the later pod ended too; n0 waits only for the 10-minute pod
 	// (now 2h10m old), n1 for its 3-hour pod (now 5 h): the gang moves.
-	step(t0.Add(2*time.Hour), young, mid)
+	g.allocate(2*time.Hour, young, mid)
 	if got := bookedNodes("ns/big"); !slices.Equal(got, []string{"n0"}) {
 		t.Fatalf("reserved %v, want [n0] (drains sooner, within the bound)", got)
 	}
 	// t0+3h: n0 drained: the gang starts there.
-	r := step(t0.Add(3*time.Hour), mid)
+	r := g.allocate(3*time.Hour, mid)
 	if n := r.placed["big-trainer-0"]; n != "n0" {
 		t.Errorf("big-trainer-0 placed on %q, want n0: %v", n, r.placed)
 	}
@@ -114,23 +137,16 @@ func TestReservationMovesOnlyWithinItsBound(t *testing.T) {
 // estimate (the allocate action may still not place it, e.g. when its
 // queue is over its share).
 func TestReservationKeptWhileGangStarves(t *testing.T) {
-	resetBook(t)
-	t0 := time.Now()
-	created := t0.Add(-starvingAge)
-	tiers, cfgs := paddleTiers(t)
-	setClock(t, t0)
-	allocateOnce(t, tiers, cfgs, wholeNodeGang(created,
-		startedAt(filler("a", "n0", "1", 8), t0.Add(-time.Hour)), startedAt(filler("b", "n1", "1", 4), t0.Add(-time.Hour))), nil)
+	g := newGangSessions(t)
+	t0 := g.t0
+	g.allocate(0, startedAt(filler("a", "n0", "1", 8), t0.Add(-time.Hour)), startedAt(filler("b", "n1", "1", 4), t0.Add(-time.Hour)))
 	if got := bookedNodes("ns/big"); !slices.Equal(got, []string{"n1"}) {
 		t.Fatalf("reserved %v, want [n1]", got)
 	}
 	// An hour later n1 has drained: the gang fits now. The session opens
 	// (reservations are planned) but no action runs.
-	setClock(t, t0.Add(time.Hour))
-	openSession(t, tiers, cfgs, wholeNodeGang(created, startedAt(filler("a", "n0", "1", 8), t0.Add(-time.Hour))))
-	book.mu.Lock()
-	b := book.plans["ns/big"]
-	book.mu.Unlock()
+	g.open(time.Hour, startedAt(filler("a", "n0", "1", 8), t0.Add(-time.Hour)))
+	b := booking("ns/big")
 	if b == nil {
 		t.Fatal("the reservation was dropped while the gang still starves")
 	}
