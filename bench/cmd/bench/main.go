@@ -65,7 +65,8 @@ func plans(mode string) (*plan, error) {
 		return &plan{mode: mode, allocSizes: "100x400,100x2000,1000x400", allocTime: "2x", allocCount: 1,
 			clusterSizes: []clusterbench.Size{{Nodes: 250, Pods: 1000}},
 			presets:      []quality.Preset{quality.A100SXM, quality.PCIeNVLinkPairs}, racks: 4, nodes: 16, seeds: 3,
-			replays:    []replay.Options{replayWindow(quality.A100SXM, 12500, 300), replayWindow(quality.PCIeNVLinkPairs, 12500, 300)},
+			replays: []replay.Options{replayWindow(quality.A100SXM, 12500, 300), replayWindow(quality.PCIeNVLinkPairs, 12500, 300),
+				guardWindow},
 			replayRuns: defaultReplayRuns,
 			jobSizes:   []int{100, 2000},
 			estimate:   13 * time.Minute}, nil
@@ -74,7 +75,7 @@ func plans(mode string) (*plan, error) {
 			clusterSizes: []clusterbench.Size{{Nodes: 250, Pods: 2000}, {Nodes: 1000, Pods: 5000}, {Nodes: 5000, Pods: 10000}},
 			presets:      quality.Presets, racks: 8, nodes: 16, seeds: 5,
 			replays: []replay.Options{replayWindow(quality.A100SXM, 12500, 300), replayWindow(quality.PCIeNVLinkPairs, 12500, 300),
-				replayWindow(quality.A100SXM, 52500, 500), replayWindow(quality.A100SXM, 30000, 500)},
+				guardWindow, replayWindow(quality.A100SXM, 52500, 500), replayWindow(quality.A100SXM, 30000, 500)},
 			replayRuns: defaultReplayRuns,
 			jobSizes:   []int{100, 2000, 10000},
 			estimate:   110 * time.Minute}, nil
