@@ -91,8 +91,9 @@ func presetNames() string {
 }
 
 // replayConfigs: stock, the tuned stock variants, paddle, paddle without
-// small-gangs-first and paddle with the old hold-back guard.
-func replayConfigs() ([]replay.Config, error) {
+// small-gangs-first, paddle with the old hold-back guard, optionally paddle
+// at the former 30m threshold, and paddle without aging or guard.
+func replayConfigs(withAfter30m bool) ([]replay.Config, error) {
 	stockPath, err := localcluster.StockSchedulerConf()
 	if err != nil {
 		return nil, err
@@ -117,11 +118,15 @@ func replayConfigs() ([]replay.Config, error) {
 		map[string]interface{}{paddle.ArgStarvationAfter: "30m"})
 	noGuard := replay.WithPaddleArgs(ours, paddleNoGuard, "paddle with paddle.starvationAfter: 0 (no aging, no guard, no smallGangsFirst)",
 		map[string]interface{}{paddle.ArgStarvationAfter: "0"})
-	return append(cs, ours, fifo, hold, after30m, noGuard), nil
+	cs = append(cs, ours, fifo, hold)
+	if withAfter30m {
+		cs = append(cs, after30m)
+	}
+	return append(cs, noGuard), nil
 }
 
 func runReplay(p *plan, r *report) error {
-	cfgs, err := replayConfigs()
+	cfgs, err := replayConfigs(p.replayAfter30m)
 	if err != nil {
 		return err
 	}
@@ -180,7 +185,7 @@ func (r *report) writeReplay(b *strings.Builder, dir string) {
 	w("ones by accident lowers it; the p95 and longest waits show the price. The column *mean wait, 1-GPU /\n")
 	w("%d+-GPU jobs* shows this split. paddle's `smallGangsFirst` gets part of the same effect on purpose\n", replay.LargeJobGPUs)
 	w("with a bound (the starvation guard); `paddle-fifo` is paddle without it. It needs a threshold above the\n")
-	w("typical wait: with the former 30m (`paddle-after30m`), nearly every job of a queue whose wait is about an\n")
+	w("typical wait: with the former 30m (`paddle-after30m`, full mode), nearly every job of a queue whose wait is about an\n")
 	w("hour counted as starving, so the order was first come, first served and reservations formed in front of\n")
 	w("jobs that would have started anyway; `paddle-noguard` has no aging and no guard.\n\n")
 	for _, rep := range r.Replay {
