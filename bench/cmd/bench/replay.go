@@ -38,17 +38,17 @@ const (
 	maxReplayRuns     = 20
 )
 
-// replayWindow is a trace window on racks of 4 nodes, sized for load 0.9,
-// 30% PS jobs, seed 1.
 // guardWindow is a window where large gangs wait past paddle's starvation
 // threshold but the queue is not saturated: there the old hold-back left
-// GPUs idle (14 GPU-hours a waiting job would fit, mean of 3 runs) and the
+// GPUs idle (14 to 17 GPU-hours a waiting job would fit, mean of 3 runs) and the
 // reservation replacing it shows what it saves. In the 12500 windows the
 // guard hardly acts; in saturated ones every job starves, the hold-back
 // holds nothing and only the reservation bounds the wait
 // (docs/scheduler-plugin.md, What the guard costs).
 var guardWindow = replayWindow(quality.PCIeNVLinkPairs, 45000, 300)
 
+// replayWindow is a trace window on racks of 4 nodes, sized for load 0.9,
+// 30% PS jobs, seed 1.
 func replayWindow(p quality.Preset, start, jobs int) replay.Options {
 	return replay.Options{Preset: p, NodesPerRack: 4, Start: start, Jobs: jobs, Load: 0.9, PSShare: 0.3, Seed: 1}
 }
