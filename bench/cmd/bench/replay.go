@@ -114,13 +114,12 @@ func replayConfigs(withAfter30m bool) ([]replay.Config, error) {
 		map[string]interface{}{paddle.ArgStarvationGuard: paddle.GuardHoldBack})
 	fifo := replay.WithPaddleArgs(ours, paddleFIFO, "paddle with paddle.smallGangsFirst: false (waiting gangs in Volcano's creation order)",
 		map[string]interface{}{paddle.ArgSmallGangsFirst: false})
-	after30m := replay.WithPaddleArgs(ours, paddleAfter30m, "paddle with paddle.starvationAfter: 30m (the default before the replay chose 4h)",
-		map[string]interface{}{paddle.ArgStarvationAfter: "30m"})
 	noGuard := replay.WithPaddleArgs(ours, paddleNoGuard, "paddle with paddle.starvationAfter: 0 (no aging, no guard, no smallGangsFirst)",
 		map[string]interface{}{paddle.ArgStarvationAfter: "0"})
 	cs = append(cs, ours, fifo, hold)
 	if withAfter30m {
-		cs = append(cs, after30m)
+		cs = append(cs, replay.WithPaddleArgs(ours, paddleAfter30m, "paddle with paddle.starvationAfter: 30m (the default before the replay chose 4h)",
+			map[string]interface{}{paddle.ArgStarvationAfter: "30m"}))
 	}
 	return append(cs, noGuard), nil
 }

@@ -547,19 +547,10 @@ func (p *paddlePlugin) reservationPredicate(task *api.TaskInfo, node *api.NodeIn
 
 // takesFrom: a request takes from what a node must keep, because for some
 // resource it asks for, less than keep would stay idle after it. Only the
-// resources it asks for count: a pserver asking for CPU alone may use a
-// node whose GPUs are still draining for the gang.
+// resources it asks for count (Volcano's LessEqualWithDimension..., which
+// also skips the pod count its predicates check): a pserver asking for CPU
+// alone may use a node whose GPUs are still draining for the gang.
 func takesFrom(req, idle, keep *api.Resource) bool {
-	if req.MilliCPU > 0 && idle.MilliCPU-req.MilliCPU < keep.MilliCPU {
-		return true
-	}
-	if req.Memory > 0 && idle.Memory-req.Memory < keep.Memory {
-		return true
-	}
-	for name, q := range req.ScalarResources {
-		if q > 0 && idle.Get(name)-q < keep.Get(name) {
-			return true
-		}
-	}
-	return false
+	fits, _ := keep.Clone().Add(req).LessEqualWithDimensionAndResourcesName(idle, req)
+	return !fits
 }
