@@ -25,6 +25,7 @@ import (
 	busv1alpha1 "volcano.sh/apis/pkg/apis/bus/v1alpha1"
 
 	"github.com/volcano-paddle/volcano-paddle/internal/localcluster"
+	"github.com/volcano-paddle/volcano-paddle/pkg/gputopology"
 )
 
 // Size is one cluster size to measure.
@@ -142,7 +143,7 @@ func useConf(c *localcluster.Cluster, path string) error {
 func job(ns, name string, trainers, pservers int) *batchv1alpha1.Job {
 	res := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("1Gi")}
 	gpu := res.DeepCopy()
-	gpu["nvidia.com/gpu"] = resource.MustParse("1")
+	gpu[gputopology.ResourceName] = resource.MustParse("1")
 	task := func(name string, n int, r corev1.ResourceList) batchv1alpha1.TaskSpec {
 		return batchv1alpha1.TaskSpec{Name: name, Replicas: int32(n), Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
 			RestartPolicy: corev1.RestartPolicyNever,

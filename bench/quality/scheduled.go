@@ -11,6 +11,7 @@ import (
 	schedulingv1 "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
 
 	"github.com/volcano-paddle/volcano-paddle/bench/simsched"
+	"github.com/volcano-paddle/volcano-paddle/pkg/gputopology"
 	"github.com/volcano-paddle/volcano-paddle/pkg/paddleapi"
 )
 
@@ -25,8 +26,8 @@ func (c Cluster) SimCluster(jobs []Job) *simsched.Cluster {
 	for i := 0; i < c.nodes(); i++ {
 		n := simsched.GPUNode(NodeName(i), c.rackOf(NodeName(i)), fmt.Sprintf("spine-%02d", i/c.NodesPerRack/8), topo)
 		gpus := fmt.Sprint(p.GPUsPerNode)
-		n.Status.Allocatable["nvidia.com/gpu"] = resource.MustParse(gpus)
-		n.Status.Capacity["nvidia.com/gpu"] = resource.MustParse(gpus)
+		n.Status.Allocatable[gputopology.ResourceName] = resource.MustParse(gpus)
+		n.Status.Capacity[gputopology.ResourceName] = resource.MustParse(gpus)
 		n.Status.Allocatable[v1.ResourceCPU] = resource.MustParse(fmt.Sprint(nodeCPU))
 		sc.Nodes = append(sc.Nodes, n)
 	}

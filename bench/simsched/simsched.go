@@ -29,6 +29,7 @@ import (
 	_ "volcano.sh/volcano/pkg/scheduler/actions"
 	_ "volcano.sh/volcano/pkg/scheduler/plugins"
 
+	"github.com/volcano-paddle/volcano-paddle/pkg/gputopology"
 	_ "github.com/volcano-paddle/volcano-paddle/pkg/scheduler/plugins/paddle"
 )
 
@@ -162,7 +163,7 @@ func (c *Cache) Schedule(cfg *Config) *Result {
 		for _, t := range job.Tasks {
 			if t.NodeName != "" && (t.Status == api.Allocated || t.Status == api.Binding || t.Status == api.Pipelined) {
 				r.Placed[t.Namespace+"/"+t.Name] = t.NodeName
-				r.PlacedGPUs += int(t.Resreq.Get("nvidia.com/gpu") / 1000)
+				r.PlacedGPUs += int(t.Resreq.Get(gputopology.ResourceName) / 1000)
 			}
 		}
 	}

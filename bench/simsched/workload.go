@@ -21,7 +21,7 @@ import (
 func GPUNode(name, rack, spine string, topo *gputopology.Topology) *v1.Node {
 	alloc := v1.ResourceList{
 		v1.ResourceCPU: resource.MustParse("64"), v1.ResourceMemory: resource.MustParse("512Gi"),
-		v1.ResourcePods: resource.MustParse("110"), "nvidia.com/gpu": resource.MustParse("8"),
+		v1.ResourcePods: resource.MustParse("110"), gputopology.ResourceName: resource.MustParse("8"),
 	}
 	n := &v1.Node{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{
@@ -66,7 +66,7 @@ func Gang(ns, name string, mode paddleapi.Mode, created time.Time, tasks ...Task
 		for i := 0; i < t.Replicas; i++ {
 			req := v1.ResourceList{v1.ResourceCPU: resource.MustParse(t.CPU), v1.ResourceMemory: resource.MustParse("8Gi")}
 			if t.GPUs > 0 {
-				req["nvidia.com/gpu"] = *resource.NewQuantity(int64(t.GPUs), resource.DecimalSI)
+				req[gputopology.ResourceName] = *resource.NewQuantity(int64(t.GPUs), resource.DecimalSI)
 			}
 			pname := fmt.Sprintf("%s-%s-%d", name, t.Name, i)
 			pods = append(pods, &v1.Pod{
@@ -97,7 +97,7 @@ func Gang(ns, name string, mode paddleapi.Mode, created time.Time, tasks ...Task
 func RunningPod(ns, name, node string, cpu string, gpus int) *v1.Pod {
 	req := v1.ResourceList{v1.ResourceCPU: resource.MustParse(cpu), v1.ResourceMemory: resource.MustParse("4Gi")}
 	if gpus > 0 {
-		req["nvidia.com/gpu"] = *resource.NewQuantity(int64(gpus), resource.DecimalSI)
+		req[gputopology.ResourceName] = *resource.NewQuantity(int64(gpus), resource.DecimalSI)
 	}
 	return &v1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, UID: types.UID(ns + "-" + name),

@@ -24,6 +24,7 @@ import (
 	vcclient "volcano.sh/apis/pkg/client/clientset/versioned"
 
 	"github.com/volcano-paddle/volcano-paddle/internal/localcluster"
+	"github.com/volcano-paddle/volcano-paddle/pkg/gputopology"
 	"github.com/volcano-paddle/volcano-paddle/pkg/paddleapi"
 )
 
@@ -279,7 +280,7 @@ func (d *demoCluster) printPlacement(ctx context.Context, jobs []string) error {
 				id = "ps " + v
 			}
 			gpus := "-"
-			if q, ok := p.Spec.Containers[0].Resources.Limits["nvidia.com/gpu"]; ok {
+			if q, ok := p.Spec.Containers[0].Resources.Limits[gputopology.ResourceName]; ok {
 				gpus = q.String()
 			}
 			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.Name, env["TRAINING_ROLE"], p.Spec.NodeName, rack[p.Spec.NodeName], gpus, env["POD_IP"], id, env["PADDLE_CURRENT_ENDPOINT"])

@@ -106,7 +106,7 @@ func drawNode(node *corev1.Node, model *gputopology.Model, pods []corev1.Pod) st
 func gpusOfPod(p corev1.Pod) int {
 	n := 0
 	for _, c := range p.Spec.Containers {
-		q := c.Resources.Limits["nvidia.com/gpu"]
+		q := c.Resources.Limits[gputopology.ResourceName]
 		n += int(q.Value())
 	}
 	return n

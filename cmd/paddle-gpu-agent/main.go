@@ -49,7 +49,7 @@ func main() {
 	flag.StringVar(&o.node, "node-name", os.Getenv("NODE_NAME"), "the node to publish on (default $NODE_NAME)")
 	flag.StringVar(&o.kubeconfig, "kubeconfig", "", "kubeconfig (default: in-cluster)")
 	flag.StringVar(&o.socket, "pod-resources-socket", DefaultPodResourcesSocket, "the kubelet's PodResources API socket")
-	flag.StringVar(&o.resource, "resource", "nvidia.com/gpu", "the extended resource of the GPUs")
+	flag.StringVar(&o.resource, "resource", gputopology.ResourceName, "the extended resource of the GPUs")
 	flag.DurationVar(&o.resync, "resync", 30*time.Second, "re-read the kubelet's assignments at least this often (pod changes on the node trigger a read at once)")
 	flag.DurationVar(&o.heartbeat, "heartbeat", 5*time.Minute, "refresh the assignments' observation time when unchanged for this long (the scheduler's paddle.gpuTopology.assignmentsMaxAge must be longer)")
 	flag.StringVar(&o.sysfs, "sysfs", "/sys", "sysfs root, for NUMA nodes and NICs")

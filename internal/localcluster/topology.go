@@ -147,7 +147,7 @@ func (t *Topology) Nodes() []*corev1.Node {
 			corev1.ResourceEphemeralStorage: resource.MustParse("2Ti"),
 		}
 		if g.GPUs > 0 {
-			res["nvidia.com/gpu"] = *resource.NewQuantity(int64(g.GPUs), resource.DecimalSI)
+			res[gputopology.ResourceName] = *resource.NewQuantity(int64(g.GPUs), resource.DecimalSI)
 		}
 		groupIndex := len(nodes)
 		for r := 0; r < g.Racks; r++ {

@@ -19,6 +19,8 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/volcano-paddle/volcano-paddle/pkg/gputopology"
 )
 
 // Violation is one broken rule, with the pod it was seen on.
@@ -110,7 +112,7 @@ func CheckRules(rules []Rule, pods []v1.Pod, svc *v1.Service, cms ...v1.ConfigMa
 			continue
 		}
 		q := &pod{name: p.Name, p: p, env: resolveEnv(c, p, &p.Spec.Containers[0], cms)}
-		if l, ok := p.Spec.Containers[0].Resources.Limits["nvidia.com/gpu"]; ok {
+		if l, ok := p.Spec.Containers[0].Resources.Limits[gputopology.ResourceName]; ok {
 			q.gpus = l.Value()
 		}
 		switch q.env["TRAINING_ROLE"] {

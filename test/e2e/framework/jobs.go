@@ -16,6 +16,7 @@ import (
 	schedulingv1beta1 "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
 
 	"github.com/volcano-paddle/volcano-paddle/internal/localcluster"
+	"github.com/volcano-paddle/volcano-paddle/pkg/gputopology"
 )
 
 // Annotations understood by the local cluster's KWOK stages.
@@ -61,7 +62,7 @@ func NewJob(ns, name string, minAvailable int32, tasks ...Task) *batchv1alpha1.J
 			corev1.ResourceMemory: resource.MustParse("1Gi"),
 		}
 		if tk.GPUs > 0 {
-			res["nvidia.com/gpu"] = *resource.NewQuantity(int64(tk.GPUs), resource.DecimalSI)
+			res[gputopology.ResourceName] = *resource.NewQuantity(int64(tk.GPUs), resource.DecimalSI)
 		}
 		spec := batchv1alpha1.TaskSpec{
 			Name:     tk.Name,

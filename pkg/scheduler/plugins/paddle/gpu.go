@@ -19,7 +19,7 @@ import (
 
 // gpuResource is the extended resource of NVIDIA's device plugin. Volcano
 // keeps scalar resources in milli-units.
-const gpuResource v1.ResourceName = "nvidia.com/gpu"
+const gpuResource v1.ResourceName = gputopology.ResourceName
 
 func gpusOf(r *api.Resource) int {
 	if r == nil {

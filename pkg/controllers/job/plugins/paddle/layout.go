@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 
+	"github.com/volcano-paddle/volcano-paddle/pkg/gputopology"
 	"github.com/volcano-paddle/volcano-paddle/pkg/paddleapi"
 )
 
@@ -501,4 +502,4 @@ func gpuCount(c *v1.Container) int64 {
 	return 0
 }
 
-const gpuResource v1.ResourceName = "nvidia.com/gpu"
+const gpuResource v1.ResourceName = gputopology.ResourceName
