@@ -61,6 +61,8 @@ type Args struct {
 	// TaskCompleted policy gets TaskCompleted -> CompleteJob there, so the
 	// pservers stop when training ends (mutate.go).
 	TrainerCompletesJob bool
+	// Elastic: elastic collective jobs (elastic.go).
+	Elastic ElasticArgs
 }
 
 var argsPath = field.NewPath("spec", "plugins", PluginName)
@@ -82,7 +84,8 @@ func newFlagSet(a *Args) *flag.FlagSet {
 	fs.BoolVar(&a.HostNetwork, "host-network", false, "allow tasks with hostNetwork: true")
 	fs.StringVar(&a.HeterDevice, "heter-device", heterDeviceAuto, "HETER_DEVICE_TYPE of heter trainers: auto, cpu, gpu or xpu")
 	fs.BoolVar(&a.TrainerCompletesJob, "trainer-completes-job", true, "at admission, give a PS job's trainer task TaskCompleted -> CompleteJob when it has no TaskCompleted policy")
-	refuseRepeatedFlags(fs) // limits.go
+	registerElasticFlags(fs, &a.Elastic) // elastic.go
+	refuseRepeatedFlags(fs)              // limits.go
 	return fs
 }
 
@@ -153,6 +156,7 @@ func (a *Args) validate() field.ErrorList {
 	default:
 		errs = append(errs, field.NotSupported(argsPath.Key("--heter-device"), a.HeterDevice, []string{heterDeviceAuto, "cpu", "gpu", "xpu"}))
 	}
+	errs = append(errs, a.Elastic.validate()...) // elastic.go
 	for _, t := range []struct{ flag, name string }{{"--ps-task", a.PServerTask}, {"--trainer-task", a.TrainerTask}, {"--heter-task", a.HeterTask}} {
 		if t.name != "" && strings.TrimSpace(t.name) != t.name {
 			errs = append(errs, field.Invalid(argsPath.Key(t.flag), t.name, "must not contain spaces"))

@@ -12,7 +12,8 @@ func TestParseArgsDefaults(t *testing.T) {
 		t.Fatal(errs)
 	}
 	want := Args{Mode: "auto", Port: 36000, PortsPerPod: 20, Barrier: true, BarrierImage: DefaultBarrierImage,
-		BarrierTimeout: 5 * time.Minute, HeterDevice: "auto", TrainerCompletesJob: true}
+		BarrierTimeout: 5 * time.Minute, HeterDevice: "auto", TrainerCompletesJob: true,
+		Elastic: ElasticArgs{Timeout: DefaultElasticTimeout, MaxRestart: DefaultElasticMaxRestart, MaxFailures: DefaultElasticMaxFailures, EtcdImage: DefaultEtcdImage}}
 	if *a != want {
 		t.Errorf("defaults = %+v, want %+v", *a, want)
 	}

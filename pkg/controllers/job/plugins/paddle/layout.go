@@ -41,6 +41,8 @@ type Layout struct {
 	// waits for the pservers only (validation.go: validateListSizes).
 	omitted       map[string]bool
 	narrowBarrier bool
+	// Elastic is set for an elastic collective job (elastic.go).
+	Elastic *Elastic
 }
 
 // RoleTask is the task that plays one Paddle role.
@@ -87,6 +89,9 @@ func (l *Layout) podHostname(job *batch.Job, pod *v1.Pod) string {
 // i > 0 the Fluid-era PADDLE_PORT+i its CTR image listens on; on pserver 0
 // the gloo store when gloo is on.
 func (l *Layout) ports(r *RoleTask, index int) []v1.ContainerPort {
+	if l.Elastic != nil {
+		return nil // elastic.go: Paddle picks new random ports at every rendezvous
+	}
 	a := l.Args
 	out := []v1.ContainerPort{{Name: "paddle", ContainerPort: int32(a.Port), Protocol: v1.ProtocolTCP}}
 	if r.Role == paddleapi.RolePServer && index > 0 && l.Mode != paddleapi.ModeCollective {
@@ -184,6 +189,10 @@ func (l *Layout) list(key string) string {
 	case listHeterEndpoints:
 		each(l.Heter, func(i int) string { return l.endpoint(l.Heter, i) })
 	case listBarrierHosts:
+		if l.Elastic != nil {
+			add(EtcdName(l.Job)) // elastic.go: peers come and go; the launchers need their etcd
+			break
+		}
 		for _, r := range l.barrierRoles() {
 			each(r, func(i int) string { return l.host(r, i) })
 		}
@@ -266,6 +275,9 @@ func (l *Layout) noProxyValue() string {
 // every entry point of the mode, once, in entry-point order. Variables that
 // refer to an omitted list are left out (validation.go: checkListSizes).
 func (l *Layout) roleEnv(r *RoleTask, index int) []envVar {
+	if l.Elastic != nil {
+		return l.elasticEnv() // elastic.go
+	}
 	p := replica{l: l, r: r, index: index}
 	seen := map[string]bool{}
 	var out []envVar
@@ -288,6 +300,9 @@ func (l *Layout) roleEnv(r *RoleTask, index int) []envVar {
 // podEnv is roleEnv as Kubernetes env: lists become references to the
 // incarnation's ConfigMap.
 func (l *Layout) podEnv(r *RoleTask, index int) []v1.EnvVar {
+	if l.Elastic != nil {
+		return l.elasticPodEnv() // elastic.go
+	}
 	vs := l.roleEnv(r, index)
 	out := make([]v1.EnvVar, len(vs))
 	for i, v := range vs {

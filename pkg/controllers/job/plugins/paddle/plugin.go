@@ -106,6 +106,9 @@ func (p *jobPlugin) OnJobAdd(job *batch.Job) error {
 	if err := ensureService(context.TODO(), p.client.KubeClients, job); err != nil {
 		return err
 	}
+	if err := ensureEtcd(context.TODO(), p.client.KubeClients, job, l); err != nil { // elastic_etcd.go
+		return err
+	}
 	if !Serves(job) { // once per start, not per sync
 		for _, w := range l.Warnings() {
 			klog.InfoS("Paddle job accepted with a limit", "job", klog.KObj(job), "warning", w)
@@ -153,6 +156,9 @@ func (p *jobPlugin) OnJobDelete(job *batch.Job) error {
 	if err := deleteConfigMaps(context.TODO(), p.client.KubeClients, job, -1); err != nil {
 		return err
 	}
+	if err := deleteEtcd(context.TODO(), p.client.KubeClients, job); err != nil { // elastic_etcd.go
+		return err
+	}
 	delete(job.Status.ControlledResources, configMapKey)
 	delete(job.Status.ControlledResources, controlledKey)
 	delete(job.Status.ControlledResources, layoutKey)
@@ -194,6 +200,9 @@ func (p *jobPlugin) OnPodCreate(pod *v1.Pod, job *batch.Job) error {
 		pod.Spec.AutomountServiceAccountToken = &automount
 	}
 	pod.Labels[paddleapi.IndexLabel] = strconv.Itoa(index)
+	if l.Elastic != nil {
+		labelElasticPod(pod) // elastic.go
+	}
 
 	if err := ensureIncarnation(context.TODO(), p.client.KubeClients, job, l); err != nil {
 		return err

@@ -38,6 +38,9 @@ func ValidateUpdate(old, job *batch.Job, a *Args) field.ErrorList {
 	if len(errs) > 0 {
 		return errs
 	}
+	if l.Elastic != nil || IsElastic(old) {
+		return elasticReplicaChanges(old, job, l) // elastic.go
+	}
 	if was, oldErrs := ValidateJob(old, a); len(oldErrs) > 0 || was == nil {
 		return nil
 	}
@@ -110,7 +113,7 @@ func (p *jobPlugin) holdResize(job *batch.Job) bool {
 			changed = true
 		}
 	}
-	if !changed {
+	if !changed || p.elasticResizeAllowed(job) { // elastic.go
 		return false
 	}
 	old := job.DeepCopy()

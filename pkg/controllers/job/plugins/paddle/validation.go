@@ -29,6 +29,9 @@ func ValidateJob(job *batch.Job, a *Args) (*Layout, field.ErrorList) {
 	if l == nil || len(errs) > 0 {
 		return nil, errs
 	}
+	if errs := resolveElastic(job, l); len(errs) > 0 { // elastic.go
+		return nil, errs
+	}
 	for _, r := range l.roles() {
 		errs = append(errs, validateRoleTask(job, l, r)...)
 	}

@@ -26,14 +26,14 @@ func Warnings(job *batch.Job, l *Layout) []string {
 	for _, r := range roles {
 		members += int32(r.Replicas)
 	}
-	if job.Spec.MinAvailable < members {
+	if job.Spec.MinAvailable < members && l.Elastic == nil { // elastic.go: runs from minAvailable up
 		out = append(out, fmt.Sprintf("spec.minAvailable: %d is below the %d pods of the Paddle roles (%s): Volcano may start part of the gang, and Paddle waits for every member; set minAvailable to %d",
 			job.Spec.MinAvailable, members, l.ReplicaSummary(), members))
 	}
 	for _, r := range roles {
 		ts := &job.Spec.Tasks[r.TaskIndex]
 		p := fmt.Sprintf("%s[%d]", tasks, r.TaskIndex)
-		if ts.MinAvailable != nil && *ts.MinAvailable < ts.Replicas {
+		if ts.MinAvailable != nil && *ts.MinAvailable < ts.Replicas && l.Elastic == nil {
 			out = append(out, fmt.Sprintf("%s.minAvailable: %d is below the task's %d replicas; Paddle waits for every member of role %s, so leave it unset or set it to %d",
 				p, *ts.MinAvailable, ts.Replicas, r.Role, ts.Replicas))
 		}
@@ -46,7 +46,7 @@ func Warnings(job *batch.Job, l *Layout) []string {
 				p, shown))
 		}
 		for _, pol := range ts.Policies {
-			if pieceMeal(pol.Action) {
+			if pieceMeal(pol.Action) && l.Elastic == nil {
 				out = append(out, fmt.Sprintf("%s.policies: %s on role %s replaces pods one by one; only RestartJob gives a consistent gang (pods of a new incarnation get new peer names)",
 					p, pol.Action, r.Role))
 			}
@@ -60,9 +60,12 @@ func Warnings(job *batch.Job, l *Layout) []string {
 		}
 	}
 	for _, pol := range job.Spec.Policies {
-		if pieceMeal(pol.Action) {
+		if pieceMeal(pol.Action) && l.Elastic == nil {
 			out = append(out, fmt.Sprintf("spec.policies: %s replaces pods one by one; for Paddle roles only RestartJob gives a consistent gang", pol.Action))
 		}
+	}
+	if l.Elastic != nil {
+		out = append(out, elasticWarnings(job, l)...) // elastic.go
 	}
 	if (l.Mode == paddleapi.ModePS || l.Mode == paddleapi.ModeHeterPS) && !hasPolicy(job.Spec.Tasks[l.Trainer.TaskIndex].Policies, bus.TaskCompletedEvent, bus.CompleteJobAction) {
 		out = append(out, fmt.Sprintf("%s[%d].policies: no TaskCompleted -> CompleteJob on the trainer task %q; parameter servers never exit on their own, so the job would run forever after training ends",

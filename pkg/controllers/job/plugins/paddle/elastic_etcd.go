@@ -1,0 +1,281 @@
+package paddle
+
+// The etcd of an elastic job. Paddle's launchers connect to their etcd
+// without credentials or TLS (controllers/master.py: ETCDMaster.__init__,
+// etcd3.client(host, port)), and every starting launcher deletes its job's
+// prefix: an etcd shared by jobs would let any job wipe another's
+// rendezvous. So each elastic job gets its own, created by the plugin when
+// the job starts (OnJobAdd, before Volcano creates the job's PodGroup and
+// pods) and deleted with it (OnJobDelete, which Volcano runs on completion,
+// termination and every restart of the whole job; the owner reference
+// covers a controller that missed it):
+//
+//   - a Pod paddle-etcd-<job> running a single-member etcd, its data in an
+//     emptyDir (a crashed etcd process restarts in place with its data;
+//     restartPolicy Always). Outside the gang: it is created first and
+//     placed on its own (Volcano makes it a PodGroup of one), so a trainer
+//     never waits for room for it;
+//   - a headless Service of the same name that publishes the pod only once
+//     etcd answers (readiness probe, publishNotReadyAddresses false): the
+//     pods' barrier waits for that name, so no launcher starts before its
+//     etcd does;
+//   - a NetworkPolicy of the same name: only the job's trainers and the
+//     controller manager (the paddleelastic loss notice) reach it, on the
+//     client port only.
+
+import (
+	"context"
+	"fmt"
+
+	v1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/klog/v2"
+	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
+	"volcano.sh/apis/pkg/apis/helpers"
+	scheduling "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
+)
+
+// EtcdOfLabel names, on an elastic job's etcd pod, Service and
+// NetworkPolicy, the job they serve.
+const EtcdOfLabel = "paddle.volcano.sh/etcd-of"
+
+// The controller manager's pods, which the NetworkPolicy lets reach the
+// etcd: Volcano's release manifest and Helm chart run them in
+// volcano-system with the label app=volcano-controller.
+var (
+	ControllerNamespace = "volcano-system"
+	ControllerPodLabels = map[string]string{"app": "volcano-controller"}
+)
+
+const etcdDataDir = "/var/lib/etcd"
+
+// etcdLabels select the job's etcd pod.
+func etcdLabels(job *batch.Job) map[string]string {
+	return map[string]string{ManagedByLabel: PluginName, EtcdOfLabel: job.Name}
+}
+
+func etcdObjectMeta(job *batch.Job, labels map[string]string) metav1.ObjectMeta {
+	return metav1.ObjectMeta{
+		Namespace:       job.Namespace,
+		Name:            EtcdName(job.Name),
+		Labels:          labels,
+		OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(job, helpers.JobKind)},
+	}
+}
+
+// EtcdPod is the job's etcd pod. It goes where the trainers may go (their
+// node selector and tolerations) and asks little: Paddle's keys are a few
+// hundred bytes per pod, written every 5 s.
+func EtcdPod(job *batch.Job, l *Layout) *v1.Pod {
+	small := v1.ResourceList{v1.ResourceCPU: resource.MustParse("100m"), v1.ResourceMemory: resource.MustParse("128Mi")}
+	limits := v1.ResourceList{v1.ResourceMemory: resource.MustParse("512Mi")}
+	tmpl := &job.Spec.Tasks[l.Trainer.TaskIndex].Template.Spec
+	port := fmt.Sprint(EtcdClientPort)
+	meta := etcdObjectMeta(job, etcdLabels(job))
+	// Volcano's podgroup controller puts a pod without a PodGroup into one
+	// of its own, in this queue.
+	meta.Annotations = map[string]string{scheduling.QueueNameAnnotationKey: job.Spec.Queue}
+	automount := false
+	enableLinks := false
+	return &v1.Pod{
+		ObjectMeta: meta,
+		Spec: v1.PodSpec{
+			SchedulerName:                job.Spec.SchedulerName,
+			PriorityClassName:            job.Spec.PriorityClassName,
+			RestartPolicy:                v1.RestartPolicyAlways,
+			AutomountServiceAccountToken: &automount,
+			EnableServiceLinks:           &enableLinks,
+			NodeSelector:                 tmpl.NodeSelector,
+			Tolerations:                  tmpl.Tolerations,
+			Containers: []v1.Container{{
+				Name:    "etcd",
+				Image:   l.Elastic.Args.EtcdImage,
+				Command: []string{"etcd"},
+				Args: []string{
+					"--name=paddle",
+					"--data-dir=" + etcdDataDir,
+					"--listen-client-urls=http://0.0.0.0:" + port,
+					"--advertise-client-urls=http://$(POD_IP):" + port,
+					"--listen-peer-urls=http://127.0.0.1:2380",
+					"--initial-advertise-peer-urls=http://127.0.0.1:2380",
+					"--initial-cluster=paddle=http://127.0.0.1:2380",
+					// Heartbeats rewrite keys every 5 s per pod: keep
+					// the history short.
+					"--auto-compaction-mode=revision",
+					"--auto-compaction-retention=1000",
+					"--quota-backend-bytes=268435456",
+				},
+				Env:   []v1.EnvVar{{Name: EnvPodIP, ValueFrom: &v1.EnvVarSource{FieldRef: &v1.ObjectFieldSelector{FieldPath: "status.podIP"}}}},
+				Ports: []v1.ContainerPort{{Name: "etcd-client", ContainerPort: EtcdClientPort, Protocol: v1.ProtocolTCP}},
+				ReadinessProbe: &v1.Probe{
+					ProbeHandler:  v1.ProbeHandler{HTTPGet: &v1.HTTPGetAction{Path: "/health", Port: intstr.FromInt32(EtcdClientPort)}},
+					PeriodSeconds: 2, FailureThreshold: 2,
+				},
+				LivenessProbe: &v1.Probe{
+					ProbeHandler:        v1.ProbeHandler{HTTPGet: &v1.HTTPGetAction{Path: "/health", Port: intstr.FromInt32(EtcdClientPort)}},
+					InitialDelaySeconds: 10, PeriodSeconds: 10, FailureThreshold: 6,
+				},
+				Resources:    v1.ResourceRequirements{Requests: small, Limits: limits},
+				VolumeMounts: []v1.VolumeMount{{Name: "data", MountPath: etcdDataDir}},
+			}},
+			Volumes: []v1.Volume{{Name: "data", VolumeSource: v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{}}}},
+		},
+	}
+}
+
+// EtcdService is the headless Service whose name (EtcdName) resolves to the
+// etcd pod's IP once etcd answers.
+func EtcdService(job *batch.Job) *v1.Service {
+	lbl := objectLabels(job)
+	lbl[EtcdOfLabel] = job.Name
+	return &v1.Service{
+		ObjectMeta: etcdObjectMeta(job, lbl),
+		Spec: v1.ServiceSpec{
+			ClusterIP: v1.ClusterIPNone,
+			Selector:  etcdLabels(job),
+			Ports: []v1.ServicePort{{Name: "etcd-client", Port: EtcdClientPort, TargetPort: intstr.FromInt32(EtcdClientPort), Protocol: v1.ProtocolTCP}},
+		},
+	}
+}
+
+// EtcdNetworkPolicy admits the job's trainers and the controller manager to
+// the etcd's client port, and nothing else. The trainers' own traffic is
+// not restricted: Paddle picks their ports at random at every rendezvous.
+func EtcdNetworkPolicy(job *batch.Job, l *Layout) *networkingv1.NetworkPolicy {
+	lbl := objectLabels(job)
+	lbl[EtcdOfLabel] = job.Name
+	tcp := v1.ProtocolTCP
+	port := intstr.FromInt32(EtcdClientPort)
+	return &networkingv1.NetworkPolicy{
+		ObjectMeta: etcdObjectMeta(job, lbl),
+		Spec: networkingv1.NetworkPolicySpec{
+			PodSelector: metav1.LabelSelector{MatchLabels: etcdLabels(job)},
+			PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress},
+			Ingress: []networkingv1.NetworkPolicyIngressRule{{
+				Ports: []networkingv1.NetworkPolicyPort{{Protocol: &tcp, Port: &port}},
+				From: []networkingv1.NetworkPolicyPeer{
+					// Volcano labels every pod of a job with its job and
+					// task (job_controller_util.go: createJobPod).
+					{PodSelector: &metav1.LabelSelector{MatchLabels: map[string]string{
+						batch.JobNameKey: job.Name, batch.TaskSpecKey: l.Trainer.TaskName,
+					}}},
+					{
+						NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{v1.LabelMetadataName: ControllerNamespace}},
+						PodSelector:       &metav1.LabelSelector{MatchLabels: ControllerPodLabels},
+					},
+				},
+			}},
+		},
+	}
+}
+
+// ensureEtcd creates the elastic job's etcd objects that are missing. An
+// etcd pod still terminating from the job's previous incarnation is waited
+// for (the error makes Volcano retry the sync): the new launchers must not
+// meet the old rendezvous.
+func ensureEtcd(ctx context.Context, client kubernetes.Interface, job *batch.Job, l *Layout) error {
+	if l.Elastic == nil {
+		return nil
+	}
+	name := EtcdName(job.Name)
+	pods := client.CoreV1().Pods(job.Namespace)
+	pod, err := pods.Get(ctx, name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		if _, err := pods.Create(ctx, EtcdPod(job, l), metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("creating etcd pod %s/%s of elastic Paddle job: %w", job.Namespace, name, err)
+		}
+		klog.V(3).InfoS("Created etcd pod of elastic Paddle job", "job", klog.KObj(job), "pod", name)
+	case err != nil:
+		return fmt.Errorf("reading etcd pod %s/%s: %w", job.Namespace, name, err)
+	case !metav1.IsControlledBy(pod, job):
+		return fmt.Errorf("pod %s/%s exists and does not belong to job %s; the elastic job needs that name for its etcd: rename the job or delete the pod", job.Namespace, name, job.Name)
+	case pod.DeletionTimestamp != nil:
+		return fmt.Errorf("etcd pod %s/%s of the job's previous run is still terminating; retrying", job.Namespace, name)
+	}
+	if _, err := client.CoreV1().Services(job.Namespace).Create(ctx, EtcdService(job), metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating etcd Service %s/%s: %w", job.Namespace, name, err)
+	}
+	if _, err := client.NetworkingV1().NetworkPolicies(job.Namespace).Create(ctx, EtcdNetworkPolicy(job, l), metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating etcd NetworkPolicy %s/%s: %w", job.Namespace, name, err)
+	}
+	return nil
+}
+
+// EnsureEtcd re-creates a running elastic job's etcd objects (the
+// paddleelastic controller calls it when the etcd pod is gone).
+func EnsureEtcd(ctx context.Context, client kubernetes.Interface, job *batch.Job) error {
+	args, ok := job.Spec.Plugins[PluginName]
+	if !ok {
+		return nil
+	}
+	a, errs := ParseArgs(args)
+	if len(errs) > 0 {
+		return NewInvalidJobError(job, errs)
+	}
+	l, errs := ValidateJob(job, a)
+	if len(errs) > 0 {
+		return NewInvalidJobError(job, errs)
+	}
+	return ensureEtcd(ctx, client, job, l)
+}
+
+// deleteEtcd deletes the job's etcd objects that this job owns.
+func deleteEtcd(ctx context.Context, client kubernetes.Interface, job *batch.Job) error {
+	if !IsElastic(job) {
+		return nil // the owner reference covers a job whose arguments changed
+	}
+	name := EtcdName(job.Name)
+	owned := func(m metav1.Object, err error) (*metav1.Preconditions, bool, error) {
+		if apierrors.IsNotFound(err) {
+			return nil, false, nil
+		}
+		if err != nil {
+			return nil, false, err
+		}
+		if !metav1.IsControlledBy(m, job) {
+			return nil, false, nil
+		}
+		uid := m.GetUID()
+		return &metav1.Preconditions{UID: &uid}, true, nil
+	}
+	ignore := func(err error) error {
+		if err == nil || apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
+			return nil
+		}
+		return fmt.Errorf("deleting etcd object %s/%s of job %s: %w", job.Namespace, name, job.Name, err)
+	}
+	pods := client.CoreV1().Pods(job.Namespace)
+	pod, err := pods.Get(ctx, name, metav1.GetOptions{})
+	if pre, ok, err := owned(pod, err); err != nil {
+		return err
+	} else if ok {
+		if err := ignore(pods.Delete(ctx, name, metav1.DeleteOptions{Preconditions: pre})); err != nil {
+			return err
+		}
+	}
+	svcs := client.CoreV1().Services(job.Namespace)
+	svc, err := svcs.Get(ctx, name, metav1.GetOptions{})
+	if pre, ok, err := owned(svc, err); err != nil {
+		return err
+	} else if ok {
+		if err := ignore(svcs.Delete(ctx, name, metav1.DeleteOptions{Preconditions: pre})); err != nil {
+			return err
+		}
+	}
+	nps := client.NetworkingV1().NetworkPolicies(job.Namespace)
+	np, err := nps.Get(ctx, name, metav1.GetOptions{})
+	if pre, ok, err := owned(np, err); err != nil {
+		return err
+	} else if ok {
+		if err := ignore(nps.Delete(ctx, name, metav1.DeleteOptions{Preconditions: pre})); err != nil {
+			return err
+		}
+	}
+	return nil
+}
