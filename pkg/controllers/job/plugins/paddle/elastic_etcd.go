@@ -138,7 +138,7 @@ func EtcdService(job *batch.Job) *v1.Service {
 		Spec: v1.ServiceSpec{
 			ClusterIP: v1.ClusterIPNone,
 			Selector:  etcdLabels(job),
-			Ports: []v1.ServicePort{{Name: "etcd-client", Port: EtcdClientPort, TargetPort: intstr.FromInt32(EtcdClientPort), Protocol: v1.ProtocolTCP}},
+			Ports:     []v1.ServicePort{{Name: "etcd-client", Port: EtcdClientPort, TargetPort: intstr.FromInt32(EtcdClientPort), Protocol: v1.ProtocolTCP}},
 		},
 	}
 }

@@ -215,7 +215,13 @@ func TestElasticValidateUpdate(t *testing.T) {
 		{"shrink to MIN", base, resized(2), "", ""},
 		{"above MAX", base, resized(5), "spec.tasks[0].replicas", "--elastic-max (4)"},
 		{"below MIN", base, resized(1), "spec.tasks[0].replicas", "minAvailable (2)"},
-		{"MIN changes", base, func() *batch.Job { j := base(); lo := int32(1); j.Spec.Tasks[0].MinAvailable = &lo; j.Spec.MinAvailable = 1; return j }, "spec.tasks[0].minAvailable", "cannot change from 2 to 1"},
+		{"MIN changes", base, func() *batch.Job {
+			j := base()
+			lo := int32(1)
+			j.Spec.Tasks[0].MinAvailable = &lo
+			j.Spec.MinAvailable = 1
+			return j
+		}, "spec.tasks[0].minAvailable", "cannot change from 2 to 1"},
 		{"MAX changes", base, func() *batch.Job { j := elasticJob("el", 2, 3, 5); return j }, "spec.plugins.paddle", "cannot change while the job exists"},
 		{"timeout changes", base, func() *batch.Job { return elasticJob("el", 2, 3, 4, "--elastic-timeout=20s") }, "spec.plugins.paddle", "cannot change"},
 		{"fixed job becomes elastic", fixed, base, "spec.plugins.paddle[--elastic-max]", "cannot become elastic"},
