@@ -40,6 +40,10 @@ import (
 	scheduling "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
 )
 
+// ElasticEtcd is the ElasticLabel value of an etcd pod (trainers have
+// "true"): the paddleelastic controller watches both through one selector.
+const ElasticEtcd = "etcd"
+
 // EtcdOfLabel names, on an elastic job's etcd pod, Service and
 // NetworkPolicy, the job they serve.
 const EtcdOfLabel = "paddle.volcano.sh/etcd-of"
@@ -56,7 +60,7 @@ const etcdDataDir = "/var/lib/etcd"
 
 // etcdLabels select the job's etcd pod.
 func etcdLabels(job *batch.Job) map[string]string {
-	return map[string]string{ManagedByLabel: PluginName, EtcdOfLabel: job.Name}
+	return map[string]string{ManagedByLabel: PluginName, EtcdOfLabel: job.Name, ElasticLabel: ElasticEtcd}
 }
 
 func etcdObjectMeta(job *batch.Job, labels map[string]string) metav1.ObjectMeta {

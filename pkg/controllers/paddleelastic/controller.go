@@ -1,0 +1,483 @@
+// Package paddleelastic is the controller of vc-controller-manager-paddle
+// that keeps elastic Paddle jobs (paddle plugin argument --elastic-max)
+// going when their pods come and go:
+//
+//   - loss notice: when a trainer pod goes (deleted, resized away,
+//     preempted, evicted, failed), it deletes that pod's heartbeat key in
+//     the job's etcd at once, so that the survivors re-form their world
+//     without waiting for the lost launcher's lease to expire (Paddle's
+//     stopped launcher leaves its key until then);
+//   - re-creation: a trainer pod that ended without Paddle having marked the
+//     job completed (a launcher that gave up waiting for peers exits 0, one
+//     stopped with its processes 241) is deleted, and Volcano's job
+//     controller creates it again (syncJob creates missing pods); the
+//     survivors are left alone;
+//   - failure bound: a trainer that crashed (any other exit code) is
+//     replaced too, up to --elastic-max-failures times per job; the next
+//     crash fails the job, with a Warning event naming the pod;
+//   - the etcd: when the job's etcd pod is gone while the job runs, it is
+//     created again (the plugin creates it when the job starts).
+package paddleelastic
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"sync"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
+	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
+	vcclientset "volcano.sh/apis/pkg/client/clientset/versioned"
+	vcscheme "volcano.sh/apis/pkg/client/clientset/versioned/scheme"
+	batchlisters "volcano.sh/apis/pkg/client/listers/batch/v1alpha1"
+	"volcano.sh/volcano/pkg/controllers/framework"
+
+	jobplugin "github.com/volcano-paddle/volcano-paddle/pkg/controllers/job/plugins/paddle"
+)
+
+// Name is the controller's name for --controllers.
+const Name = "paddle-elastic-controller"
+
+// Reasons of the events elastic jobs get.
+const (
+	ReplacedReason     = "PaddleElasticReplaced"
+	FailuresReason     = "PaddleElasticTooManyFailures"
+	EtcdRestoredReason = "PaddleEtcdRestored"
+)
+
+// FailuresAnnotation counts, on the Job, the crashed trainer pods replaced.
+const FailuresAnnotation = "paddle.volcano.sh/elastic-failures"
+
+// EtcdURLAnnotation, on a Job, points the controller at its etcd instead of
+// the etcd pod's IP. Only loopback URLs are honoured: it exists for a
+// controller that reaches the etcd through a local port (a test, a
+// port-forward), never to send the controller elsewhere.
+const EtcdURLAnnotation = "paddle.volcano.sh/etcd-client-url"
+
+// exitStopped is the exit code of a launcher whose processes it stopped
+// (SIGTERM, -15 & 0xff): it gave up waiting for peers after it had
+// trained, or reached PADDLE_MAX_RESTART through membership changes
+// (launch/controllers/controller.py: finalize). Not a crash.
+const exitStopped = 241
+
+// exitTerminated is a container that ended on SIGTERM (143): the pod was
+// being stopped. Not a crash.
+const exitTerminated = 143
+
+func init() {
+	framework.RegisterController(&Controller{})
+}
+
+// work is one thing to do for a pod.
+type work struct {
+	kind      workKind
+	namespace string
+	pod       string
+	uid       types.UID
+	// job and ip of a trainer pod, for the loss notice after it is gone.
+	job, ip string
+}
+
+type workKind int
+
+const (
+	// notice: the pod went; delete its heartbeat key.
+	notice workKind = iota
+	// ended: the pod's containers ended; re-create or fail.
+	ended
+	// etcdGone: the job's etcd pod is gone or failed.
+	etcdGone
+)
+
+// Controller implements framework.Controller.
+type Controller struct {
+	kube     kubernetes.Interface
+	vc       vcclientset.Interface
+	jobs     batchlisters.JobLister
+	pods     corelisters.PodLister
+	factory  informers.SharedInformerFactory
+	synced   []cache.InformerSynced
+	recorder record.EventRecorder
+	http     noticeClient
+	// notices are loss notices; they have their own workers so that they
+	// never wait behind slower work.
+	notices workqueue.TypedRateLimitingInterface[work]
+	queue   workqueue.TypedRateLimitingInterface[work]
+
+	// The last known IP of each trainer pod (a deleted pod's final state
+	// may be a tombstone without it), and the pods already noticed.
+	mu      sync.Mutex
+	noticed map[types.UID]bool
+	ips     map[types.UID]string
+}
+
+// noticeClient builds the gateway of a job's etcd (tests replace it).
+type noticeClient func(url string) *Gateway
+
+var _ framework.Controller = &Controller{}
+
+// Name implements framework.Controller.
+func (c *Controller) Name() string { return Name }
+
+// Initialize implements framework.Controller.
+func (c *Controller) Initialize(opt *framework.ControllerOption) error {
+	c.kube = opt.KubeClient
+	c.vc = opt.VolcanoClient
+	jobInformer := opt.VCSharedInformerFactory.Batch().V1alpha1().Jobs()
+	c.jobs = jobInformer.Lister()
+	// Only the pods of elastic jobs and their etcd pods.
+	c.factory = informers.NewSharedInformerFactoryWithOptions(opt.KubeClient, 0,
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = jobplugin.ElasticLabel }))
+	podInformer := c.factory.Core().V1().Pods()
+	c.pods = podInformer.Lister()
+	c.init()
+	if _, err := podInformer.Informer().AddEventHandler(c.handlers()); err != nil {
+		return err
+	}
+	c.synced = []cache.InformerSynced{jobInformer.Informer().HasSynced, podInformer.Informer().HasSynced}
+	b := record.NewBroadcaster()
+	b.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: opt.KubeClient.CoreV1().Events("")})
+	c.recorder = b.NewRecorder(vcscheme.Scheme, v1.EventSource{Component: "vc-controller-manager-paddle"})
+	return nil
+}
+
+func (c *Controller) init() {
+	c.queue = workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[work](),
+		workqueue.TypedRateLimitingQueueConfig[work]{Name: Name})
+	c.notices = workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[work](),
+		workqueue.TypedRateLimitingQueueConfig[work]{Name: Name + "-notices"})
+	c.noticed = map[types.UID]bool{}
+	c.ips = map[types.UID]string{}
+	if c.http == nil {
+		client := newHTTPClient()
+		c.http = func(u string) *Gateway { return &Gateway{URL: u, Client: client} }
+	}
+}
+
+func newHTTPClient() *http.Client {
+	return &http.Client{Timeout: gatewayTimeout, Transport: &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 2, IdleConnTimeout: 30 * time.Second}}
+}
+
+func (c *Controller) handlers() cache.ResourceEventHandlerFuncs {
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj interface{}) { c.observe(obj, false) },
+		UpdateFunc: func(_, obj interface{}) { c.observe(obj, false) },
+		DeleteFunc: func(obj interface{}) {
+			if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = t.Obj
+			}
+			c.observe(obj, true)
+		},
+	}
+}
+
+// observe queues what a pod's new state calls for.
+func (c *Controller) observe(obj interface{}, deleted bool) {
+	pod, ok := obj.(*v1.Pod)
+	if !ok {
+		return
+	}
+	w := work{namespace: pod.Namespace, pod: pod.Name, uid: pod.UID}
+	if pod.Labels[jobplugin.ElasticLabel] == jobplugin.ElasticEtcd {
+		if deleted || pod.Status.Phase == v1.PodFailed {
+			w.kind = etcdGone
+			c.queue.Add(w)
+		}
+		return
+	}
+	job := pod.Labels[batch.JobNameKey]
+	if job == "" {
+		return
+	}
+	c.mu.Lock()
+	if pod.Status.PodIP != "" {
+		c.ips[pod.UID] = pod.Status.PodIP
+	}
+	ip := c.ips[pod.UID]
+	gone := deleted || pod.DeletionTimestamp != nil || pod.Status.Phase == v1.PodFailed || pod.Status.Phase == v1.PodSucceeded
+	first := gone && !c.noticed[pod.UID]
+	if first {
+		c.noticed[pod.UID] = true
+	}
+	if deleted {
+		// Nothing more will come for this UID.
+		delete(c.noticed, pod.UID)
+		delete(c.ips, pod.UID)
+	}
+	c.mu.Unlock()
+	if first && ip != "" {
+		n := w
+		n.kind, n.job, n.ip = notice, job, ip
+		c.notices.Add(n)
+	}
+	if !deleted && pod.DeletionTimestamp == nil && (pod.Status.Phase == v1.PodFailed || pod.Status.Phase == v1.PodSucceeded) {
+		w.kind = ended
+		c.queue.Add(w)
+	}
+}
+
+// notice deletes the heartbeat key of the launcher that ran at the lost
+// pod's IP. Worth something only within the lease's seconds: a failed
+// attempt is retried a few times, quickly.
+func (c *Controller) notice(ctx context.Context, w work) error {
+	job, err := c.jobs.Jobs(w.namespace).Get(w.job)
+	if err != nil || !jobplugin.IsElastic(job) {
+		return nil
+	}
+	u, err := c.etcdURL(job)
+	if err != nil {
+		klog.V(2).InfoS("No etcd to notify of a lost Paddle pod", "job", klog.KObj(job), "pod", klog.KRef(w.namespace, w.pod), "reason", err.Error())
+		return nil
+	}
+	start := time.Now()
+	names, err := NoticeLoss(ctx, c.http(u), jobplugin.JobID(job), w.ip)
+	if err != nil {
+		return fmt.Errorf("loss notice for job %s/%s: %w", job.Namespace, job.Name, err)
+	}
+	klog.InfoS("Notified the survivors of a lost Paddle pod", "job", klog.KObj(job), "pod", klog.KRef(w.namespace, w.pod), "podIP", w.ip, "paddlePods", names, "took", time.Since(start))
+	return nil
+}
+
+// etcdURL is the client URL of the job's etcd.
+func (c *Controller) etcdURL(job *batch.Job) (string, error) {
+	if s := job.Annotations[EtcdURLAnnotation]; s != "" {
+		u, err := url.Parse(s)
+		if err != nil || u.Scheme != "http" {
+			return "", fmt.Errorf("annotation %s=%q is not an http:// URL", EtcdURLAnnotation, s)
+		}
+		if ip := net.ParseIP(u.Hostname()); ip == nil || !ip.IsLoopback() {
+			return "", fmt.Errorf("annotation %s=%q: only loopback addresses are honoured", EtcdURLAnnotation, s)
+		}
+		return s, nil
+	}
+	pod, err := c.pods.Pods(job.Namespace).Get(jobplugin.EtcdName(job.Name))
+	if err != nil {
+		return "", fmt.Errorf("etcd pod: %w", err)
+	}
+	if pod.Status.PodIP == "" || !metav1.IsControlledBy(pod, job) {
+		return "", fmt.Errorf("etcd pod %s has no IP yet", pod.Name)
+	}
+	return "http://" + net.JoinHostPort(pod.Status.PodIP, strconv.Itoa(jobplugin.EtcdClientPort)), nil
+}
+
+// Run implements framework.Controller.
+func (c *Controller) Run(stopCh <-chan struct{}) {
+	defer utilruntime.HandleCrash()
+	defer c.queue.ShutDown()
+	defer c.notices.ShutDown()
+	c.factory.Start(stopCh)
+	if !cache.WaitForCacheSync(stopCh, c.synced...) {
+		klog.ErrorS(nil, "Caches did not sync", "controller", Name)
+		return
+	}
+	klog.InfoS("Started", "controller", Name)
+	go wait.Until(func() {
+		for c.processNext(c.queue, 10) {
+		}
+	}, time.Second, stopCh)
+	for i := 0; i < 2; i++ {
+		go wait.Until(func() {
+			for c.processNext(c.notices, 3) {
+			}
+		}, time.Second, stopCh)
+	}
+	<-stopCh
+}
+
+func (c *Controller) processNext(q workqueue.TypedRateLimitingInterface[work], retries int) bool {
+	w, quit := q.Get()
+	if quit {
+		return false
+	}
+	defer q.Done(w)
+	var err error
+	switch w.kind {
+	case notice:
+		err = c.notice(context.Background(), w)
+	case ended:
+		err = c.syncEnded(context.Background(), w)
+	case etcdGone:
+		err = c.syncEtcd(context.Background(), w)
+	}
+	if err != nil {
+		klog.ErrorS(err, "Elastic Paddle job", "pod", klog.KRef(w.namespace, w.pod))
+		if q.NumRequeues(w) < retries {
+			q.AddRateLimited(w)
+			return true
+		}
+	}
+	q.Forget(w)
+	return true
+}
+
+// syncEnded handles a trainer pod whose containers ended.
+func (c *Controller) syncEnded(ctx context.Context, w work) error {
+	pod, err := c.pods.Pods(w.namespace).Get(w.pod)
+	if err != nil || pod.UID != w.uid || pod.DeletionTimestamp != nil {
+		return nil // gone already: Volcano re-creates it
+	}
+	job, err := c.jobs.Jobs(w.namespace).Get(pod.Labels[batch.JobNameKey])
+	if err != nil || !jobplugin.IsElastic(job) || job.DeletionTimestamp != nil {
+		return nil
+	}
+	switch job.Status.State.Phase {
+	case batch.Running, batch.Pending:
+	default:
+		return nil
+	}
+	a, errs := jobplugin.ParseArgs(job.Spec.Plugins[jobplugin.PluginName])
+	if len(errs) > 0 {
+		return nil
+	}
+	switch {
+	case pod.Status.Phase == v1.PodSucceeded:
+		// Exit 0 is completion only when Paddle said so.
+		u, err := c.etcdURL(job)
+		if err != nil {
+			return err
+		}
+		done, err := Completed(ctx, c.http(u), jobplugin.JobID(job))
+		if err != nil {
+			return err
+		}
+		if done {
+			return nil
+		}
+		return c.replace(ctx, job, pod, "its launcher exited 0 without Paddle having completed the job (it gave up waiting for peers)")
+	case crashed(pod):
+		n, _ := strconv.Atoi(job.Annotations[FailuresAnnotation])
+		if n >= a.Elastic.MaxFailures {
+			return c.fail(ctx, job, pod, n)
+		}
+		if err := c.countFailure(ctx, job, n+1); err != nil {
+			return err
+		}
+		return c.replace(ctx, job, pod, fmt.Sprintf("it crashed (%s); failure %d of the %d --elastic-max-failures allows", exitSummary(pod), n+1, a.Elastic.MaxFailures))
+	default:
+		return c.replace(ctx, job, pod, "it was lost ("+exitSummary(pod)+")")
+	}
+}
+
+// crashed: a container of the pod ended with an exit code that is neither
+// success, nor Paddle stopping its processes, nor SIGTERM.
+func crashed(pod *v1.Pod) bool {
+	for _, s := range pod.Status.ContainerStatuses {
+		if t := s.State.Terminated; t != nil {
+			switch t.ExitCode {
+			case 0, exitStopped, exitTerminated:
+			default:
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func exitSummary(pod *v1.Pod) string {
+	for _, s := range pod.Status.ContainerStatuses {
+		if t := s.State.Terminated; t != nil && t.ExitCode != 0 {
+			return fmt.Sprintf("container %s exit code %d %s", s.Name, t.ExitCode, t.Reason)
+		}
+	}
+	if pod.Status.Reason != "" {
+		return pod.Status.Reason
+	}
+	return "phase " + string(pod.Status.Phase)
+}
+
+// replace deletes the pod; Volcano's job controller creates it again with
+// the same name and env, and Paddle lets it join the running world.
+func (c *Controller) replace(ctx context.Context, job *batch.Job, pod *v1.Pod, why string) error {
+	uid := pod.UID
+	err := c.kube.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+		return err
+	}
+	klog.InfoS("Replacing a pod of an elastic Paddle job", "job", klog.KObj(job), "pod", klog.KObj(pod), "why", why)
+	c.recorder.Eventf(job, v1.EventTypeNormal, ReplacedReason, "replacing pod %s: %s; the other pods keep training", pod.Name, why)
+	return nil
+}
+
+func (c *Controller) countFailure(ctx context.Context, job *batch.Job, n int) error {
+	patch, _ := json.Marshal(map[string]interface{}{"metadata": map[string]interface{}{
+		"annotations": map[string]string{FailuresAnnotation: strconv.Itoa(n)},
+	}})
+	_, err := c.vc.BatchV1alpha1().Jobs(job.Namespace).Patch(ctx, job.Name, types.MergePatchType, patch, metav1.PatchOptions{})
+	return err
+}
+
+// fail ends the job as Failed: its status phase goes to Failed, which
+// Volcano's job controller handles like any finished job (state/finished.go:
+// it stops the remaining pods and keeps the job).
+func (c *Controller) fail(ctx context.Context, job *batch.Job, pod *v1.Pod, n int) error {
+	msg := fmt.Sprintf("pod %s crashed (%s) after %d crashed trainers were replaced (--elastic-max-failures=%d); the job fails instead of re-forming its world for ever",
+		pod.Name, exitSummary(pod), n, n)
+	patch, _ := json.Marshal(map[string]interface{}{"status": map[string]interface{}{
+		"state": map[string]interface{}{"phase": batch.Failed, "reason": FailuresReason, "message": msg},
+	}})
+	if _, err := c.vc.BatchV1alpha1().Jobs(job.Namespace).Patch(ctx, job.Name, types.MergePatchType, patch, metav1.PatchOptions{}, "status"); err != nil {
+		return err
+	}
+	klog.InfoS("Failing an elastic Paddle job", "job", klog.KObj(job), "pod", klog.KObj(pod), "failures", n)
+	c.recorder.Event(job, v1.EventTypeWarning, FailuresReason, msg)
+	return nil
+}
+
+// syncEtcd re-creates the etcd of a running elastic job whose etcd pod is
+// gone; a failed one (evicted) is deleted first.
+func (c *Controller) syncEtcd(ctx context.Context, w work) error {
+	if pod, err := c.pods.Pods(w.namespace).Get(w.pod); err == nil {
+		if pod.UID == w.uid && pod.Status.Phase == v1.PodFailed && pod.DeletionTimestamp == nil {
+			uid := pod.UID
+			err := c.kube.CoreV1().Pods(w.namespace).Delete(ctx, w.pod, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+			if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+				return err
+			}
+		}
+		return nil // the delete event brings it back here
+	}
+	var job *batch.Job
+	jobs, err := c.jobs.Jobs(w.namespace).List(labels.Everything())
+	if err != nil {
+		return err
+	}
+	for _, j := range jobs {
+		if jobplugin.EtcdName(j.Name) == w.pod {
+			job = j
+		}
+	}
+	if job == nil || job.DeletionTimestamp != nil || !jobplugin.Serves(job) || !jobplugin.IsElastic(job) {
+		return nil
+	}
+	switch job.Status.State.Phase {
+	case batch.Running, batch.Pending:
+	default:
+		return nil
+	}
+	if err := jobplugin.EnsureEtcd(ctx, c.kube, job); err != nil {
+		return err
+	}
+	klog.InfoS("Re-created the etcd of an elastic Paddle job", "job", klog.KObj(job))
+	c.recorder.Event(job, v1.EventTypeWarning, EtcdRestoredReason,
+		"re-created the job's etcd pod, which was gone while the job ran; launchers that cannot register with the new etcd give up after PADDLE_ELASTIC_TIMEOUT and their pods are re-created")
+	return nil
+}

@@ -1,0 +1,149 @@
+package paddleelastic
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Gateway talks to an etcd through its v3 JSON gateway (etcd serves it on
+// the client port: POST /v3/kv/range, /v3/kv/deleterange with base64 keys
+// and values). It needs no etcd Go client: that client's gRPC would have
+// to follow the google.golang.org/grpc pin Volcano imposes on this binary,
+// the pin that broke it inside kube-apiserver (design.md section 2).
+type Gateway struct {
+	// URL is the etcd client URL, http://host:port.
+	URL    string
+	Client *http.Client
+}
+
+// KV is one key and its value.
+type KV struct {
+	Key, Value string
+}
+
+// gatewayTimeout bounds one request: the loss notice is worth something
+// only within the seconds before Paddle's lease expires on its own.
+const gatewayTimeout = 2 * time.Second
+
+func (g *Gateway) post(ctx context.Context, path string, req, resp interface{}) error {
+	body, err := json.Marshal(req)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, gatewayTimeout)
+	defer cancel()
+	r, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimRight(g.URL, "/")+path, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	r.Header.Set("Content-Type", "application/json")
+	c := g.Client
+	if c == nil {
+		c = http.DefaultClient
+	}
+	res, err := c.Do(r)
+	if err != nil {
+		return fmt.Errorf("etcd %s%s: %w", g.URL, path, err)
+	}
+	defer res.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(res.Body, 16<<20))
+	if err != nil {
+		return fmt.Errorf("etcd %s%s: %w", g.URL, path, err)
+	}
+	if res.StatusCode != http.StatusOK {
+		return fmt.Errorf("etcd %s%s: %s: %s", g.URL, path, res.Status, bytes.TrimSpace(data))
+	}
+	return json.Unmarshal(data, resp)
+}
+
+func b64(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
+
+func unb64(s string) (string, error) {
+	b, err := base64.StdEncoding.DecodeString(s)
+	return string(b), err
+}
+
+// prefixEnd is the range end that makes a range request a prefix query
+// (clientv3.GetPrefixRangeEnd).
+func prefixEnd(prefix string) string {
+	end := []byte(prefix)
+	for i := len(end) - 1; i >= 0; i-- {
+		if end[i] < 0xff {
+			end[i]++
+			return string(end[:i+1])
+		}
+	}
+	return "\x00"
+}
+
+// Prefix returns the keys under prefix with their values.
+func (g *Gateway) Prefix(ctx context.Context, prefix string) ([]KV, error) {
+	var resp struct {
+		KVs []struct {
+			Key   string `json:"key"`
+			Value string `json:"value"`
+		} `json:"kvs"`
+	}
+	if err := g.post(ctx, "/v3/kv/range", map[string]string{"key": b64(prefix), "range_end": b64(prefixEnd(prefix))}, &resp); err != nil {
+		return nil, err
+	}
+	out := make([]KV, 0, len(resp.KVs))
+	for _, kv := range resp.KVs {
+		k, err := unb64(kv.Key)
+		if err != nil {
+			return nil, fmt.Errorf("etcd %s: key %q: %w", g.URL, kv.Key, err)
+		}
+		v, err := unb64(kv.Value)
+		if err != nil {
+			return nil, fmt.Errorf("etcd %s: value of %q: %w", g.URL, k, err)
+		}
+		out = append(out, KV{Key: k, Value: v})
+	}
+	return out, nil
+}
+
+// Get returns a key's value and whether it exists.
+func (g *Gateway) Get(ctx context.Context, key string) (string, bool, error) {
+	var resp struct {
+		KVs []struct {
+			Value string `json:"value"`
+		} `json:"kvs"`
+	}
+	if err := g.post(ctx, "/v3/kv/range", map[string]string{"key": b64(key)}, &resp); err != nil {
+		return "", false, err
+	}
+	if len(resp.KVs) == 0 {
+		return "", false, nil
+	}
+	v, err := unb64(resp.KVs[0].Value)
+	return v, err == nil, err
+}
+
+// Delete deletes one key and returns how many keys went (0 or 1).
+func (g *Gateway) Delete(ctx context.Context, key string) (int, error) {
+	var resp struct {
+		// int64 fields come as JSON strings (grpc-gateway's proto3 JSON).
+		Deleted string `json:"deleted"`
+	}
+	if err := g.post(ctx, "/v3/kv/deleterange", map[string]string{"key": b64(key)}, &resp); err != nil {
+		return 0, err
+	}
+	if resp.Deleted == "" {
+		return 0, nil
+	}
+	return strconv.Atoi(resp.Deleted)
+}
+
+// Put sets a key (tests write Paddle-shaped records with it).
+func (g *Gateway) Put(ctx context.Context, key, value string) error {
+	var resp struct{}
+	return g.post(ctx, "/v3/kv/put", map[string]string{"key": b64(key), "value": b64(value)}, &resp)
+}
