@@ -1,0 +1,298 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	batchv1alpha1 "volcano.sh/apis/pkg/apis/batch/v1alpha1"
+
+	"github.com/volcano-paddle/volcano-paddle/internal/localcluster"
+	jobplugin "github.com/volcano-paddle/volcano-paddle/pkg/controllers/job/plugins/paddle"
+	"github.com/volcano-paddle/volcano-paddle/pkg/controllers/paddleelastic"
+	"github.com/volcano-paddle/volcano-paddle/test/e2e/framework"
+)
+
+// elasticJob is an elastic collective job: workers from min to max, now
+// replicas, its controller pointed at etcdURL (a loopback etcd: the
+// simulated etcd pod's IP is not ours to reach). No restart policies: an
+// elastic job replaces pods one by one.
+func elasticJob(ns, name string, min, replicas, max int32, etcdURL string) *batchv1alpha1.Job {
+	j := paddleJob(ns, name, []string{fmt.Sprintf("--elastic-max=%d", max)}, min,
+		framework.Task{Name: "worker", Replicas: replicas, CPU: "1", GPUs: 1})
+	j.Spec.Policies = nil
+	j.Spec.Tasks[0].MinAvailable = &min
+	j.Annotations = map[string]string{paddleelastic.EtcdURLAnnotation: etcdURL}
+	return j
+}
+
+// workerPods are the job's running worker pods by name.
+func workerPods(t *testing.T, c *localcluster.Cluster, ns, job string) map[string]corev1.Pod {
+	t.Helper()
+	out := map[string]corev1.Pod{}
+	for _, p := range framework.JobPods(t, c, ns, job) {
+		if p.Labels[jobplugin.ElasticLabel] == "true" {
+			out[p.Name] = p
+		}
+	}
+	return out
+}
+
+// waitWorkers waits until exactly the named worker pods run (with an IP)
+// and no other worker pod exists.
+func waitWorkers(t *testing.T, c *localcluster.Cluster, ns, job string, n int) map[string]corev1.Pod {
+	t.Helper()
+	var pods map[string]corev1.Pod
+	err := framework.Poll(context.Background(), 60*time.Second, func(ctx context.Context) (bool, error) {
+		pods = workerPods(t, c, ns, job)
+		if len(pods) != n {
+			return false, nil
+		}
+		for i := 0; i < n; i++ {
+			p, ok := pods[fmt.Sprintf("%s-worker-%d", job, i)]
+			if !ok || p.Status.Phase != corev1.PodRunning || p.Status.PodIP == "" || p.DeletionTimestamp != nil {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+	if err != nil {
+		t.Fatalf("%d running workers of %s: %v\n%s", n, job, err, framework.DescribePods(c, ns))
+	}
+	return pods
+}
+
+// phaseWatch records every phase and version the job shows until stopped.
+func phaseWatch(t *testing.T, c *localcluster.Cluster, ns, name string) func() []string {
+	ctx, cancel := context.WithCancel(context.Background())
+	var mu sync.Mutex
+	seen := map[string]bool{}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for ctx.Err() == nil {
+			if j, err := c.Volcano.BatchV1alpha1().Jobs(ns).Get(ctx, name, metav1.GetOptions{}); err == nil {
+				mu.Lock()
+				seen[fmt.Sprintf("%s v%d retries %d", j.Status.State.Phase, j.Status.Version, j.Status.RetryCount)] = true
+				mu.Unlock()
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}()
+	return func() []string {
+		cancel()
+		<-done
+		mu.Lock()
+		defer mu.Unlock()
+		var out []string
+		for s := range seen {
+			out = append(out, s)
+		}
+		sort.Strings(out)
+		return out
+	}
+}
+
+func resize(t *testing.T, c *localcluster.Cluster, ns, name string, replicas int32) {
+	t.Helper()
+	patch := fmt.Sprintf(`[{"op":"replace","path":"/spec/tasks/0/replicas","value":%d}]`, replicas)
+	if _, err := c.Volcano.BatchV1alpha1().Jobs(ns).Patch(context.Background(), name, types.JSONPatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+		t.Fatalf("resizing %s to %d: %v", name, replicas, err)
+	}
+}
+
+// An elastic job is resized up and down and loses a pod while it runs: the
+// pods above the size come and go, a lost pod is replaced, and the others
+// keep running (same UIDs), the job never restarts; its etcd objects exist
+// while the job does.
+func TestElasticResizeAndReplace(t *testing.T) {
+	c := framework.Cluster(t)
+	ns := framework.Namespace(t, c)
+	etcd := framework.StartEtcd(t)
+	ctx := context.Background()
+	framework.CreateJob(t, c, elasticJob(ns, "el", 2, 3, 4, etcd))
+	framework.WaitJobPhase(t, c, ns, "el", batchv1alpha1.Running, 60*time.Second)
+	phases := phaseWatch(t, c, ns, "el")
+	before := waitWorkers(t, c, ns, "el", 3)
+	for _, p := range before {
+		env := podEnv(t, c, &p)
+		if env[jobplugin.EnvNNodes] != "2:4" || env[jobplugin.EnvMaster] != "etcd://paddle-etcd-el."+ns+".svc:2379" || env[jobplugin.EnvTrainerID] != "" {
+			t.Errorf("pod %s env %v", p.Name, env)
+		}
+	}
+
+	// The etcd's objects.
+	name := jobplugin.EtcdName("el")
+	etcdPod, err := c.Kube.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("etcd pod: %v", err)
+	}
+	svc, err := c.Kube.CoreV1().Services(ns).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("etcd Service: %v", err)
+	}
+	if svc.Spec.ClusterIP != corev1.ClusterIPNone || !labels.SelectorFromSet(svc.Spec.Selector).Matches(labels.Set(etcdPod.Labels)) {
+		t.Errorf("etcd Service %+v does not select the etcd pod %v headless", svc.Spec, etcdPod.Labels)
+	}
+	np, err := c.Kube.NetworkingV1().NetworkPolicies(ns).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("etcd NetworkPolicy: %v", err)
+	}
+	if sel, _ := metav1.LabelSelectorAsSelector(&np.Spec.PodSelector); !sel.Matches(labels.Set(etcdPod.Labels)) {
+		t.Errorf("NetworkPolicy selects %v, not the etcd pod", sel)
+	}
+	worker := before["el-worker-0"]
+	admitted := false
+	for _, from := range np.Spec.Ingress[0].From {
+		if from.NamespaceSelector == nil {
+			sel, _ := metav1.LabelSelectorAsSelector(from.PodSelector)
+			admitted = admitted || sel.Matches(labels.Set(worker.Labels))
+		}
+	}
+	if !admitted || np.Spec.Ingress[0].Ports[0].Port.IntValue() != jobplugin.EtcdClientPort {
+		t.Errorf("NetworkPolicy ingress %+v does not admit worker %v on %d", np.Spec.Ingress, worker.Labels, jobplugin.EtcdClientPort)
+	}
+	// Volcano places the etcd pod on its own: it runs.
+	if err := framework.Poll(ctx, 60*time.Second, func(ctx context.Context) (bool, error) {
+		p, err := c.Kube.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+		return err == nil && p.Status.Phase == corev1.PodRunning, err
+	}); err != nil {
+		t.Errorf("etcd pod not running: %v\n%s", err, framework.DescribePods(c, ns))
+	}
+
+	same := func(want map[string]corev1.Pod, got map[string]corev1.Pod, names ...string) {
+		t.Helper()
+		for _, n := range names {
+			if got[n].UID != want[n].UID {
+				t.Errorf("pod %s was replaced (uid %s -> %s); survivors must keep running", n, want[n].UID, got[n].UID)
+			}
+		}
+	}
+	resize(t, c, ns, "el", 4)
+	up := waitWorkers(t, c, ns, "el", 4)
+	same(before, up, "el-worker-0", "el-worker-1", "el-worker-2")
+	if env := podEnv(t, c, ptr(up["el-worker-3"])); env[jobplugin.EnvNNodes] != "2:4" || env[jobplugin.EnvJobID] != ns+"-el" {
+		t.Errorf("new pod's env %v", env)
+	}
+
+	resize(t, c, ns, "el", 2)
+	down := waitWorkers(t, c, ns, "el", 2)
+	same(before, down, "el-worker-0", "el-worker-1")
+
+	// A pod killed: replaced under its name, the other keeps running.
+	if err := c.Kube.CoreV1().Pods(ns).Delete(ctx, "el-worker-1", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var replaced map[string]corev1.Pod
+	if err := framework.Poll(ctx, 60*time.Second, func(ctx context.Context) (bool, error) {
+		replaced = waitWorkers(t, c, ns, "el", 2)
+		return replaced["el-worker-1"].UID != down["el-worker-1"].UID, nil
+	}); err != nil {
+		t.Fatalf("el-worker-1 not replaced: %v", err)
+	}
+	same(before, replaced, "el-worker-0")
+
+	// Volcano may show Pending while a replacement waits for its node
+	// (state/running.go: more pending pods than replicas-minAvailable);
+	// what must not happen is a restart: Restarting, a new version, a retry.
+	seen := phases()
+	t.Logf("job states seen: %v", seen)
+	for _, s := range seen {
+		if strings.HasPrefix(s, string(batchv1alpha1.Restarting)) || !strings.HasSuffix(s, " v0 retries 0") {
+			t.Errorf("the job showed %q; an elastic job must never restart through resizes and a lost pod", s)
+		}
+	}
+
+	// Deleting the job removes its etcd.
+	bg := metav1.DeletePropagationBackground
+	if err := c.Volcano.BatchV1alpha1().Jobs(ns).Delete(ctx, "el", metav1.DeleteOptions{PropagationPolicy: &bg}); err != nil {
+		t.Fatal(err)
+	}
+	if err := framework.Poll(ctx, 60*time.Second, func(ctx context.Context) (bool, error) {
+		_, e1 := c.Kube.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+		_, e2 := c.Kube.CoreV1().Services(ns).Get(ctx, name, metav1.GetOptions{})
+		_, e3 := c.Kube.NetworkingV1().NetworkPolicies(ns).Get(ctx, name, metav1.GetOptions{})
+		return apierrors.IsNotFound(e1) && apierrors.IsNotFound(e2) && apierrors.IsNotFound(e3), nil
+	}); err != nil {
+		t.Errorf("etcd objects left after the job was deleted: %v", err)
+	}
+}
+
+func ptr(p corev1.Pod) *corev1.Pod { return &p }
+
+// The loss notice, against a real etcd holding what Paddle's launchers
+// write: deleting a pod removes exactly its launcher's heartbeat key,
+// within 1 s.
+func TestElasticLossNotice(t *testing.T) {
+	c := framework.Cluster(t)
+	ns := framework.Namespace(t, c)
+	etcdURL := framework.StartEtcd(t)
+	ctx := context.Background()
+	framework.CreateJob(t, c, elasticJob(ns, "ln", 2, 3, 4, etcdURL))
+	framework.WaitJobPhase(t, c, ns, "ln", batchv1alpha1.Running, 60*time.Second)
+	pods := waitWorkers(t, c, ns, "ln", 3)
+
+	// Paddle's records (controllers/collective.py: _build_pod_with_master,
+	// controllers/master.py: sync_peers, register_heartbeat), one launcher
+	// per pod under a random 6-letter name.
+	g := &paddleelastic.Gateway{URL: etcdURL}
+	jobID := ns + "-ln"
+	names := map[string]string{"ln-worker-0": "qwerty", "ln-worker-1": "asdfgh", "ln-worker-2": "zxcvbn"}
+	for pod, name := range names {
+		ip := pods[pod].Status.PodIP
+		rec, _ := json.Marshal(map[string]interface{}{"name": name, "rank": -1, "replicas": 1, "dtype": "gpu",
+			"candidate": ip + ":45123", "endpoints": ip + ":45124"})
+		for k, v := range map[string]string{"/" + jobID + "/info/" + name + "/-1": string(rec), "/paddle/" + jobID + "/heartbeat/" + name: name} {
+			if err := g.Put(ctx, k, v); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	beats := func() map[string]bool {
+		kvs, err := g.Prefix(ctx, "/paddle/"+jobID+"/heartbeat/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]bool{}
+		for _, kv := range kvs {
+			out[kv.Value] = true
+		}
+		return out
+	}
+	if b := beats(); len(b) != 3 {
+		t.Fatalf("heartbeats %v", b)
+	}
+
+	start := time.Now()
+	if err := c.Kube.CoreV1().Pods(ns).Delete(ctx, "ln-worker-1", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var took time.Duration
+	for {
+		if !beats()["asdfgh"] {
+			took = time.Since(start)
+			break
+		}
+		if time.Since(start) > 5*time.Second {
+			t.Fatalf("heartbeat of the deleted pod's launcher still there after 5s")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Logf("heartbeat key of the deleted pod's launcher gone %s after the delete call", took.Round(time.Millisecond))
+	if took > time.Second {
+		t.Errorf("loss notice took %s, want at most 1s", took)
+	}
+	if b := beats(); !b["qwerty"] || !b["zxcvbn"] || len(b) != 2 {
+		t.Errorf("heartbeats after the loss %v; want exactly the survivors qwerty and zxcvbn", b)
+	}
+}
