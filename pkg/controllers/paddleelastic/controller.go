@@ -26,7 +26,9 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -73,6 +75,12 @@ const FailuresAnnotation = "paddle.volcano.sh/elastic-failures"
 // port-forward), never to send the controller elsewhere.
 const EtcdURLAnnotation = "paddle.volcano.sh/etcd-client-url"
 
+// NetworksEnv, in the controller manager's environment, lists the networks
+// (CIDRs, comma-separated) an etcd pod's IP must be in for the controller
+// to connect to it; unset: any. The local cluster sets it to its loopback
+// and real-node ranges: its simulated pods' IPs lead off the machine.
+const NetworksEnv = "PADDLE_ELASTIC_ETCD_NETWORKS"
+
 // exitStopped is the exit code of a launcher whose processes it stopped
 // (SIGTERM, -15 & 0xff): it gave up waiting for peers after it had
 // trained, or reached PADDLE_MAX_RESTART through membership changes
@@ -118,6 +126,7 @@ type Controller struct {
 	synced   []cache.InformerSynced
 	recorder record.EventRecorder
 	http     noticeClient
+	networks []*net.IPNet
 	// notices are loss notices; they have their own workers so that they
 	// never wait behind slower work.
 	notices workqueue.TypedRateLimitingInterface[work]
@@ -142,6 +151,11 @@ func (c *Controller) Name() string { return Name }
 func (c *Controller) Initialize(opt *framework.ControllerOption) error {
 	c.kube = opt.KubeClient
 	c.vc = opt.VolcanoClient
+	nets, err := parseNetworks(os.Getenv(NetworksEnv))
+	if err != nil {
+		return err
+	}
+	c.networks = nets
 	jobInformer := opt.VCSharedInformerFactory.Batch().V1alpha1().Jobs()
 	c.jobs = jobInformer.Lister()
 	// Only the pods of elastic jobs and their etcd pods.
@@ -171,6 +185,21 @@ func (c *Controller) init() {
 		client := newHTTPClient()
 		c.http = func(u string) *Gateway { return &Gateway{URL: u, Client: client} }
 	}
+}
+
+func parseNetworks(s string) ([]*net.IPNet, error) {
+	var out []*net.IPNet
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		_, n, err := net.ParseCIDR(f)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", NetworksEnv, err)
+		}
+		out = append(out, n)
+	}
+	return out, nil
 }
 
 func newHTTPClient() *http.Client {
@@ -240,8 +269,13 @@ func (c *Controller) observe(obj interface{}, deleted bool) {
 // attempt is retried a few times, quickly.
 func (c *Controller) notice(ctx context.Context, w work) error {
 	job, err := c.jobs.Jobs(w.namespace).Get(w.job)
-	if err != nil || !jobplugin.IsElastic(job) {
-		return nil
+	if err != nil || !jobplugin.IsElastic(job) || job.DeletionTimestamp != nil {
+		return nil // no job, no survivors
+	}
+	switch job.Status.State.Phase {
+	case batch.Running, batch.Pending, batch.Restarting:
+	default:
+		return nil // finishing: no world to re-form
 	}
 	u, err := c.etcdURL(job)
 	if err != nil {
@@ -276,7 +310,19 @@ func (c *Controller) etcdURL(job *batch.Job) (string, error) {
 	if pod.Status.PodIP == "" || !metav1.IsControlledBy(pod, job) {
 		return "", fmt.Errorf("etcd pod %s has no IP yet", pod.Name)
 	}
+	if ip := net.ParseIP(pod.Status.PodIP); len(c.networks) > 0 && !inNetworks(ip, c.networks) {
+		return "", fmt.Errorf("etcd pod %s's IP %s is outside %s", pod.Name, pod.Status.PodIP, NetworksEnv)
+	}
 	return "http://" + net.JoinHostPort(pod.Status.PodIP, strconv.Itoa(jobplugin.EtcdClientPort)), nil
+}
+
+func inNetworks(ip net.IP, nets []*net.IPNet) bool {
+	for _, n := range nets {
+		if n.Contains(ip) {
+			return true
+		}
+	}
+	return false
 }
 
 // Run implements framework.Controller.

@@ -278,3 +278,28 @@ func TestEtcdURL(t *testing.T) {
 		}
 	}
 }
+
+func TestEtcdPodNetworks(t *testing.T) {
+	job := elasticJob("")
+	etcd := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ml", Name: jobplugin.EtcdName("el"), Labels: map[string]string{jobplugin.ElasticLabel: jobplugin.ElasticEtcd},
+		OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(job, batch.SchemeGroupVersion.WithKind("Job"))}},
+		Status: v1.PodStatus{Phase: v1.PodRunning, PodIP: "10.0.0.7"}}
+	for _, tc := range []struct {
+		networks string
+		want     string // "" = refused
+	}{
+		{"", "http://10.0.0.7:2379"},
+		{"127.0.0.0/8,198.18.0.0/24", ""},
+		{"10.0.0.0/16", "http://10.0.0.7:2379"},
+	} {
+		t.Setenv(NetworksEnv, tc.networks)
+		f := newFixture(t, job.DeepCopy(), etcd.DeepCopy())
+		j, _ := f.c.jobs.Jobs("ml").Get("el")
+		j = j.DeepCopy()
+		delete(j.Annotations, EtcdURLAnnotation)
+		got, err := f.c.etcdURL(j)
+		if got != tc.want || (tc.want == "") != (err != nil) {
+			t.Errorf("networks %q: %q, %v; want %q", tc.networks, got, err, tc.want)
+		}
+	}
+}
