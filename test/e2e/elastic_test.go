@@ -253,7 +253,7 @@ func TestElasticLossNotice(t *testing.T) {
 		rec, _ := json.Marshal(map[string]interface{}{"name": name, "rank": -1, "replicas": 1, "dtype": "gpu",
 			"candidate": ip + ":45123", "endpoints": ip + ":45124"})
 		for k, v := range map[string]string{"/" + jobID + "/info/" + name + "/-1": string(rec), "/paddle/" + jobID + "/heartbeat/" + name: name} {
-			if err := g.Put(ctx, k, v); err != nil {
+			if err := g.Put(ctx, k, v, ""); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -294,5 +294,73 @@ func TestElasticLossNotice(t *testing.T) {
 	}
 	if b := beats(); !b["qwerty"] || !b["zxcvbn"] || len(b) != 2 {
 		t.Errorf("heartbeats after the loss %v; want exactly the survivors qwerty and zxcvbn", b)
+	}
+}
+
+// A joining launcher wipes every heartbeat of its job
+// (controllers/master.py: register_heartbeat); the controller's BeatKeeper
+// puts back, against a real etcd, the keys of launchers on live pods with
+// their own leases, and neither a noticed loss nor a launcher whose pod is
+// gone.
+func TestElasticHeartbeatsKept(t *testing.T) {
+	etcdURL := framework.StartEtcd(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	g := &paddleelastic.Gateway{URL: etcdURL}
+	const jobID = "ml-hb"
+	ips := map[string]string{"alivea": "198.18.0.11", "aliveb": "198.18.0.12", "gonepd": "198.18.0.13", "notice": "198.18.0.14"}
+	leases := map[string]string{}
+	for name, ip := range ips {
+		lease, err := g.Grant(ctx, 60)
+		if err != nil {
+			t.Fatal(err)
+		}
+		leases[name] = lease
+		rec, _ := json.Marshal(map[string]interface{}{"name": name, "rank": -1, "candidate": ip + ":45000"})
+		if err := g.Put(ctx, "/"+jobID+"/info/"+name+"/-1", string(rec), ""); err != nil {
+			t.Fatal(err)
+		}
+		if err := g.Put(ctx, "/paddle/"+jobID+"/heartbeat/"+name, name, lease); err != nil {
+			t.Fatal(err)
+		}
+	}
+	k := &paddleelastic.BeatKeeper{G: g, JobID: jobID, Alive: func(ip string) bool { return ip != ips["gonepd"] }}
+	go k.Run(ctx)
+	// The loss notice of pod 198.18.0.14 deletes its launcher's key.
+	if names, err := paddleelastic.NoticeLoss(ctx, g, jobID, ips["notice"], k); err != nil || len(names) != 1 || names[0] != "notice" {
+		t.Fatalf("notice: %v %v", names, err)
+	}
+	beats := func() map[string]bool {
+		kvs, err := g.Prefix(ctx, "/paddle/"+jobID+"/heartbeat/")
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]bool{}
+		for _, kv := range kvs {
+			out[kv.Value] = true
+		}
+		return out
+	}
+	// Let the watch start, then wipe as a joiner does.
+	if err := framework.Poll(ctx, 5*time.Second, func(context.Context) (bool, error) { return len(beats()) == 3, nil }); err != nil {
+		t.Fatal(err)
+	}
+	if err := framework.Poll(ctx, 5*time.Second, func(context.Context) (bool, error) { return k.Watching(), nil }); err != nil {
+		t.Fatalf("the keeper does not watch: %v", err)
+	}
+	start := time.Now()
+	if err := g.DeletePrefix(ctx, "/paddle/"+jobID); err != nil {
+		t.Fatal(err)
+	}
+	err := framework.Poll(ctx, 2*time.Second, func(context.Context) (bool, error) {
+		b := beats()
+		return b["alivea"] && b["aliveb"], nil
+	})
+	if err != nil {
+		t.Fatalf("live launchers' heartbeats not put back: %v (have %v)", err, beats())
+	}
+	t.Logf("heartbeats of live launchers back %s after the wipe", time.Since(start).Round(time.Millisecond))
+	if b := beats(); len(b) != 2 {
+		t.Errorf("heartbeats after the wipe %v; want alivea and aliveb only", b)
 	}
 }

@@ -132,6 +132,9 @@ type Controller struct {
 	notices workqueue.TypedRateLimitingInterface[work]
 	queue   workqueue.TypedRateLimitingInterface[work]
 
+	keepersMu sync.Mutex
+	keepers   map[types.UID]*keeperRun
+
 	// The last known IP of each trainer pod (a deleted pod's final state
 	// may be a tombstone without it), and the pods already noticed.
 	mu      sync.Mutex
@@ -181,6 +184,7 @@ func (c *Controller) init() {
 		workqueue.TypedRateLimitingQueueConfig[work]{Name: Name + "-notices"})
 	c.noticed = map[types.UID]bool{}
 	c.ips = map[types.UID]string{}
+	c.keepers = map[types.UID]*keeperRun{}
 	if c.http == nil {
 		client := newHTTPClient()
 		c.http = func(u string) *Gateway { return &Gateway{URL: u, Client: client} }
@@ -283,7 +287,7 @@ func (c *Controller) notice(ctx context.Context, w work) error {
 		return nil
 	}
 	start := time.Now()
-	names, err := NoticeLoss(ctx, c.http(u), jobplugin.JobID(job), w.ip)
+	names, err := NoticeLoss(ctx, c.http(u), jobplugin.JobID(job), w.ip, c.keeperOf(job.UID))
 	if err != nil {
 		return fmt.Errorf("loss notice for job %s/%s: %w", job.Namespace, job.Name, err)
 	}
@@ -346,7 +350,9 @@ func (c *Controller) Run(stopCh <-chan struct{}) {
 			}
 		}, time.Second, stopCh)
 	}
+	go wait.Until(c.syncKeepers, 2*time.Second, stopCh)
 	<-stopCh
+	c.stopKeepers()
 }
 
 func (c *Controller) processNext(q workqueue.TypedRateLimitingInterface[work], retries int) bool {
@@ -526,4 +532,87 @@ func (c *Controller) syncEtcd(ctx context.Context, w work) error {
 	c.recorder.Event(job, v1.EventTypeWarning, EtcdRestoredReason,
 		"re-created the job's etcd pod, which was gone while the job ran; launchers that cannot register with the new etcd give up after PADDLE_ELASTIC_TIMEOUT and their pods are re-created")
 	return nil
+}
+
+// keeperRun is the BeatKeeper of a running elastic job.
+type keeperRun struct {
+	keeper *BeatKeeper
+	url    string
+	cancel context.CancelFunc
+}
+
+func (c *Controller) keeperOf(uid types.UID) *BeatKeeper {
+	c.keepersMu.Lock()
+	defer c.keepersMu.Unlock()
+	if r := c.keepers[uid]; r != nil {
+		return r.keeper
+	}
+	return nil
+}
+
+// syncKeepers runs a BeatKeeper for every running elastic job whose etcd
+// is reachable, and stops the others.
+func (c *Controller) syncKeepers() {
+	jobs, err := c.jobs.List(labels.Everything())
+	if err != nil {
+		return
+	}
+	want := map[types.UID]*batch.Job{}
+	urls := map[types.UID]string{}
+	for _, job := range jobs {
+		if job.DeletionTimestamp != nil || !jobplugin.Serves(job) || !jobplugin.IsElastic(job) {
+			continue
+		}
+		switch job.Status.State.Phase {
+		case batch.Running, batch.Pending, batch.Restarting:
+		default:
+			continue
+		}
+		u, err := c.etcdURL(job)
+		if err != nil {
+			continue
+		}
+		want[job.UID], urls[job.UID] = job, u
+	}
+	c.keepersMu.Lock()
+	defer c.keepersMu.Unlock()
+	for uid, r := range c.keepers {
+		if urls[uid] != r.url {
+			r.cancel()
+			delete(c.keepers, uid)
+		}
+	}
+	for uid, job := range want {
+		if c.keepers[uid] != nil {
+			continue
+		}
+		ns, name := job.Namespace, job.Name
+		k := &BeatKeeper{G: c.http(urls[uid]), JobID: jobplugin.JobID(job), Alive: func(ip string) bool { return c.podAlive(ns, name, ip) }}
+		ctx, cancel := context.WithCancel(context.Background())
+		c.keepers[uid] = &keeperRun{keeper: k, url: urls[uid], cancel: cancel}
+		go k.Run(ctx)
+	}
+}
+
+func (c *Controller) stopKeepers() {
+	c.keepersMu.Lock()
+	defer c.keepersMu.Unlock()
+	for uid, r := range c.keepers {
+		r.cancel()
+		delete(c.keepers, uid)
+	}
+}
+
+// podAlive: a trainer pod of the job runs at ip and is not going.
+func (c *Controller) podAlive(ns, job, ip string) bool {
+	pods, err := c.pods.Pods(ns).List(labels.SelectorFromSet(labels.Set{batch.JobNameKey: job}))
+	if err != nil {
+		return false
+	}
+	for _, p := range pods {
+		if p.Status.PodIP == ip && p.Status.Phase == v1.PodRunning && p.DeletionTimestamp == nil {
+			return true
+		}
+	}
+	return false
 }

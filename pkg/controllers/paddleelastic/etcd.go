@@ -142,8 +142,31 @@ func (g *Gateway) Delete(ctx context.Context, key string) (int, error) {
 	return strconv.Atoi(resp.Deleted)
 }
 
-// Put sets a key (tests write Paddle-shaped records with it).
-func (g *Gateway) Put(ctx context.Context, key, value string) error {
+// Put sets a key, bound to a lease unless lease is "" (tests write
+// Paddle-shaped records with it).
+func (g *Gateway) Put(ctx context.Context, key, value, lease string) error {
+	req := map[string]string{"key": b64(key), "value": b64(value)}
+	if lease != "" {
+		req["lease"] = lease
+	}
 	var resp struct{}
-	return g.post(ctx, "/v3/kv/put", map[string]string{"key": b64(key), "value": b64(value)}, &resp)
+	return g.post(ctx, "/v3/kv/put", req, &resp)
+}
+
+// DeletePrefix deletes every key under prefix, as Paddle's launchers do
+// (etcd3 delete_prefix).
+func (g *Gateway) DeletePrefix(ctx context.Context, prefix string) error {
+	var resp struct{}
+	return g.post(ctx, "/v3/kv/deleterange", map[string]string{"key": b64(prefix), "range_end": b64(prefixEnd(prefix))}, &resp)
+}
+
+// Grant creates a lease of ttl seconds and returns its id.
+func (g *Gateway) Grant(ctx context.Context, ttl int) (string, error) {
+	var resp struct {
+		ID string `json:"ID"`
+	}
+	if err := g.post(ctx, "/v3/lease/grant", map[string]int{"TTL": ttl}, &resp); err != nil {
+		return "", err
+	}
+	return resp.ID, nil
 }

@@ -72,13 +72,18 @@ func LaunchersAt(ctx context.Context, g *Gateway, jobID, ip string) ([]string, e
 // lost launcher's lease expires (a stopped launcher neither deletes its
 // key nor revokes its lease: controllers/controller.py: stop,
 // ETCDMaster.stop). It returns the Paddle pod names whose key it deleted.
-func NoticeLoss(ctx context.Context, g *Gateway, jobID, ip string) ([]string, error) {
+// The job's BeatKeeper, if any, learns the names first, so that it does
+// not put them back.
+func NoticeLoss(ctx context.Context, g *Gateway, jobID, ip string, keeper *BeatKeeper) ([]string, error) {
 	if ip == "" {
 		return nil, nil
 	}
 	names, err := LaunchersAt(ctx, g, jobID, ip)
 	if err != nil {
 		return nil, err
+	}
+	if keeper != nil {
+		keeper.Noticed(names)
 	}
 	var deleted []string
 	for _, n := range names {
