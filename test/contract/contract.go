@@ -83,6 +83,7 @@ type job struct {
 	mode                       Mode
 	trainers, pservers, heters []*pod
 	all                        []*pod
+	elastic                    []*pod
 	svc                        *v1.Service
 }
 
@@ -112,6 +113,10 @@ func CheckRules(rules []Rule, pods []v1.Pod, svc *v1.Service, cms ...v1.ConfigMa
 			continue
 		}
 		q := &pod{name: p.Name, p: p, env: resolveEnv(c, p, &p.Spec.Containers[0], cms)}
+		if isElastic(q) { // elastic.go: the etcd master's own rules
+			j.elastic = append(j.elastic, q)
+			continue
+		}
 		if l, ok := p.Spec.Containers[0].Resources.Limits[gputopology.ResourceName]; ok {
 			q.gpus = l.Value()
 		}
@@ -130,6 +135,10 @@ func CheckRules(rules []Rule, pods []v1.Pod, svc *v1.Service, cms ...v1.ConfigMa
 		}
 	}
 	j.all = append(append(append([]*pod{}, j.trainers...), j.pservers...), j.heters...)
+	if len(j.elastic) > 0 {
+		checkElastic(c, j)
+		return c.out
+	}
 	if len(j.trainers) == 0 {
 		c.fail("job", "no pod has TRAINING_ROLE=TRAINER")
 		return c.out

@@ -13,6 +13,8 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 	bus "volcano.sh/apis/pkg/apis/bus/v1alpha1"
+
+	"github.com/volcano-paddle/volcano-paddle/test/contract"
 )
 
 // elasticJob is collective job name in ml with a worker task of replicas
@@ -44,6 +46,9 @@ func TestElasticPodEnv(t *testing.T) {
 			}
 			if len(pods) != 3 {
 				t.Fatalf("%d pods, want 3", len(pods))
+			}
+			for _, v := range contract.Check(pods, nil, rememberConfigMaps(t, client, "ml")...) {
+				t.Errorf("contract: %s", v)
 			}
 			for _, pod := range pods {
 				c := &pod.Spec.Containers[0]
