@@ -469,11 +469,17 @@ func (c *Controller) replace(ctx context.Context, job *batch.Job, pod *v1.Pod, w
 	return nil
 }
 
+// countFailure records n on the job. An update, not a patch: Volcano's
+// controller role may update jobs but not patch them (its release
+// manifest), and the resourceVersion makes a concurrent count fail and
+// retry instead of being lost.
 func (c *Controller) countFailure(ctx context.Context, job *batch.Job, n int) error {
-	patch, _ := json.Marshal(map[string]interface{}{"metadata": map[string]interface{}{
-		"annotations": map[string]string{FailuresAnnotation: strconv.Itoa(n)},
-	}})
-	_, err := c.vc.BatchV1alpha1().Jobs(job.Namespace).Patch(ctx, job.Name, types.MergePatchType, patch, metav1.PatchOptions{})
+	j := job.DeepCopy()
+	if j.Annotations == nil {
+		j.Annotations = map[string]string{}
+	}
+	j.Annotations[FailuresAnnotation] = strconv.Itoa(n)
+	_, err := c.vc.BatchV1alpha1().Jobs(job.Namespace).Update(ctx, j, metav1.UpdateOptions{})
 	return err
 }
 
