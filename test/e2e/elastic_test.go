@@ -364,3 +364,83 @@ func TestElasticHeartbeatsKept(t *testing.T) {
 		t.Errorf("heartbeats after the wipe %v; want alivea and aliveb only", b)
 	}
 }
+
+// failPod makes KWOK end a running pod as Failed with exit code 1, as a
+// crashed trainer.
+func failPod(t *testing.T, c *localcluster.Cluster, ns, name string) {
+	t.Helper()
+	patch := []byte(`{"metadata":{"annotations":{"` + framework.FailAfter + `":"0s"}}}`)
+	if _, err := c.Kube.CoreV1().Pods(ns).Patch(context.Background(), name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A crashed trainer is replaced alone while the job stays below
+// --elastic-max-failures; the crash past it fails the job, with an event
+// naming the pod.
+func TestElasticFailureBound(t *testing.T) {
+	c := framework.Cluster(t)
+	ns := framework.Namespace(t, c)
+	etcd := framework.StartEtcd(t)
+	ctx := context.Background()
+	job := elasticJob(ns, "fb", 2, 3, 4, etcd)
+	job.Spec.Plugins["paddle"] = append(job.Spec.Plugins["paddle"], "--elastic-max-failures=1")
+	framework.CreateJob(t, c, job)
+	framework.WaitJobPhase(t, c, ns, "fb", batchv1alpha1.Running, 60*time.Second)
+	before := waitWorkers(t, c, ns, "fb", 3)
+
+	failPod(t, c, ns, "fb-worker-2")
+	var after map[string]corev1.Pod
+	if err := framework.Poll(ctx, 60*time.Second, func(ctx context.Context) (bool, error) {
+		after = waitWorkers(t, c, ns, "fb", 3)
+		return after["fb-worker-2"].UID != before["fb-worker-2"].UID, nil
+	}); err != nil {
+		t.Fatalf("crashed fb-worker-2 not replaced: %v", err)
+	}
+	for _, n := range []string{"fb-worker-0", "fb-worker-1"} {
+		if after[n].UID != before[n].UID {
+			t.Errorf("%s was replaced; only the crashed pod may be", n)
+		}
+	}
+	j, err := c.Volcano.BatchV1alpha1().Jobs(ns).Get(ctx, "fb", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j.Annotations[paddleelastic.FailuresAnnotation] != "1" || j.Status.RetryCount != 0 || j.Status.Version != 0 {
+		t.Errorf("after one crash: failures %q, retries %d, version %d; want 1, 0, 0", j.Annotations[paddleelastic.FailuresAnnotation], j.Status.RetryCount, j.Status.Version)
+	}
+
+	failPod(t, c, ns, "fb-worker-1")
+	j = framework.WaitJobPhase(t, c, ns, "fb", batchv1alpha1.Failed, 60*time.Second)
+	if j.Status.State.Reason != paddleelastic.FailuresReason {
+		t.Errorf("job failed with reason %q, want %s", j.Status.State.Reason, paddleelastic.FailuresReason)
+	}
+	// Volcano stops a failed job's running pods (state/finished.go).
+	if err := framework.Poll(ctx, 60*time.Second, func(ctx context.Context) (bool, error) {
+		for _, p := range workerPods(t, c, ns, "fb") {
+			if p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil {
+				return false, nil
+			}
+		}
+		return true, nil
+	}); err != nil {
+		t.Errorf("the failed job's pods still run: %v\n%s", err, framework.DescribePods(c, ns))
+	}
+	if j, _ := c.Volcano.BatchV1alpha1().Jobs(ns).Get(ctx, "fb", metav1.GetOptions{}); j.Status.State.Phase != batchv1alpha1.Failed {
+		t.Errorf("job phase %s after its pods stopped, want Failed", j.Status.State.Phase)
+	}
+	if err := framework.Poll(ctx, 30*time.Second, func(ctx context.Context) (bool, error) {
+		evs, err := c.Kube.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "reason=" + paddleelastic.FailuresReason})
+		if err != nil {
+			return false, err
+		}
+		for _, e := range evs.Items {
+			if e.InvolvedObject.Name == "fb" && strings.Contains(e.Message, "fb-worker-1") {
+				return true, nil
+			}
+		}
+		return false, nil
+	}); err != nil {
+		t.Errorf("no %s event naming fb-worker-1: %v", paddleelastic.FailuresReason, err)
+	}
+}
