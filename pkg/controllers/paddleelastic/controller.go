@@ -351,6 +351,7 @@ func (c *Controller) Run(stopCh <-chan struct{}) {
 		}, time.Second, stopCh)
 	}
 	go wait.Until(c.syncKeepers, 2*time.Second, stopCh)
+	go wait.Until(c.resyncEtcd, etcdResync, stopCh)
 	<-stopCh
 	c.stopKeepers()
 }
@@ -538,6 +539,32 @@ func (c *Controller) syncEtcd(ctx context.Context, w work) error {
 	c.recorder.Event(job, v1.EventTypeWarning, EtcdRestoredReason,
 		"re-created the job's etcd pod, which was gone while the job ran; launchers that cannot register with the new etcd give up after PADDLE_ELASTIC_TIMEOUT and their pods are re-created")
 	return nil
+}
+
+// etcdResync is how often the etcd objects of running elastic jobs are
+// checked: a deleted etcd pod comes back at once (its delete event), a
+// deleted Service or NetworkPolicy within this period.
+const etcdResync = 30 * time.Second
+
+// resyncEtcd re-creates missing etcd objects of running elastic jobs.
+func (c *Controller) resyncEtcd() {
+	jobs, err := c.jobs.List(labels.Everything())
+	if err != nil {
+		return
+	}
+	for _, job := range jobs {
+		if job.DeletionTimestamp != nil || !jobplugin.Serves(job) || !jobplugin.IsElastic(job) {
+			continue
+		}
+		switch job.Status.State.Phase {
+		case batch.Running, batch.Pending:
+		default:
+			continue
+		}
+		if err := jobplugin.EnsureEtcd(context.Background(), c.kube, job); err != nil {
+			klog.V(2).InfoS("Checking the etcd objects of an elastic Paddle job", "job", klog.KObj(job), "err", err)
+		}
+	}
 }
 
 // keeperRun is the BeatKeeper of a running elastic job.

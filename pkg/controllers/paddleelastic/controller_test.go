@@ -303,3 +303,39 @@ func TestEtcdPodNetworks(t *testing.T) {
 		}
 	}
 }
+
+// The etcd objects of a running elastic job come back when deleted: the
+// pod on its delete event, all of them on the periodic check.
+func TestEtcdRecreated(t *testing.T) {
+	job := elasticJob("")
+	f := newFixture(t, job)
+	ctx := context.Background()
+	name := jobplugin.EtcdName("el")
+	f.c.observe(&v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ml", Name: name, UID: "etcd-1",
+		Labels: map[string]string{jobplugin.ElasticLabel: jobplugin.ElasticEtcd}}}, true)
+	f.drain(t)
+	if _, err := f.kube.CoreV1().Pods("ml").Get(ctx, name, metav1.GetOptions{}); err != nil {
+		t.Fatalf("etcd pod not re-created on its deletion: %v", err)
+	}
+	select {
+	case e := <-f.rec.Events:
+		if !strings.Contains(e, EtcdRestoredReason) {
+			t.Errorf("event %q", e)
+		}
+	default:
+		t.Errorf("no %s event", EtcdRestoredReason)
+	}
+	if err := f.kube.CoreV1().Services("ml").Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.kube.NetworkingV1().NetworkPolicies("ml").Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	f.c.resyncEtcd()
+	if _, err := f.kube.CoreV1().Services("ml").Get(ctx, name, metav1.GetOptions{}); err != nil {
+		t.Errorf("etcd Service not re-created: %v", err)
+	}
+	if _, err := f.kube.NetworkingV1().NetworkPolicies("ml").Get(ctx, name, metav1.GetOptions{}); err != nil {
+		t.Errorf("etcd NetworkPolicy not re-created: %v", err)
+	}
+}
