@@ -231,6 +231,11 @@ func validateElasticTemplateEnv(job *batch.Job, r *RoleTask) field.ErrorList {
 				errs = append(errs, field.Forbidden(path, fmt.Sprintf("%s must not be set in an elastic job: %s; remove it", e.Name, why)))
 				continue
 			}
+			if e.Name == EnvJobID && (e.ValueFrom != nil || e.Value != JobID(job)) {
+				errs = append(errs, field.Invalid(path, e.Name, fmt.Sprintf(
+					"PADDLE_JOB_ID of an elastic job is %q: the controller finds the launchers' keys in the job's etcd under /paddle/%s (loss notice, completion); remove it (the plugin sets it)", JobID(job), JobID(job))))
+				continue
+			}
 			if msg := elasticEnvProblem(e); msg != "" {
 				errs = append(errs, field.Invalid(path, e.Name, msg))
 			}

@@ -176,6 +176,7 @@ func TestValidateElastic(t *testing.T) {
 			withEnv(EnvMaster, "el-worker-0.el:36000")(j)
 			return j
 		}, "spec.tasks[0].template.spec.containers[0].env[0]", "etcd://paddle-etcd-el.ml.svc:2379"},
+		{"template job id", func() *batch.Job { j := elasticJob("el", 2, 3, 4); withEnv(EnvJobID, "mine")(j); return j }, "spec.tasks[0].template.spec.containers[0].env[0]", "/paddle/ml-el"},
 		{"template fixed POD_IP", func() *batch.Job { j := elasticJob("el", 2, 3, 4); withEnv(EnvPodIP, "1.2.3.4")(j); return j }, "spec.tasks[0].template.spec.containers[0].env[0]", "status.podIP"},
 	}
 	for _, tc := range cases {
