@@ -22,7 +22,7 @@ import (
 // range only.
 func init() {
 	if os.Getenv(paddleelastic.NetworksEnv) == "" {
-		_ = os.Setenv(paddleelastic.NetworksEnv, "127.0.0.0/8,198.18.0.0/24")
+		_ = os.Setenv(paddleelastic.NetworksEnv, "127.0.0.0/8,"+localcluster.PodCIDR)
 	}
 }
 
