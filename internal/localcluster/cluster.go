@@ -368,6 +368,8 @@ func (c *Cluster) startAll(ctx context.Context) error {
 	if err := c.start(Scheduler, []string{
 		"--kubeconfig=" + c.Kubeconfig, "--leader-elect=false",
 		"--scheduler-conf=" + c.SchedulerConf,
+		// Tests and benchmarks also run Volcano's stock configuration.
+		"--allow-without-paddle",
 		"--enable-healthz=true", fmt.Sprintf("--healthz-address=127.0.0.1:%d", c.ports["sched-healthz"]),
 		"--enable-metrics=true", fmt.Sprintf("--listen-address=127.0.0.1:%d", c.ports["sched-metrics"]),
 		"--kube-api-qps=2000", "--kube-api-burst=2000", "--schedule-period=1s", "--node-worker-threads=20",
