@@ -64,7 +64,9 @@ func newController(t *testing.T, jobs ...*batch.Job) (*Controller, *fake.Clients
 		if _, err := vc.BatchV1alpha1().Jobs(j.Namespace).Create(context.Background(), j, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		objs = append(objs, j)
+		if usesPaddle(j) {
+			objs = append(objs, j)
+		}
 	}
 	opt := &framework.ControllerOption{
 		KubeClient: kube, VolcanoClient: vc,
