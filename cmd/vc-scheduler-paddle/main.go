@@ -59,6 +59,10 @@ func main() {
 		fmt.Fprintf(os.Stderr, "%v\n", err)
 		os.Exit(1)
 	}
+	if err := checkSchedulerConf(s.SchedulerConf, *allowWithoutPaddle); err != nil {
+		fmt.Fprintf(os.Stderr, "vc-scheduler-paddle: %v\n", err)
+		os.Exit(1)
+	}
 	if s.CaCertFile != "" && s.CertFile != "" && s.KeyFile != "" {
 		if err := s.ParseCAFiles(nil); err != nil {
 			fmt.Fprintf(os.Stderr, "failed to parse CA file: %v\n", err)

@@ -36,6 +36,9 @@ import (
 	_ "github.com/volcano-paddle/volcano-paddle/pkg/controllers/job/plugins/paddle"
 	"github.com/volcano-paddle/volcano-paddle/pkg/version"
 	_ "github.com/volcano-paddle/volcano-paddle/pkg/webhooks/paddle"
+	// The pod rule (/pods/paddle/validate): only the job controller creates
+	// pods of Paddle jobs.
+	_ "github.com/volcano-paddle/volcano-paddle/pkg/webhooks/paddlepods"
 )
 
 var logFlushFreq = pflag.Duration("log-flush-frequency", 5*time.Second, "Maximum number of seconds between log flushes")

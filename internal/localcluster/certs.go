@@ -27,7 +27,15 @@ type pki struct {
 	saKeyFile, saPubFile                string
 	tokenFile                           string
 	adminToken                          string
+	// controllersToken authenticates vc-controller-manager-paddle as the
+	// ServiceAccount Volcano's release manifest runs it as, the identity
+	// the paddle pod admission lets create Paddle jobs' pods.
+	controllersToken string
 }
+
+// ControllersUser is the user name vc-controller-manager-paddle runs as
+// here, as on a cluster installed from Volcano's release manifest.
+const ControllersUser = "system:serviceaccount:volcano-system:volcano-controllers"
 
 func newPKI(dir string) (*pki, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -119,7 +127,12 @@ func newPKI(dir string) (*pki, error) {
 	p.adminToken = hex.EncodeToString(tok)
 	p.tokenFile = filepath.Join(dir, "tokens.csv")
 	// token,user,uid,"group1,group2": system:masters bypasses authorization.
-	line := fmt.Sprintf("%s,admin,admin,\"system:masters\"\n", p.adminToken)
+	if _, err := rand.Read(tok); err != nil {
+		return nil, err
+	}
+	p.controllersToken = hex.EncodeToString(tok)
+	line := fmt.Sprintf("%s,admin,admin,\"system:masters\"\n%s,%s,volcano-controllers,\"system:masters\"\n",
+		p.adminToken, p.controllersToken, ControllersUser)
 	if err := os.WriteFile(p.tokenFile, []byte(line), 0o600); err != nil {
 		return nil, err
 	}

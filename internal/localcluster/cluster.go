@@ -86,9 +86,11 @@ type Cluster struct {
 	// Kubeconfig is the admin kubeconfig (in the work folder, or
 	// Options.KubeconfigPath when given).
 	Kubeconfig string
-	Config     *rest.Config
-	Kube       kubernetes.Interface
-	Volcano    vcclient.Interface
+	// controllersKubeconfig authenticates as ControllersUser.
+	controllersKubeconfig string
+	Config                *rest.Config
+	Kube                  kubernetes.Interface
+	Volcano               vcclient.Interface
 	// LogDir holds one log file per component.
 	LogDir string
 	// WorkDir holds etcd data, certificates and configuration; removed on Stop.
@@ -348,7 +350,7 @@ func (c *Cluster) startAll(ctx context.Context) error {
 	}
 	// Flags as in Volcano's release manifest (installer/volcano-development.yaml).
 	if err := c.start(ControllerManager, []string{
-		"--kubeconfig=" + c.Kubeconfig, "--leader-elect=false",
+		"--kubeconfig=" + c.controllersKubeconfig, "--leader-elect=false",
 		"--enable-healthz=true", fmt.Sprintf("--healthz-address=127.0.0.1:%d", c.ports["ctrl-healthz"]),
 		"--enable-metrics=true", fmt.Sprintf("--listen-address=127.0.0.1:%d", c.ports["ctrl-metrics"]),
 		"--kube-api-qps=50", "--kube-api-burst=100",
@@ -368,6 +370,8 @@ func (c *Cluster) startAll(ctx context.Context) error {
 	if err := c.start(Scheduler, []string{
 		"--kubeconfig=" + c.Kubeconfig, "--leader-elect=false",
 		"--scheduler-conf=" + c.SchedulerConf,
+		// Tests and benchmarks also run Volcano's stock configuration.
+		"--allow-without-paddle",
 		"--enable-healthz=true", fmt.Sprintf("--healthz-address=127.0.0.1:%d", c.ports["sched-healthz"]),
 		"--enable-metrics=true", fmt.Sprintf("--listen-address=127.0.0.1:%d", c.ports["sched-metrics"]),
 		"--kube-api-qps=2000", "--kube-api-burst=2000", "--schedule-period=1s", "--node-worker-threads=20",
@@ -495,6 +499,12 @@ func (c *Cluster) writeKubeconfig() error {
 	cfg.CurrentContext = "local"
 	c.Kubeconfig = filepath.Join(c.WorkDir, "kubeconfig")
 	if err := clientcmd.WriteToFile(*cfg, c.Kubeconfig); err != nil {
+		return err
+	}
+	ctrl := cfg.DeepCopy()
+	ctrl.AuthInfos["admin"] = &clientcmdapi.AuthInfo{Token: c.pki.controllersToken}
+	c.controllersKubeconfig = filepath.Join(c.WorkDir, "kubeconfig-controllers")
+	if err := clientcmd.WriteToFile(*ctrl, c.controllersKubeconfig); err != nil {
 		return err
 	}
 	if p := c.opts.KubeconfigPath; p != "" {

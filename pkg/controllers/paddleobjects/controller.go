@@ -8,6 +8,9 @@
 // pkg/controllers/job/job_controller_actions.go: syncJob), and deleting a
 // Service triggers no sync: without this controller the pods of a running
 // job lose their DNS names until the job restarts.
+//
+// It also resumes a Paddle job that a restart left without a PodGroup
+// (restart.go): a race in Volcano's job controller.
 package paddleobjects
 
 import (
@@ -30,8 +33,10 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
+	vcclientset "volcano.sh/apis/pkg/client/clientset/versioned"
 	vcscheme "volcano.sh/apis/pkg/client/clientset/versioned/scheme"
 	batchlisters "volcano.sh/apis/pkg/client/listers/batch/v1alpha1"
+	schedulinglisters "volcano.sh/apis/pkg/client/listers/scheduling/v1beta1"
 	"volcano.sh/volcano/pkg/controllers/framework"
 
 	jobplugin "github.com/volcano-paddle/volcano-paddle/pkg/controllers/job/plugins/paddle"
@@ -61,6 +66,8 @@ type Controller struct {
 	jobs     batchlisters.JobLister
 	services corelisters.ServiceLister
 	cms      corelisters.ConfigMapLister
+	pgs      schedulinglisters.PodGroupLister
+	vc       vcclientset.Interface
 	synced   []cache.InformerSynced
 	factory  informers.SharedInformerFactory
 	queue    workqueue.TypedRateLimitingInterface[string]
@@ -107,7 +114,19 @@ func (c *Controller) Initialize(opt *framework.ControllerOption) error {
 			return err
 		}
 	}
-	c.synced = []cache.InformerSynced{jobInformer.Informer().HasSynced, svcInformer.Informer().HasSynced, cmInformer.Informer().HasSynced}
+	// The PodGroup informer is the one Volcano's job controller reads
+	// (the shared factory): when its deletion shows here, the job
+	// controller's lister has seen it too.
+	c.vc = opt.VolcanoClient
+	pgInformer := opt.VCSharedInformerFactory.Scheduling().V1beta1().PodGroups()
+	c.pgs = pgInformer.Lister()
+	if _, err := pgInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
+		DeleteFunc: func(obj interface{}) { c.podGroupDeleted(obj) },
+	}); err != nil {
+		return err
+	}
+	c.synced = []cache.InformerSynced{jobInformer.Informer().HasSynced, svcInformer.Informer().HasSynced, cmInformer.Informer().HasSynced,
+		pgInformer.Informer().HasSynced}
 
 	b := record.NewBroadcaster()
 	b.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: opt.KubeClient.CoreV1().Events("")})
@@ -181,7 +200,13 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	if err != nil {
 		return nil // gone: its objects go with it (owner references)
 	}
-	if !usesPaddle(job) || job.DeletionTimestamp != nil || !jobplugin.Serves(job) {
+	if !usesPaddle(job) || job.DeletionTimestamp != nil {
+		return nil
+	}
+	if job.Status.State.Phase == batch.Restarting {
+		return c.resumeRestart(ctx, job)
+	}
+	if !jobplugin.Serves(job) {
 		return nil
 	}
 	switch job.Status.State.Phase {

@@ -64,7 +64,9 @@ func newController(t *testing.T, jobs ...*batch.Job) (*Controller, *fake.Clients
 		if _, err := vc.BatchV1alpha1().Jobs(j.Namespace).Create(context.Background(), j, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		objs = append(objs, j)
+		if usesPaddle(j) {
+			objs = append(objs, j)
+		}
 	}
 	opt := &framework.ControllerOption{
 		KubeClient: kube, VolcanoClient: vc,
@@ -162,4 +164,56 @@ func TestDeletionQueuesJob(t *testing.T) {
 		t.Errorf("queued %q", key)
 	}
 	c.queue.Done(key)
+}
+
+// A forged pod says it belongs to the job's incarnation 99 (issue 28): the
+// repair must keep the ConfigMap the job's running pods use and create no
+// ConfigMap for an incarnation the job never had. The job's version comes
+// from its status; a pod's annotation counts only up to it and only on a
+// pod the live job (its UID) controls.
+func TestSyncIgnoresForgedPods(t *testing.T) {
+	job := paddleJob("wd", batch.Running, 2)
+	job.Status.Version = 2
+	_, wantCM := started(t, job)
+	c, kube := newController(t, job)
+	ctx := context.Background()
+	yes := true
+	pod := func(name, version string, owner types.UID) *v1.Pod {
+		return &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ml", Name: name,
+			Labels:      map[string]string{batch.JobNameKey: job.Name},
+			Annotations: map[string]string{batch.JobNameKey: job.Name, batch.JobVersion: version, batch.TaskSpecKey: "worker"},
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "batch.volcano.sh/v1alpha1", Kind: "Job", Name: job.Name,
+				UID: owner, Controller: &yes}}}}
+	}
+	for _, p := range []*v1.Pod{
+		pod("wd-worker-0", "2", job.UID),
+		pod("wd-worker-1", "2", job.UID),
+		pod("forged-99", "99", job.UID),        // the live job's UID is no secret
+		pod("forged-other-uid", "50", "uid-x"), // an earlier job of that name
+	} {
+		if _, err := kube.CoreV1().Pods("ml").Create(ctx, p, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := kube.CoreV1().ConfigMaps("ml").Create(ctx, wantCM, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// The Service was deleted: the controller repairs the job.
+	if err := c.sync(ctx, "ml/wd"); err != nil {
+		t.Fatal(err)
+	}
+	cms, err := kube.CoreV1().ConfigMaps("ml").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, cm := range cms.Items {
+		names = append(names, cm.Name)
+	}
+	if len(names) != 1 || names[0] != wantCM.Name {
+		t.Fatalf("ConfigMaps after the repair: %v, want only %s (the running pods' lists)", names, wantCM.Name)
+	}
+	if _, err := kube.CoreV1().Services("ml").Get(ctx, job.Name, metav1.GetOptions{}); err != nil {
+		t.Fatalf("Service not re-created: %v", err)
+	}
 }

@@ -261,7 +261,9 @@ func runningIncarnation(ctx context.Context, client kubernetes.Interface, job *b
 		if !metav1.IsControlledBy(pod, job) {
 			continue
 		}
-		if n, err := strconv.Atoi(pod.Annotations[batch.JobVersion]); err == nil && n >= 0 && (!found || n > inc) {
+		// Volcano never writes a version above the job's (createJobPod): a
+		// higher one is forged, and must not move the job's lists.
+		if n, err := strconv.Atoi(pod.Annotations[batch.JobVersion]); err == nil && n >= 0 && n <= int(job.Status.Version) && (!found || n > inc) {
 			inc, found = n, true
 		}
 	}

@@ -150,11 +150,18 @@ func (p *jobPlugin) OnJobUpdate(job *batch.Job) error {
 func (p *jobPlugin) OnJobDelete(job *batch.Job) error {
 	layouts.forget(job.UID)
 	ensured.forget(job.UID)
-	if err := deleteService(context.TODO(), p.client.KubeClients, job); err != nil {
-		return err
-	}
-	if err := deleteConfigMaps(context.TODO(), p.client.KubeClients, job, -1); err != nil {
-		return err
+	// On a restart (killJob sets Restarting before this hook) the Service,
+	// shared by all incarnations, stays, and the next incarnation's
+	// ensureConfigMap removes the old lists: no API call here, since every
+	// call delays killJob's PodGroup deletion, which a restart at a low
+	// --kube-api-qps can then miss (docs/security.md).
+	if job.Status.State.Phase != batch.Restarting {
+		if err := deleteService(context.TODO(), p.client.KubeClients, job); err != nil {
+			return err
+		}
+		if err := deleteConfigMaps(context.TODO(), p.client.KubeClients, job, -1); err != nil {
+			return err
+		}
 	}
 	if err := deleteEtcd(context.TODO(), p.client.KubeClients, job); err != nil { // elastic_etcd.go
 		return err
