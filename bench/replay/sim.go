@@ -7,6 +7,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	schedulingk8s "k8s.io/api/scheduling/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	schedulingv1 "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
 
@@ -25,6 +26,8 @@ type Config struct {
 	Annotate func(j quality.Job, pg *schedulingv1.PodGroup)
 	// RackHyperNodes installs the racks as Volcano HyperNodes.
 	RackHyperNodes bool
+	// PriorityClasses the cluster defines (the classes Annotate names).
+	PriorityClasses []*schedulingk8s.PriorityClass
 	// Note says what the configuration is, for the report.
 	Note string
 }
@@ -267,6 +270,20 @@ func (s *sim) arrive(i int) {
 	if s.cfg.Annotate != nil {
 		s.cfg.Annotate(s.w.Jobs[i].Job, pg)
 	}
+	if name := pg.Spec.PriorityClassName; name != "" {
+		// What Volcano's job controller and Kubernetes' Priority admission
+		// plugin do with a job's priorityClassName: every pod names the
+		// class and carries its value (the priority plugin's task order).
+		for _, pc := range s.cfg.PriorityClasses {
+			if pc.Name != name {
+				continue
+			}
+			for _, p := range pods {
+				value := pc.Value
+				p.Spec.PriorityClassName, p.Spec.Priority = name, &value
+			}
+		}
+	}
 	s.pods[i], s.groups[i] = pods, pg
 	s.pending = append(s.pending, i)
 }
@@ -275,7 +292,7 @@ func (s *sim) arrive(i int) {
 // it placed whole; it returns how many started.
 func (s *sim) cycle(t float64) int {
 	wall := time.Now()
-	c := &simsched.Cluster{Nodes: s.nodes, RackHyperNodes: s.cfg.RackHyperNodes}
+	c := &simsched.Cluster{Nodes: s.nodes, RackHyperNodes: s.cfg.RackHyperNodes, PriorityClasses: s.cfg.PriorityClasses}
 	for _, i := range s.runningJobs() {
 		// And how long a pod has run through the kubelet's start time (the
 		// paddle plugin's reservation drains nodes with young pods first).

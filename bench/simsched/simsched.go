@@ -13,6 +13,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	schedulingk8s "k8s.io/api/scheduling/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/record"
 	schedulingv1 "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
@@ -87,6 +88,10 @@ type Cluster struct {
 	// RackHyperNodes describes the nodes' racks as Volcano HyperNodes
 	// (tier 1 a rack, tier 2 all racks), for network-topology-aware.
 	RackHyperNodes bool
+	// PriorityClasses the cluster defines. Volcano's cache reads a job's
+	// priority from the class its PodGroup names (SchedulerCache.Snapshot,
+	// PodGroup.Spec.PriorityClassName); the priority plugin orders by it.
+	PriorityClasses []*schedulingk8s.PriorityClass
 }
 
 // Cache is a scheduler cache loaded with a cluster, ready for one session.
@@ -127,6 +132,9 @@ func newCache(c *Cluster, run bool) *Cache {
 	}
 	for _, pg := range c.PodGroups {
 		sc.AddPodGroupV1beta1(pg.DeepCopy())
+	}
+	for _, pc := range c.PriorityClasses {
+		sc.AddPriorityClass(pc.DeepCopy())
 	}
 	sc.AddQueueV1beta1(util.BuildQueue("default", 1, nil))
 	if c.RackHyperNodes {

@@ -90,47 +90,121 @@ func presetNames() string {
 	return strings.Join(names, ", ")
 }
 
-// replayConfigs: stock, the tuned stock variants, paddle, paddle without
-// small-gangs-first, paddle with the old hold-back guard, optionally paddle
-// at the former 30m threshold, and paddle without aging or guard.
-func replayConfigs(withAfter30m bool) ([]replay.Config, error) {
-	stockPath, err := localcluster.StockSchedulerConf()
+// Sweeps (-sweep): one lever, tuning windows only.
+const (
+	sweepSLA    = "sla"
+	sweepPaddle = "paddle"
+)
+
+// fullReplayRuns: the full mode replays every window this many times.
+const fullReplayRuns = 5
+
+// Paddle at other starvation thresholds, for the paddle sweep.
+var paddleSweepAfter = []string{"1h", "2h", "8h"}
+
+// replayConfigs: every stock configuration and paddle; with variants,
+// paddle without small-gangs-first, with the old hold-back guard, at the
+// former 30m threshold and without aging or guard.
+func replayConfigs(variants bool) ([]replay.Config, error) {
+	stockPath, ours, err := baseConfigs()
 	if err != nil {
 		return nil, err
+	}
+	cs, err := replay.StockConfigs(stockPath, replay.DefaultSLAWait)
+	if err != nil {
+		return nil, err
+	}
+	cs = append(cs, ours)
+	if !variants {
+		return cs, nil
+	}
+	return append(cs,
+		replay.WithPaddleArgs(ours, paddleFIFO, "paddle with paddle.smallGangsFirst: false (waiting gangs in Volcano's creation order)",
+			map[string]interface{}{paddle.ArgSmallGangsFirst: false}),
+		replay.WithPaddleArgs(ours, paddleHoldBack, "paddle with paddle.starvationGuard: holdBack (the guard before the reservation)",
+			map[string]interface{}{paddle.ArgStarvationGuard: paddle.GuardHoldBack}),
+		replay.WithPaddleArgs(ours, paddleAfter30m, "paddle with paddle.starvationAfter: 30m (the default before the replay chose 4h)",
+			map[string]interface{}{paddle.ArgStarvationAfter: "30m"}),
+		replay.WithPaddleArgs(ours, paddleNoGuard, "paddle with paddle.starvationAfter: 0 (no aging, no guard, no smallGangsFirst)",
+			map[string]interface{}{paddle.ArgStarvationAfter: "0"})), nil
+}
+
+// baseConfigs: the Helm chart's configuration file and deploy/paddle's.
+func baseConfigs() (string, replay.Config, error) {
+	stockPath, err := localcluster.StockSchedulerConf()
+	if err != nil {
+		return "", replay.Config{}, err
 	}
 	oursPath, err := localcluster.DeploySchedulerConf()
 	if err != nil {
-		return nil, err
-	}
-	cs, err := replay.StockConfigs(stockPath)
-	if err != nil {
-		return nil, err
+		return "", replay.Config{}, err
 	}
 	ours, err := replay.PaddleConfig(oursPath)
+	return stockPath, ours, err
+}
+
+// sweepConfigs are the configurations of a sweep: the sla plugin at each
+// waiting time on the Helm tiers and on binpack + task-topology; or paddle
+// at other starvation thresholds, without smallGangsFirst and without a
+// guard, beside the best stock ordering levers.
+func sweepConfigs(sweep string) ([]replay.Config, error) {
+	stockPath, ours, err := baseConfigs()
 	if err != nil {
 		return nil, err
 	}
-	hold := replay.WithPaddleArgs(ours, paddleHoldBack, "paddle with paddle.starvationGuard: holdBack (the guard before the reservation)",
-		map[string]interface{}{paddle.ArgStarvationGuard: paddle.GuardHoldBack})
-	fifo := replay.WithPaddleArgs(ours, paddleFIFO, "paddle with paddle.smallGangsFirst: false (waiting gangs in Volcano's creation order)",
-		map[string]interface{}{paddle.ArgSmallGangsFirst: false})
-	noGuard := replay.WithPaddleArgs(ours, paddleNoGuard, "paddle with paddle.starvationAfter: 0 (no aging, no guard, no smallGangsFirst)",
-		map[string]interface{}{paddle.ArgStarvationAfter: "0"})
-	cs = append(cs, ours, fifo, hold)
-	if withAfter30m {
-		cs = append(cs, replay.WithPaddleArgs(ours, paddleAfter30m, "paddle with paddle.starvationAfter: 30m (the default before the replay chose 4h)",
-			map[string]interface{}{paddle.ArgStarvationAfter: "30m"}))
+	if sweep == sweepSLA {
+		return replay.SLASweepConfigs(stockPath, replay.SLAWaits)
 	}
-	return append(cs, noGuard), nil
+	cs := []replay.Config{ours}
+	for _, after := range paddleSweepAfter {
+		cs = append(cs, replay.WithPaddleArgs(ours, "paddle-after"+after, "paddle with paddle.starvationAfter: "+after,
+			map[string]interface{}{paddle.ArgStarvationAfter: after}))
+	}
+	return append(cs,
+		replay.WithPaddleArgs(ours, paddleFIFO, "paddle with paddle.smallGangsFirst: false (waiting gangs in Volcano's creation order)",
+			map[string]interface{}{paddle.ArgSmallGangsFirst: false}),
+		replay.WithPaddleArgs(ours, paddleNoGuard, "paddle with paddle.starvationAfter: 0 (no aging, no guard, no smallGangsFirst)",
+			map[string]interface{}{paddle.ArgStarvationAfter: "0"})), nil
+}
+
+// windowsOf: the windows a plan replays, the held-out ones from the rule
+// over the trace's length.
+func windowsOf(p *plan, data string) ([]replay.Options, error) {
+	if p.replays != nil {
+		return p.replays, nil
+	}
+	var out []replay.Options
+	if p.tuning {
+		out = append(out, tuningWindows()...)
+	}
+	if p.heldOut {
+		trace, err := quality.LoadPhilly(filepath.Join(data, "philly.csv"))
+		if err != nil {
+			return nil, err
+		}
+		held, err := heldOutWindows(len(trace))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, held...)
+	}
+	return out, nil
 }
 
 func runReplay(p *plan, r *report) error {
-	cfgs, err := replayConfigs(p.replayAfter30m)
+	cfgs, err := replayConfigs(p.paddleVariants)
+	if p.sweep != "" {
+		cfgs, err = sweepConfigs(p.sweep)
+	}
 	if err != nil {
 		return err
 	}
 	data := filepath.Join(r.root, "bench", "quality", "testdata", "pollux")
-	for _, o := range p.replays {
+	windows, err := windowsOf(p, data)
+	if err != nil {
+		return err
+	}
+	for _, o := range windows {
 		rep, err := replay.Repeat(o, data, cfgs, p.replayRuns, logf)
 		if err != nil {
 			return err

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"compress/gzip"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -79,9 +81,45 @@ func (r *report) save(path string) error {
 }
 
 // resultsPath is where the figures behind a report are kept:
-// docs/benchmarks.md -> docs/bench-results.json.
+// docs/benchmarks.md -> docs/bench-results.json; any other page keeps its
+// name (docs/bench-sla-sweep.md -> docs/bench-sla-sweep.json).
 func resultsPath(reportPath string) string {
-	return filepath.Join(filepath.Dir(reportPath), "bench-results.json")
+	if filepath.Base(reportPath) == "benchmarks.md" {
+		return filepath.Join(filepath.Dir(reportPath), "bench-results.json")
+	}
+	return strings.TrimSuffix(reportPath, filepath.Ext(reportPath)) + ".json"
+}
+
+// jobsPath is where the per-job CSV of a report's replays goes, gzipped:
+// docs/benchmarks.md -> docs/bench-jobs.csv.gz, docs/X.md -> docs/X-jobs.csv.gz.
+func jobsPath(reportPath string) string {
+	if filepath.Base(reportPath) == "benchmarks.md" {
+		return filepath.Join(filepath.Dir(reportPath), "bench-jobs.csv.gz")
+	}
+	return strings.TrimSuffix(reportPath, filepath.Ext(reportPath)) + "-jobs.csv.gz"
+}
+
+// saveJobs writes every replayed job of every configuration and run as
+// CSV (replay.JobsCSVHeader), gzipped.
+func (r *report) saveJobs(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	z := gzip.NewWriter(f)
+	if _, err := io.WriteString(z, replay.JobsCSVLine()); err != nil {
+		return err
+	}
+	for _, rep := range r.Replay {
+		if err := rep.WriteJobsCSV(z); err != nil {
+			return err
+		}
+	}
+	if err := z.Close(); err != nil {
+		return err
+	}
+	return f.Close()
 }
 
 // loadReport reads the figures a run saved, to render its report again.
