@@ -109,6 +109,8 @@ func main() {
 	windows := flag.String("windows", "", "trace windows to replay instead of the mode's, comma-separated PRESET:START+JOBS (e.g. 8xA100-NVSwitch:40000+300; presets: "+presetNames()+")")
 	runs := flag.Int("replay-runs", 0, fmt.Sprintf("replays of each trace window, averaged (default %d)", defaultReplayRuns))
 	sweep := flag.String("sweep", "", "replay only the tuning windows with one lever swept: sla (the sla plugin's waiting time 30m .. 8h, on the Helm tiers and on binpack + task-topology; write with -out docs/bench-sla-sweep.md) or paddle (paddle's starvation threshold and ordering; -out docs/bench-paddle-sweep.md)")
+	windowSet := flag.String("window-set", "", "replay only the tuning or the held-out windows of the mode (tuning, held-out)")
+	variants := flag.String("paddle-variants", "", "true or false: replay paddle's variants (fifo, hold-back, 30m, no guard) beside paddle (default: full mode only)")
 	render := flag.String("render", "", "render the report again from the figures a run saved (docs/bench-results.json), without measuring")
 	flag.Parse()
 	if *render != "" {
@@ -142,6 +144,24 @@ func main() {
 			os.Exit(2)
 		}
 		p.replayRuns = *runs
+	}
+	switch *windowSet {
+	case "":
+	case "tuning":
+		p.tuning, p.heldOut = true, false
+	case "held-out":
+		p.tuning, p.heldOut = false, true
+	default:
+		fmt.Fprintf(os.Stderr, "bench: -window-set %q: use tuning or held-out\n", *windowSet)
+		os.Exit(2)
+	}
+	if *variants != "" {
+		v, err := strconv.ParseBool(*variants)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "bench: -paddle-variants %q: use true or false\n", *variants)
+			os.Exit(2)
+		}
+		p.paddleVariants = v
 	}
 	switch *sweep {
 	case "":

@@ -40,6 +40,12 @@ func (r *report) write(path string) error {
 	dir := filepath.Dir(path)
 	var b strings.Builder
 	w := func(f string, a ...interface{}) { fmt.Fprintf(&b, f, a...) }
+	if len(r.Replay) > 0 && r.isSweep() {
+		w("# Benchmarks: a sweep\n\n")
+		w("Run %s, took %s, on %s. The raw figures are in `%s`.\n\n", r.Started.UTC().Format("2006-01-02 15:04 UTC"), r.Took.Round(time.Second), r.Machine, filepath.Base(resultsPath(path)))
+		r.writeReplay(&b, dir)
+		return os.WriteFile(path, []byte(b.String()), 0o644)
+	}
 	w("# Benchmarks\n\n")
 	w("Every figure compares Volcano's **stock** scheduler configuration (the Helm chart's default tiers,\n")
 	w("read from the Volcano module: `installer/helm/chart/volcano/config/volcano-scheduler.conf`) with\n")
