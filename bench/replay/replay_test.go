@@ -257,8 +257,8 @@ func TestStockPriorityAndSLA(t *testing.T) {
 		}
 	}
 	for d, want := range map[time.Duration]string{30 * time.Minute: "30m", 2 * time.Hour: "2h", 90 * time.Minute: "1h30m", 8 * time.Hour: "8h"} {
-		if got := durationArg(d); got != want {
-			t.Errorf("durationArg(%s) = %s, want %s", d, got, want)
+		if got := DurationArg(d); got != want {
+			t.Errorf("DurationArg(%s) = %s, want %s", d, got, want)
 		}
 	}
 	for gpus, want := range map[int]string{1: "gpus-le-1", 2: "gpus-le-2", 3: "gpus-le-4", 8: "gpus-le-8", 9: "gpus-le-16", 5000: "gpus-le-1024"} {

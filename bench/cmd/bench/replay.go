@@ -478,6 +478,10 @@ func (r *report) writeReplayOne(b *strings.Builder, dir string, rep *replay.Repo
 		w("| %s | %s |\n", m.Config, note)
 	}
 	w("\n")
+	if r.isSweep() {
+		// A sweep's page has tables only; the plots are the comparison's.
+		return
+	}
 	cdf, util := r.replayCharts(rep)
 	_ = os.WriteFile(filepath.Join(dir, "bench-replay-jct-"+id+".svg"), []byte(cdf.SVG()), 0o644)
 	_ = os.WriteFile(filepath.Join(dir, "bench-replay-util-"+id+".svg"), []byte(util.SVG()), 0o644)
