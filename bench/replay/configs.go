@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	schedulingv1 "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
+	"volcano.sh/volcano/pkg/scheduler/conf"
 	tasktopology "volcano.sh/volcano/pkg/scheduler/plugins/task-topology"
 
 	"github.com/volcano-paddle/volcano-paddle/bench/quality"
@@ -125,6 +126,33 @@ func StockConfigs(stockConfPath string, slaWait time.Duration) ([]Config, error)
 		{name: StockTaskTopoPriority, note: "binpack + task-topology + " + prio, binpack: true, taskTopo: true, priority: true},
 		{name: StockTaskTopoSLAPriority, note: "binpack + task-topology + " + sla + " + " + prio, binpack: true, taskTopo: true, slaWait: slaWait, priority: true},
 	})
+}
+
+// FlexStockConfigs are the stock configurations for the Flex workload:
+// StockConfigs without task-topology, whose node order panics in Volcano
+// v1.14.1 once a job runs with some of its pods (task-topology
+// calcBucketScore: Resource.Sub "resource is not sufficient"), and with
+// the ordering levers on binpack alone instead (stock-binpack-sla,
+// -priority, -sla-priority).
+func FlexStockConfigs(stockConfPath string, slaWait time.Duration) ([]Config, error) {
+	all, err := StockConfigs(stockConfPath, slaWait)
+	if err != nil {
+		return nil, err
+	}
+	var out []Config
+	for _, c := range all {
+		if !strings.HasPrefix(c.Name(), StockTaskTopo) {
+			out = append(out, c)
+		}
+	}
+	sla := fmt.Sprintf("sla plugin, sla-waiting-time %s", DurationArg(slaWait))
+	prio := "a PriorityClass per GPU count, fewer GPUs higher (priority plugin)"
+	more, err := stockVariants(stockConfPath, []stockVariant{
+		{name: StockBinpack + "-sla", note: "binpack + " + sla, binpack: true, slaWait: slaWait},
+		{name: StockBinpack + "-priority", note: "binpack + " + prio, binpack: true, priority: true},
+		{name: StockBinpack + "-sla-priority", note: "binpack + " + sla + " + " + prio, binpack: true, slaWait: slaWait, priority: true},
+	})
+	return append(out, more...), err
 }
 
 // SLASweepConfigs are stock-sla and stock-binpack-tasktopology-sla at each
@@ -274,4 +302,31 @@ func PaddleConfig(path string) (Config, error) {
 func WithPaddleArgs(c Config, name, note string, args map[string]interface{}) Config {
 	sc := &simsched.Config{Name: name, Confs: c.Sched.Confs, Tiers: paddle.WithArgs(c.Sched.Tiers, args)}
 	return Config{Sched: sc, Note: note, Annotate: c.Annotate, RackHyperNodes: c.RackHyperNodes}
+}
+
+// FlexActions are the actions every configuration runs on the Flex
+// workload: allocate, then preempt (a waiting job of higher priority
+// evicts preemptable pods of its queue) and reclaim (across queues).
+var FlexActions = []string{"allocate", "preempt", "reclaim"}
+
+// ForFlex is a configuration as it must be to use elastic and
+// checkpointable jobs: the preempt and reclaim actions, and gang's
+// enablePreemptable on, so that gang offers pods above a job's
+// minAvailable as victims (gang's preemptableFn never takes a job below
+// it). Stock and paddle get the same.
+func ForFlex(c Config) Config {
+	sc := &simsched.Config{Name: c.Sched.Name, Confs: c.Sched.Confs, Actions: FlexActions}
+	on := true
+	for _, t := range c.Sched.Tiers {
+		nt := conf.Tier{Plugins: append([]conf.PluginOption(nil), t.Plugins...)}
+		for k := range nt.Plugins {
+			if nt.Plugins[k].Name == "gang" {
+				nt.Plugins[k].EnabledPreemptable = &on
+			}
+		}
+		sc.Tiers = append(sc.Tiers, nt)
+	}
+	c.Sched = sc
+	c.Note += "; preempt and reclaim actions, gang enablePreemptable"
+	return c
 }

@@ -281,19 +281,86 @@ func pluginNames(ps []conf.PluginOption) []string {
 func TestWriteJobsCSV(t *testing.T) {
 	rep := &Report{Options: Options{Preset: quality.A100SXM, Start: 100, Jobs: 2}, Jobs: []RunJobs{
 		{Config: Paddle, Run: 2, Jobs: []JobResult{
-			{Name: "job-00000", GPUs: 16, Arrival: 0, Start: 5, End: 105.25, Slowdown: 1.05, Nodes: 2, Racks: 1, NodeCrossings: 1},
+			{Name: "job-00000", GPUs: 16, Arrival: 0, Start: 5, End: 105.25, Slowdown: 1.05, Nodes: 2, Racks: 1, NodeCrossings: 1, Restarts: 1, Resizes: 3},
 			{Name: "job-00001", GPUs: 1, PS: true, Arrival: 7, Start: -1, End: -1},
 		}}}}
 	var b strings.Builder
 	if err := rep.WriteJobsCSV(&b); err != nil {
 		t.Fatal(err)
 	}
-	want := "8xA100-NVSwitch,100,2,paddle,2,job-00000,16,collective,0.0,5.0,105.2,1.0500,2,1,1,0\n" +
-		"8xA100-NVSwitch,100,2,paddle,2,job-00001,1,ps,7.0,-1.0,-1.0,0.0000,0,0,0,0\n"
+	want := "8xA100-NVSwitch,100,2,paddle,2,job-00000,16,collective,0.0,5.0,105.2,1.0500,2,1,1,0,1,3\n" +
+		"8xA100-NVSwitch,100,2,paddle,2,job-00001,1,ps,7.0,-1.0,-1.0,0.0000,0,0,0,0,0,0\n"
 	if b.String() != want {
 		t.Errorf("CSV:\n%s\nwant:\n%s", b.String(), want)
 	}
 	if n := strings.Count(JobsCSVLine(), ","); n != strings.Count(want[:strings.Index(want, "\n")], ",") {
 		t.Errorf("header has %d commas, rows %d", n, strings.Count(want[:strings.Index(want, "\n")], ","))
+	}
+}
+
+// On the Flex workload an elastic job takes every free GPU up to its
+// maximum and runs faster for it (the Pollux speed-up); with the preempt
+// action and a PriorityClass per GPU count, a 1-GPU job arriving later
+// takes a trainer above the elastic job's minimum at once and the job
+// shrinks, then grows back; with equal priorities stock preempts nothing
+// and the 1-GPU job waits for the end.
+func TestFlexElasticGrowShrink(t *testing.T) {
+	models, err := quality.Models(dataDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &Workload{Options: Options{Flex: Flex{ElasticShare: 1}},
+		Cluster: quality.Cluster{Preset: quality.A100SXM, Racks: 1, NodesPerRack: 1, Background: map[string][]int{}},
+		Jobs: []Job{
+			{Job: quality.Job{Name: "elastic", GPUs: 4, PodGPUs: 1, Pods: 4, Model: "imagenet", Duration: 1000}, Arrival: 0, MinPods: 2, MaxPods: 8},
+			{Job: quality.Job{Name: "small", GPUs: 1, PodGPUs: 1, Pods: 1, Model: "imagenet", Duration: 50}, Arrival: 100, MinPods: 1, MaxPods: 1},
+		}}
+	if err := w.LoadSpeedups(dataDir, models); err != nil {
+		t.Fatal(err)
+	}
+	ratio := w.SpeedRatio(w.Jobs[0], 8)
+	if ratio <= 1 || ratio > 2 {
+		t.Fatalf("speed-up of 8 trainers over 4: %g, want in (1, 2]", ratio)
+	}
+	stockPath, err := localcluster.StockSchedulerConf()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := StockConfigs(stockPath, DefaultSLAWait)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]Config{}
+	for _, c := range cs {
+		byName[c.Name()] = ForFlex(c)
+	}
+	best := BestSteps(w, models)
+
+	r, err := Simulate(w, models, best, byName[Stock])
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, small := r.Jobs[0], r.Jobs[1]
+	// Alone on 8 GPUs of one node: 8 trainers, slowdown 1, 1000 s / ratio.
+	if e.Start != 0 || math.Abs(e.End-1000/ratio) > 1e-6 || e.Resizes != 0 {
+		t.Errorf("stock: elastic %+v, want 0..%g with no resize", e, 1000/ratio)
+	}
+	if small.Start != e.End {
+		t.Errorf("stock: 1-GPU job starts at %g, want at the elastic job's end %g (no preemption at equal priority)", small.Start, e.End)
+	}
+
+	r, err = Simulate(w, models, best, byName[StockPriority])
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, small = r.Jobs[0], r.Jobs[1]
+	if small.Start != 100 {
+		t.Errorf("stock-priority: 1-GPU job starts at %g, want 100 (a trainer above the minimum preempted)", small.Start)
+	}
+	if e.Resizes < 2 || e.Restarts != 0 || e.End <= 1000/ratio {
+		t.Errorf("stock-priority: elastic %+v, want shrunk and grown back (2+ resizes), no restart, later than %g", e, 1000/ratio)
+	}
+	if lb := LowerBoundMetrics(w); math.Abs(lb.JCTQuantiles[0]-50) > 1e-9 || math.Abs(lb.Makespan-1000/ratio) > 1e-6 {
+		t.Errorf("lower bound %+v: want the elastic job at 8 trainers", lb)
 	}
 }

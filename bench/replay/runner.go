@@ -111,7 +111,8 @@ func averageMetrics(ms []Metrics) Metrics {
 	figures := func(m *Metrics) []*float64 {
 		return []*float64{&m.MeanJCT, &m.MedianJCT, &m.P95JCT, &m.P99JCT, &m.MeanWait, &m.MedianWait, &m.P95Wait, &m.P99Wait,
 			&m.LongestWait, &m.MeanWaitSingleGPU, &m.MeanWaitLarge, &m.Makespan, &m.Utilisation, &m.IdleGPUHours,
-			&m.MeanSlowdown, &m.NodeCrossings, &m.RackCrossings, &m.ExcessNodeX, &m.ExcessRackX, &m.SchedulerSeconds}
+			&m.MeanSlowdown, &m.NodeCrossings, &m.RackCrossings, &m.ExcessNodeX, &m.ExcessRackX, &m.SchedulerSeconds,
+			&m.Restarts, &m.Resizes}
 	}
 	sums := figures(&a)
 	for _, f := range sums {
@@ -175,6 +176,9 @@ func Replay(o Options, dataDir string, configs []Config, logf func(string, ...in
 	}
 	w, err := Build(trace, names, o)
 	if err != nil {
+		return nil, err
+	}
+	if err := w.LoadSpeedups(dataDir, models); err != nil {
 		return nil, err
 	}
 	best := BestSteps(w, models)

@@ -62,6 +62,9 @@ type plan struct {
 	// hold-back guard, at the former 30m threshold and without a guard
 	// (full mode: what each part of paddle's ordering buys).
 	paddleVariants bool
+	// flex: elastic and checkpointable jobs (-elastic-share,
+	// -checkpoint-share, -restart-cost); off by default.
+	flex replay.Flex
 	// sweep replays the tuning windows with one lever swept instead of the
 	// comparison (-sweep sla or paddle).
 	sweep string
@@ -111,6 +114,9 @@ func main() {
 	sweep := flag.String("sweep", "", "replay only the tuning windows with one lever swept: sla (the sla plugin's waiting time 30m .. 8h, on the Helm tiers and on binpack + task-topology; write with -out docs/bench-sla-sweep.md) or paddle (paddle's starvation threshold and ordering; -out docs/bench-paddle-sweep.md)")
 	windowSet := flag.String("window-set", "", "replay only the tuning or the held-out windows of the mode (tuning, held-out)")
 	variants := flag.String("paddle-variants", "", "true or false: replay paddle's variants (fifo, hold-back, 30m, no guard) beside paddle (default: full mode only)")
+	elastic := flag.Float64("elastic-share", 0, "share of collective jobs that are elastic (0.5x to 2x their recorded trainers, speed-up from the Pollux step times); 0: the trace as it is")
+	checkpoint := flag.Float64("checkpoint-share", 0, "share of jobs that can be checkpointed (preemptable, restart from the checkpoint); 0: none")
+	restart := flag.Duration("restart-cost", 5*time.Minute, "work a checkpointed job loses when it is preempted and restarts")
 	render := flag.String("render", "", "render the report again from the figures a run saved (docs/bench-results.json), without measuring")
 	flag.Parse()
 	if *render != "" {
@@ -163,6 +169,11 @@ func main() {
 		}
 		p.paddleVariants = v
 	}
+	if *elastic < 0 || *elastic > 1 || *checkpoint < 0 || *checkpoint > 1 || *restart < 0 {
+		fmt.Fprintln(os.Stderr, "bench: -elastic-share and -checkpoint-share are shares from 0 to 1, -restart-cost a duration of 0 or more")
+		os.Exit(2)
+	}
+	p.flex = replay.Flex{ElasticShare: *elastic, CheckpointShare: *checkpoint, RestartCost: restart.Seconds()}
 	switch *sweep {
 	case "":
 	case sweepSLA, sweepPaddle:

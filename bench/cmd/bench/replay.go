@@ -105,12 +105,16 @@ var paddleSweepAfter = []string{"1h", "2h", "8h"}
 // replayConfigs: every stock configuration and paddle; with variants,
 // paddle without small-gangs-first, with the old hold-back guard, at the
 // former 30m threshold and without aging or guard.
-func replayConfigs(variants bool) ([]replay.Config, error) {
+func replayConfigs(variants, flex bool) ([]replay.Config, error) {
 	stockPath, ours, err := baseConfigs()
 	if err != nil {
 		return nil, err
 	}
-	cs, err := replay.StockConfigs(stockPath, replay.DefaultSLAWait)
+	stock := replay.StockConfigs
+	if flex {
+		stock = replay.FlexStockConfigs
+	}
+	cs, err := stock(stockPath, replay.DefaultSLAWait)
 	if err != nil {
 		return nil, err
 	}
@@ -192,9 +196,10 @@ func windowsOf(p *plan, data string) ([]replay.Options, error) {
 }
 
 func runReplay(p *plan, r *report) error {
-	cfgs, err := replayConfigs(p.paddleVariants)
+	cfgs, err := replayConfigs(p.paddleVariants, p.flex.On())
 	if p.sweep != "" {
 		cfgs, err = sweepConfigs(p.sweep)
+		r.Sweep = p.sweep
 	}
 	if err != nil {
 		return err
@@ -204,7 +209,13 @@ func runReplay(p *plan, r *report) error {
 	if err != nil {
 		return err
 	}
+	if p.flex.On() {
+		for k := range cfgs {
+			cfgs[k] = replay.ForFlex(cfgs[k])
+		}
+	}
 	for _, o := range windows {
+		o.Flex = p.flex
 		rep, err := replay.Repeat(o, data, cfgs, p.replayRuns, logf)
 		if err != nil {
 			return err
@@ -343,8 +354,21 @@ func (r *report) writeReplay(b *strings.Builder, dir string) {
 	w("`bench/simsched`) runs one allocate cycle whenever something changed (an arrival, a completion, a gang\n")
 	w("passing paddle's starvation threshold, a cycle that started jobs); a placed gang runs for its recorded\n")
 	w("duration stretched by the cost model's slowdown for the placement it got (section 2), then leaves.\n")
-	w("Same trace, seed and cluster for every configuration (`bench/replay`). The workload is the trace as\n")
-	w("it is: no job is elastic or checkpointed.\n\n")
+	w("Same trace, seed and cluster for every configuration (`bench/replay`).\n\n")
+	if flex := r.flex(); flex.On() {
+		w("**Workload: %s.** This is a model of what the trace does not say (`-elastic-share`,\n", flex)
+		w("`-checkpoint-share`, `-restart-cost`): which jobs, drawn with the window's seed; an elastic job has\n")
+		w("minAvailable %.1fx and up to %.0fx its recorded trainers, the trainers above minAvailable preemptable,\n", replay.ElasticMinFactor, replay.ElasticMaxFactor)
+		w("and runs at the throughput the Pollux step times give for its trainers packed\n")
+		w("(`../shared/data/pollux/<model>/placements.csv`, 4-GPU T4 nodes; samples per second only, so an upper\n")
+		w("bound on what more trainers buy); a checkpointable job's pods are all preemptable, and a job\n")
+		w("preempted below its minimum waits again and restarts with the restart cost added. Every\n")
+		w("configuration, stock and paddle alike, runs the `allocate, preempt, reclaim` actions with gang's\n")
+		w("`enablePreemptable: true` (gang then offers only pods above a job's minAvailable as victims, so stock\n")
+		w("never preempts a whole gang; the priority plugin lets only a job of higher priority preempt).\n\n")
+	} else {
+		w("**Workload: the trace as it is**: no job is elastic or checkpointed.\n\n")
+	}
 	w("**Windows.** Paddle's defaults and the sla baseline's waiting time were chosen on three *tuning*\n")
 	w("windows (8xA100-NVSwitch 12500, 8xPCIe-NVLink-pairs 12500 and 45000, 300 jobs each). They are judged\n")
 	w("on *held-out* windows, three per preset, picked by a rule committed before any of them was replayed\n")
@@ -382,14 +406,28 @@ func (r *report) writeReplay(b *strings.Builder, dir string) {
 	}
 }
 
-// isSweep: the run replayed a sweep (no paddle-versus-stock comparison).
-func (r *report) isSweep() bool {
+// flex is the workload model the run's windows used.
+func (r *report) flex() replay.Flex {
 	for _, rep := range r.Replay {
-		if _, ok := rep.Get(replay.StockTaskTopo); ok {
+		if rep.Options.Flex.On() {
+			return rep.Options.Flex
+		}
+	}
+	return replay.Flex{}
+}
+
+// isSweep: the run replayed a sweep (-sweep; a run saved before the field
+// existed: no window replayed paddle).
+func (r *report) isSweep() bool {
+	if r.Sweep != "" {
+		return true
+	}
+	for _, rep := range r.Replay {
+		if _, ok := rep.Get(replay.Paddle); ok {
 			return false
 		}
 	}
-	return true
+	return len(r.Replay) > 0
 }
 
 func (r *report) writeReplayOne(b *strings.Builder, dir string, rep *replay.Report) {
@@ -414,6 +452,15 @@ func (r *report) writeReplayOne(b *strings.Builder, dir string, rep *replay.Repo
 			hours(m.MeanWait), hours(m.MedianWait), hours(m.P95Wait), hours(m.P99Wait), hours(m.LongestWait),
 			hours(m.MeanWaitSingleGPU), hours(m.MeanWaitLarge),
 			hours(m.Makespan), 100*m.Utilisation, m.IdleGPUHours, cross, m.Cycles)
+	}
+	if rep.Options.Flex.On() {
+		w("\nRestarts from a checkpoint / resizes of elastic jobs, per run:")
+		for _, m := range rep.Metrics {
+			if m.Config != replay.LowerBound {
+				w(" %s %.0f / %.0f;", m.Config, m.Restarts, m.Resizes)
+			}
+		}
+		w("\n")
 	}
 	w("\n\\* GPU-hours free that waiting jobs would fit: at each moment, the GPUs of every waiting job whose\n")
 	w("pods fit the free GPUs node by node, at most the free GPUs (it waited for ordering or a guard, not for\n")

@@ -30,7 +30,9 @@ type report struct {
 	Alloc    []allocResult
 	Quality  []qualityResult
 	Replay   []*replay.Report
-	Cluster  []clusterbench.Measurement
+	// Sweep: the lever a -sweep run swept ("": the comparison).
+	Sweep   string `json:",omitempty"`
+	Cluster []clusterbench.Measurement
 	// ClusterFailures are sizes that could not be measured, with why.
 	ClusterFailures []string
 	root            string
