@@ -391,7 +391,10 @@ func (r *report) writeReplay(b *strings.Builder, dir string) {
 	w("Volcano breaks ties between equally scored nodes at random and its sessions walk Go maps, so runs of\n")
 	w("the same window differ; every figure is the mean of the window's runs, and each window lists the\n")
 	w("range. The quick mode (`make bench`) replays each held-out window once, a smaller check; the full mode\n")
-	w("(`make bench-full`) replays the tuning and held-out windows %d times each with paddle's variants. Every\n", fullReplayRuns)
+	w("(`make bench-full`) replays the tuning and held-out windows %d times each with paddle's variants\n", fullReplayRuns)
+	w("(the held-out windows' %d-run figures: [bench-full.md](bench-full.md); the elastic and checkpoint\n", fullReplayRuns)
+	w("workload: [bench-flex.md](bench-flex.md); the sla sweep: [bench-sla-sweep.md](bench-sla-sweep.md);\n")
+	w("paddle's levers on the tuning windows: [bench-paddle-sweep.md](bench-paddle-sweep.md)). Every\n")
 	w("job of every configuration and run is in `bench-jobs.csv.gz` (job, GPUs, PS or collective, arrival,\n")
 	w("start, end, slowdown, nodes, racks and rank crossings), so any figure here can be recomputed.\n")
 	w("task-topology together with hard network topology panics in Volcano v1.14.1 (see\n")
@@ -530,9 +533,12 @@ func (r *report) writeReplayOne(b *strings.Builder, dir string, rep *replay.Repo
 		return
 	}
 	cdf, util := r.replayCharts(rep)
-	_ = os.WriteFile(filepath.Join(dir, "bench-replay-jct-"+id+".svg"), []byte(cdf.SVG()), 0o644)
-	_ = os.WriteFile(filepath.Join(dir, "bench-replay-util-"+id+".svg"), []byte(util.SVG()), 0o644)
-	w("![JCT CDF](bench-replay-jct-%s.svg)\n\n![GPU utilisation over time](bench-replay-util-%s.svg)\n\n", id, id)
+	// Pages other than benchmarks.md (bench-full.md, bench-flex.md) name
+	// their plots after themselves, so pages of one window do not share.
+	jct, utilName := r.plotPrefix+"bench-replay-jct-"+id+".svg", r.plotPrefix+"bench-replay-util-"+id+".svg"
+	_ = os.WriteFile(filepath.Join(dir, jct), []byte(cdf.SVG()), 0o644)
+	_ = os.WriteFile(filepath.Join(dir, utilName), []byte(util.SVG()), 0o644)
+	w("![JCT CDF](%s)\n\n![GPU utilisation over time](%s)\n\n", jct, utilName)
 }
 
 // replayCharts: the CDF of JCT (log hours) and GPU utilisation over time,

@@ -36,10 +36,16 @@ type report struct {
 	// ClusterFailures are sizes that could not be measured, with why.
 	ClusterFailures []string
 	root            string
+	// plotPrefix names the replay plots of a page other than benchmarks.md.
+	plotPrefix string
 }
 
 func (r *report) write(path string) error {
 	dir := filepath.Dir(path)
+	r.plotPrefix = ""
+	if base := filepath.Base(path); base != "benchmarks.md" {
+		r.plotPrefix = strings.TrimSuffix(base, filepath.Ext(base)) + "-"
+	}
 	var b strings.Builder
 	w := func(f string, a ...interface{}) { fmt.Fprintf(&b, f, a...) }
 	if len(r.Replay) > 0 && r.isSweep() {
