@@ -1,9 +1,16 @@
 package replay
 
 import (
+	"fmt"
 	"os"
+	"strings"
+	"time"
+
+	schedulingk8s "k8s.io/api/scheduling/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	schedulingv1 "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
+	"volcano.sh/volcano/pkg/scheduler/conf"
 	tasktopology "volcano.sh/volcano/pkg/scheduler/plugins/task-topology"
 
 	"github.com/volcano-paddle/volcano-paddle/bench/quality"
@@ -62,54 +69,208 @@ const hyperNodePlugin = `  - name: network-topology-aware
       hypernode.binpack.resources.nvidia.com/gpu: 10
 `
 
+// Job-ordering levers of stock Volcano, replayed as an operator would set
+// them: the sla plugin and PriorityClasses ordered by the priority plugin.
+const (
+	StockSLA                 = "stock-sla"
+	StockPriority            = "stock-priority"
+	StockTaskTopoSLA         = StockTaskTopo + "-sla"
+	StockTaskTopoPriority    = StockTaskTopo + "-priority"
+	StockTaskTopoSLAPriority = StockTaskTopo + "-sla-priority"
+)
+
+// DefaultSLAWait is the sla plugin's sla-waiting-time the stock-*sla*
+// configurations use: the lowest mean JCT (mean of the per-window ratios
+// to the sweep's best, over the Helm tiers and binpack + task-topology) of
+// the sweep 30m to 8h on the tuning windows (docs/bench-sla-sweep.md:
+// 1h 1.027x, 2h 1.027x, 30m 1.030x, 4h 1.032x, 8h 1.039x; within the runs'
+// spread, so the choice matters little).
+const DefaultSLAWait = time.Hour
+
+// SLAWaits are the sla-waiting-time values the sweep replays.
+var SLAWaits = []time.Duration{30 * time.Minute, time.Hour, 2 * time.Hour, 4 * time.Hour, 8 * time.Hour}
+
+// stockVariant is one stock configuration: which tuned plugins it adds to
+// Volcano's default tiers and which job-ordering levers it uses.
+type stockVariant struct {
+	name, note string
+	binpack    bool
+	taskTopo   bool
+	hyper      bool
+	// slaWait > 0 adds the sla plugin with this sla-waiting-time.
+	slaWait time.Duration
+	// priority gives every job the PriorityClass of its GPU count
+	// (GPUPriorityClasses).
+	priority bool
+}
+
 // StockConfigs are Volcano's Helm default tiers and the tuned variants a
-// careful operator can configure without our plugin. task-topology and
-// hard network topology together are left out: in Volcano v1.14.1 the
-// allocate action's HyperNode path replays a sub-job's statement
+// careful operator can configure without our plugin, with the sla plugin
+// at slaWait and PriorityClasses per GPU count. task-topology and hard
+// network topology together are left out: in Volcano v1.14.1 the allocate
+// action's HyperNode path replays a sub-job's statement
 // (Statement.RecoverOperations) and task-topology's AllocateFunc then
 // subtracts a bucket's request twice and panics
 // (task-topology Bucket.CalcResReq: "resource is not sufficient").
-func StockConfigs(stockConfPath string) ([]Config, error) {
+func StockConfigs(stockConfPath string, slaWait time.Duration) ([]Config, error) {
+	sla := fmt.Sprintf("sla plugin, sla-waiting-time %s (a job waiting longer is ordered and pipelined first)", DurationArg(slaWait))
+	prio := "a PriorityClass per GPU count, fewer GPUs higher (priority plugin)"
+	return stockVariants(stockConfPath, []stockVariant{
+		{name: Stock, note: "Volcano's Helm chart default tiers"},
+		{name: StockBinpack, note: "nodeorder spreading off, binpack on GPUs (weight 10)", binpack: true},
+		{name: StockTaskTopo, note: "binpack + task-topology (ps,worker and trainer affinity, ps first)", binpack: true, taskTopo: true},
+		{name: StockHyperNode, note: "binpack + network-topology-aware, racks as HyperNodes, every job hard-limited to tier 2 (tries one rack first)", binpack: true, hyper: true},
+		{name: StockSLA, note: "Helm default tiers + " + sla, slaWait: slaWait},
+		{name: StockPriority, note: "Helm default tiers + " + prio, priority: true},
+		{name: StockTaskTopoSLA, note: "binpack + task-topology + " + sla, binpack: true, taskTopo: true, slaWait: slaWait},
+		{name: StockTaskTopoPriority, note: "binpack + task-topology + " + prio, binpack: true, taskTopo: true, priority: true},
+		{name: StockTaskTopoSLAPriority, note: "binpack + task-topology + " + sla + " + " + prio, binpack: true, taskTopo: true, slaWait: slaWait, priority: true},
+	})
+}
+
+// FlexStockConfigs are the stock configurations for the Flex workload:
+// StockConfigs without task-topology, whose node order panics in Volcano
+// v1.14.1 once a job runs with some of its pods (task-topology
+// calcBucketScore: Resource.Sub "resource is not sufficient"), and with
+// the ordering levers on binpack alone instead (stock-binpack-sla,
+// -priority, -sla-priority).
+func FlexStockConfigs(stockConfPath string, slaWait time.Duration) ([]Config, error) {
+	all, err := StockConfigs(stockConfPath, slaWait)
+	if err != nil {
+		return nil, err
+	}
+	var out []Config
+	for _, c := range all {
+		if !strings.HasPrefix(c.Name(), StockTaskTopo) {
+			out = append(out, c)
+		}
+	}
+	sla := fmt.Sprintf("sla plugin, sla-waiting-time %s", DurationArg(slaWait))
+	prio := "a PriorityClass per GPU count, fewer GPUs higher (priority plugin)"
+	more, err := stockVariants(stockConfPath, []stockVariant{
+		{name: StockBinpack + "-sla", note: "binpack + " + sla, binpack: true, slaWait: slaWait},
+		{name: StockBinpack + "-priority", note: "binpack + " + prio, binpack: true, priority: true},
+		{name: StockBinpack + "-sla-priority", note: "binpack + " + sla + " + " + prio, binpack: true, slaWait: slaWait, priority: true},
+	})
+	return append(out, more...), err
+}
+
+// SLASweepConfigs are stock-sla and stock-binpack-tasktopology-sla at each
+// waiting time, named with it (stock-sla-2h): the sweep that chooses
+// DefaultSLAWait on the tuning windows.
+func SLASweepConfigs(stockConfPath string, waits []time.Duration) ([]Config, error) {
+	var vs []stockVariant
+	for _, w := range waits {
+		note := "sla-waiting-time " + DurationArg(w)
+		vs = append(vs, stockVariant{name: StockSLA + "-" + DurationArg(w), note: "Helm default tiers + " + note, slaWait: w},
+			stockVariant{name: StockTaskTopoSLA + "-" + DurationArg(w), note: "binpack + task-topology + " + note, binpack: true, taskTopo: true, slaWait: w})
+	}
+	return stockVariants(stockConfPath, vs)
+}
+
+// DurationArg writes d as an operator would in a configuration (2h, 30m).
+func DurationArg(d time.Duration) string {
+	s := d.String() // 2h0m0s, 30m0s, 1h30m0s
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}
+
+func stockVariants(stockConfPath string, vs []stockVariant) ([]Config, error) {
 	raw, err := os.ReadFile(stockConfPath)
 	if err != nil {
 		return nil, err
 	}
-	stock, err := simsched.ParseConfig(Stock, string(raw))
-	if err != nil {
-		return nil, err
-	}
-	out := []Config{{Sched: stock, Note: "Volcano's Helm chart default tiers"}}
-	variants := []struct {
-		name, plugins, note string
-		taskTopo, hyper     bool
-	}{
-		{StockBinpack, binpackTier, "nodeorder spreading off, binpack on GPUs (weight 10)", false, false},
-		{StockTaskTopo, binpackTier + taskTopologyPlugin, "binpack + task-topology (ps,worker and trainer affinity, ps first)", true, false},
-		{StockHyperNode, binpackTier + hyperNodePlugin, "binpack + network-topology-aware, racks as HyperNodes, every job hard-limited to tier 2 (tries one rack first)", false, true},
-	}
-	for _, v := range variants {
-		text := "actions: \"enqueue, allocate, backfill\"\ntiers:\n" + stockTierOne + stockTierTwoHead + v.plugins
+	var out []Config
+	for _, v := range vs {
+		text := string(raw)
+		if v.binpack {
+			plugins := binpackTier
+			if v.taskTopo {
+				plugins += taskTopologyPlugin
+			}
+			if v.hyper {
+				plugins += hyperNodePlugin
+			}
+			text = "actions: \"enqueue, allocate, backfill\"\ntiers:\n" + stockTierOne + stockTierTwoHead + plugins
+		}
+		if v.slaWait > 0 {
+			if text, err = withSLA(text, v.slaWait); err != nil {
+				return nil, fmt.Errorf("%s: %w", v.name, err)
+			}
+		}
 		cfg, err := simsched.ParseConfig(v.name, text)
 		if err != nil {
 			return nil, err
 		}
 		c := Config{Sched: cfg, Note: v.note, RackHyperNodes: v.hyper}
-		taskTopo, hyper := v.taskTopo, v.hyper
-		c.Annotate = func(j quality.Job, pg *schedulingv1.PodGroup) {
-			if taskTopo {
-				annotateTaskTopology(j, pg)
-			}
-			if hyper {
-				tier := simsched.RootTier
-				pg.Spec.NetworkTopology = &schedulingv1.NetworkTopologySpec{Mode: schedulingv1.HardNetworkTopologyMode, HighestTierAllowed: &tier}
-			}
+		if v.priority {
+			c.PriorityClasses = GPUPriorityClasses()
 		}
-		if !taskTopo && !hyper {
-			c.Annotate = nil
+		if v.taskTopo || v.hyper || v.priority {
+			v := v
+			c.Annotate = func(j quality.Job, pg *schedulingv1.PodGroup) {
+				if v.taskTopo {
+					annotateTaskTopology(j, pg)
+				}
+				if v.hyper {
+					tier := simsched.RootTier
+					pg.Spec.NetworkTopology = &schedulingv1.NetworkTopologySpec{Mode: schedulingv1.HardNetworkTopologyMode, HighestTierAllowed: &tier}
+				}
+				if v.priority {
+					pg.Spec.PriorityClassName = GPUPriorityClassName(j.GPUs)
+				}
+			}
 		}
 		out = append(out, c)
 	}
 	return out, nil
+}
+
+// withSLA adds Volcano's sla plugin to the first tier of a scheduler
+// configuration, after priority and gang, where Volcano's sla design places
+// it (docs/design/sla-plugin.md): its job order then decides among jobs of
+// equal priority and gang readiness, before drf's share in tier two.
+func withSLA(text string, wait time.Duration) (string, error) {
+	const anchor = "  - name: conformance\n"
+	if !strings.Contains(text, anchor) {
+		return "", fmt.Errorf("no conformance plugin in the first tier to put sla before")
+	}
+	sla := "  - name: sla\n    arguments:\n      sla-waiting-time: " + DurationArg(wait) + "\n" + anchor
+	return strings.Replace(text, anchor, sla, 1), nil
+}
+
+// gpuPriorityBuckets: a PriorityClass covers GPU counts up to a power of
+// two (1, 2, 4, ... 1024); larger jobs share the last one.
+const gpuPriorityBuckets = 11
+
+// GPUPriorityClassName is the PriorityClass of a job of gpus GPUs: the
+// smallest bucket (gpus-le-1, gpus-le-2, gpus-le-4, ...) that holds it.
+func GPUPriorityClassName(gpus int) string {
+	k := 0
+	for k < gpuPriorityBuckets-1 && 1<<k < gpus {
+		k++
+	}
+	return fmt.Sprintf("gpus-le-%d", 1<<k)
+}
+
+// GPUPriorityClasses are the classes an operator creates to run smaller
+// gangs first with the priority plugin: higher value for fewer GPUs.
+// None is the global default (jobs without a class keep priority 0).
+func GPUPriorityClasses() []*schedulingk8s.PriorityClass {
+	var out []*schedulingk8s.PriorityClass
+	for k := 0; k < gpuPriorityBuckets; k++ {
+		out = append(out, &schedulingk8s.PriorityClass{
+			ObjectMeta:  metav1.ObjectMeta{Name: fmt.Sprintf("gpus-le-%d", 1<<k)},
+			Value:       int32(1000 * (gpuPriorityBuckets - k)),
+			Description: fmt.Sprintf("jobs of up to %d GPUs", 1<<k),
+		})
+	}
+	return out
 }
 
 // annotateTaskTopology writes what task-topology reads from a PodGroup
@@ -141,4 +302,31 @@ func PaddleConfig(path string) (Config, error) {
 func WithPaddleArgs(c Config, name, note string, args map[string]interface{}) Config {
 	sc := &simsched.Config{Name: name, Confs: c.Sched.Confs, Tiers: paddle.WithArgs(c.Sched.Tiers, args)}
 	return Config{Sched: sc, Note: note, Annotate: c.Annotate, RackHyperNodes: c.RackHyperNodes}
+}
+
+// FlexActions are the actions every configuration runs on the Flex
+// workload: allocate, then preempt (a waiting job of higher priority
+// evicts preemptable pods of its queue) and reclaim (across queues).
+var FlexActions = []string{"allocate", "preempt", "reclaim"}
+
+// ForFlex is a configuration as it must be to use elastic and
+// checkpointable jobs: the preempt and reclaim actions, and gang's
+// enablePreemptable on, so that gang offers pods above a job's
+// minAvailable as victims (gang's preemptableFn never takes a job below
+// it). Stock and paddle get the same.
+func ForFlex(c Config) Config {
+	sc := &simsched.Config{Name: c.Sched.Name, Confs: c.Sched.Confs, Actions: FlexActions}
+	on := true
+	for _, t := range c.Sched.Tiers {
+		nt := conf.Tier{Plugins: append([]conf.PluginOption(nil), t.Plugins...)}
+		for k := range nt.Plugins {
+			if nt.Plugins[k].Name == "gang" {
+				nt.Plugins[k].EnabledPreemptable = &on
+			}
+		}
+		sc.Tiers = append(sc.Tiers, nt)
+	}
+	c.Sched = sc
+	c.Note += "; preempt and reclaim actions, gang enablePreemptable"
+	return c
 }

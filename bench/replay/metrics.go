@@ -34,6 +34,9 @@ type Metrics struct {
 	ExcessNodeX, ExcessRackX     float64
 	Cycles                       int
 	SchedulerSeconds             float64
+	// With Flex: restarts from a checkpoint and resizes of elastic jobs,
+	// over all jobs.
+	Restarts, Resizes float64
 	// JCTQuantiles: JCT at quantiles 1%, 2%, ... 100% (the CDF plot).
 	JCTQuantiles []float64
 	// UtilisationOverTime: share of GPUs in use, averaged per UtilBin.
@@ -61,6 +64,8 @@ func Measure(r *Run, w *Workload, horizon float64) Metrics {
 			continue
 		}
 		m.Started++
+		m.Restarts += float64(j.Restarts)
+		m.Resizes += float64(j.Resizes)
 		jct = append(jct, j.End-j.Arrival)
 		wait = append(wait, j.Start-j.Arrival)
 		switch {
@@ -126,10 +131,14 @@ func LowerBoundMetrics(w *Workload) Metrics {
 	var jct, wait []float64
 	gpuSeconds := 0.0
 	for _, j := range w.Jobs {
-		jct = append(jct, j.Duration)
+		// An elastic job at its most trainers (SpeedRatio 1 otherwise).
+		most := max(j.MaxPods, j.Pods)
+		d := j.Duration / w.SpeedRatio(j, most)
+		gpus := most * j.PodGPUs
+		jct = append(jct, d)
 		wait = append(wait, 0)
-		m.Makespan = math.Max(m.Makespan, j.Arrival+j.Duration)
-		gpuSeconds += float64(j.GPUs) * j.Duration
+		m.Makespan = math.Max(m.Makespan, j.Arrival+d)
+		gpuSeconds += float64(gpus) * d
 	}
 	m.fillTimes(jct, wait)
 	if m.Makespan > 0 {

@@ -1,10 +1,14 @@
 package replay
 
 import (
+	"fmt"
 	"math"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
+
+	"volcano.sh/volcano/pkg/scheduler/conf"
 
 	"github.com/volcano-paddle/volcano-paddle/bench/quality"
 	"github.com/volcano-paddle/volcano-paddle/internal/localcluster"
@@ -85,7 +89,7 @@ func TestSimulateQueueing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stock, err := StockConfigs(stockPath)
+	stock, err := StockConfigs(stockPath, DefaultSLAWait)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,5 +193,174 @@ func TestAverageMetrics(t *testing.T) {
 	}
 	if r != (Range{Min: 2, Max: 9}) {
 		t.Errorf("range %+v", r)
+	}
+}
+
+// With a PriorityClass per GPU count, the priority plugin starts a 1-GPU
+// job that arrived after an 8-GPU one first; stock's first come, first
+// served starts the 8-GPU job first. The sla configurations carry the
+// plugin after gang with their waiting time.
+func TestStockPriorityAndSLA(t *testing.T) {
+	models, err := quality.Models(dataDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &Workload{Cluster: quality.Cluster{Preset: quality.A100SXM, Racks: 1, NodesPerRack: 1, Background: map[string][]int{}},
+		Jobs: []Job{
+			{Job: quality.Job{Name: "first", GPUs: 8, PodGPUs: 8, Pods: 1, Model: "imagenet", Duration: 100}, Arrival: 0},
+			{Job: quality.Job{Name: "large", GPUs: 8, PodGPUs: 8, Pods: 1, Model: "imagenet", Duration: 100}, Arrival: 10},
+			{Job: quality.Job{Name: "small", GPUs: 1, PodGPUs: 1, Pods: 1, Model: "imagenet", Duration: 50}, Arrival: 20},
+		}}
+	stockPath, err := localcluster.StockSchedulerConf()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := StockConfigs(stockPath, 90*time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]Config{}
+	for _, c := range cs {
+		byName[c.Name()] = c
+	}
+	best := BestSteps(w, models)
+	cases := []struct {
+		config           string
+		largeAt, smallAt float64
+	}{
+		{Stock, 100, 200},
+		{StockSLA, 100, 200},
+		{StockPriority, 150, 100},
+		{StockTaskTopoPriority, 150, 100},
+		{StockTaskTopoSLAPriority, 150, 100},
+	}
+	for _, c := range cases {
+		cfg, ok := byName[c.config]
+		if !ok {
+			t.Fatalf("no configuration %s", c.config)
+		}
+		r, err := Simulate(w, models, best, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := r.Jobs[1].Start; got != c.largeAt {
+			t.Errorf("%s: 8-GPU job starts at %g, want %g", c.config, got, c.largeAt)
+		}
+		if got := r.Jobs[2].Start; got != c.smallAt {
+			t.Errorf("%s: 1-GPU job starts at %g, want %g", c.config, got, c.smallAt)
+		}
+	}
+	for _, name := range []string{StockSLA, StockTaskTopoSLA, StockTaskTopoSLAPriority} {
+		tier := byName[name].Sched.Tiers[0].Plugins
+		if len(tier) < 3 || tier[2].Name != "sla" || tier[2].Arguments["sla-waiting-time"] != "1h30m" {
+			t.Errorf("%s: first tier %v, want sla third with sla-waiting-time 1h30m", name, pluginNames(tier))
+		}
+	}
+	for d, want := range map[time.Duration]string{30 * time.Minute: "30m", 2 * time.Hour: "2h", 90 * time.Minute: "1h30m", 8 * time.Hour: "8h"} {
+		if got := DurationArg(d); got != want {
+			t.Errorf("DurationArg(%s) = %s, want %s", d, got, want)
+		}
+	}
+	for gpus, want := range map[int]string{1: "gpus-le-1", 2: "gpus-le-2", 3: "gpus-le-4", 8: "gpus-le-8", 9: "gpus-le-16", 5000: "gpus-le-1024"} {
+		if got := GPUPriorityClassName(gpus); got != want {
+			t.Errorf("GPUPriorityClassName(%d) = %s, want %s", gpus, got, want)
+		}
+	}
+}
+
+func pluginNames(ps []conf.PluginOption) []string {
+	var out []string
+	for _, p := range ps {
+		out = append(out, fmt.Sprintf("%s%v", p.Name, p.Arguments))
+	}
+	return out
+}
+
+// The per-job CSV has one row per job, configuration and run, with the
+// columns of its header.
+func TestWriteJobsCSV(t *testing.T) {
+	rep := &Report{Options: Options{Preset: quality.A100SXM, Start: 100, Jobs: 2}, Jobs: []RunJobs{
+		{Config: Paddle, Run: 2, Jobs: []JobResult{
+			{Name: "job-00000", GPUs: 16, Arrival: 0, Start: 5, End: 105.25, Slowdown: 1.05, Nodes: 2, Racks: 1, NodeCrossings: 1, Restarts: 1, Resizes: 3},
+			{Name: "job-00001", GPUs: 1, PS: true, Arrival: 7, Start: -1, End: -1},
+		}}}}
+	var b strings.Builder
+	if err := rep.WriteJobsCSV(&b); err != nil {
+		t.Fatal(err)
+	}
+	want := "8xA100-NVSwitch,100,2,paddle,2,job-00000,16,collective,0.0,5.0,105.2,1.0500,2,1,1,0,1,3\n" +
+		"8xA100-NVSwitch,100,2,paddle,2,job-00001,1,ps,7.0,-1.0,-1.0,0.0000,0,0,0,0,0,0\n"
+	if b.String() != want {
+		t.Errorf("CSV:\n%s\nwant:\n%s", b.String(), want)
+	}
+	if n := strings.Count(JobsCSVLine(), ","); n != strings.Count(want[:strings.Index(want, "\n")], ",") {
+		t.Errorf("header has %d commas, rows %d", n, strings.Count(want[:strings.Index(want, "\n")], ","))
+	}
+}
+
+// On the Flex workload an elastic job takes every free GPU up to its
+// maximum and runs faster for it (the Pollux speed-up); with the preempt
+// action and a PriorityClass per GPU count, a 1-GPU job arriving later
+// takes a trainer above the elastic job's minimum at once and the job
+// shrinks, then grows back; with equal priorities stock preempts nothing
+// and the 1-GPU job waits for the end.
+func TestFlexElasticGrowShrink(t *testing.T) {
+	models, err := quality.Models(dataDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &Workload{Options: Options{Flex: Flex{ElasticShare: 1}},
+		Cluster: quality.Cluster{Preset: quality.A100SXM, Racks: 1, NodesPerRack: 1, Background: map[string][]int{}},
+		Jobs: []Job{
+			{Job: quality.Job{Name: "elastic", GPUs: 4, PodGPUs: 1, Pods: 4, Model: "imagenet", Duration: 1000}, Arrival: 0, MinPods: 2, MaxPods: 8},
+			{Job: quality.Job{Name: "small", GPUs: 1, PodGPUs: 1, Pods: 1, Model: "imagenet", Duration: 50}, Arrival: 100, MinPods: 1, MaxPods: 1},
+		}}
+	if err := w.LoadSpeedups(dataDir, models); err != nil {
+		t.Fatal(err)
+	}
+	ratio := w.SpeedRatio(w.Jobs[0], 8)
+	if ratio <= 1 || ratio > 2 {
+		t.Fatalf("speed-up of 8 trainers over 4: %g, want in (1, 2]", ratio)
+	}
+	stockPath, err := localcluster.StockSchedulerConf()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := StockConfigs(stockPath, DefaultSLAWait)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]Config{}
+	for _, c := range cs {
+		byName[c.Name()] = ForFlex(c)
+	}
+	best := BestSteps(w, models)
+
+	r, err := Simulate(w, models, best, byName[Stock])
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, small := r.Jobs[0], r.Jobs[1]
+	// Alone on 8 GPUs of one node: 8 trainers, slowdown 1, 1000 s / ratio.
+	if e.Start != 0 || math.Abs(e.End-1000/ratio) > 1e-6 || e.Resizes != 0 {
+		t.Errorf("stock: elastic %+v, want 0..%g with no resize", e, 1000/ratio)
+	}
+	if small.Start != e.End {
+		t.Errorf("stock: 1-GPU job starts at %g, want at the elastic job's end %g (no preemption at equal priority)", small.Start, e.End)
+	}
+
+	r, err = Simulate(w, models, best, byName[StockPriority])
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, small = r.Jobs[0], r.Jobs[1]
+	if small.Start != 100 {
+		t.Errorf("stock-priority: 1-GPU job starts at %g, want 100 (a trainer above the minimum preempted)", small.Start)
+	}
+	if e.Resizes < 2 || e.Restarts != 0 || e.End <= 1000/ratio {
+		t.Errorf("stock-priority: elastic %+v, want shrunk and grown back (2+ resizes), no restart, later than %g", e, 1000/ratio)
+	}
+	if lb := LowerBoundMetrics(w); math.Abs(lb.JCTQuantiles[0]-50) > 1e-9 || math.Abs(lb.Makespan-1000/ratio) > 1e-6 {
+		t.Errorf("lower bound %+v: want the elastic job at 8 trainers", lb)
 	}
 }

@@ -26,6 +26,16 @@ type Report struct {
 	// metrics over them.
 	Runs   int               `json:",omitempty"`
 	Spread map[string]Spread `json:",omitempty"`
+	// Jobs: every job's result, per configuration and run, for the per-job
+	// CSV (WriteJobsCSV); not kept in the JSON figures.
+	Jobs []RunJobs `json:"-"`
+}
+
+// RunJobs is what happened to every job of one replay of a configuration.
+type RunJobs struct {
+	Config string
+	Run    int
+	Jobs   []JobResult
 }
 
 // Spread is the range of a configuration's headline metrics over runs.
@@ -67,6 +77,13 @@ func Repeat(o Options, dataDir string, configs []Config, runs int, logf func(str
 	}
 	out := *reps[0]
 	out.Runs, out.Took, out.Spread = runs, time.Since(start), map[string]Spread{}
+	out.Jobs = nil
+	for i, rep := range reps {
+		for _, rj := range rep.Jobs {
+			rj.Run = i + 1
+			out.Jobs = append(out.Jobs, rj)
+		}
+	}
 	out.Metrics = make([]Metrics, len(reps[0].Metrics))
 	for k := range reps[0].Metrics {
 		ms := make([]Metrics, len(reps))
@@ -94,7 +111,8 @@ func averageMetrics(ms []Metrics) Metrics {
 	figures := func(m *Metrics) []*float64 {
 		return []*float64{&m.MeanJCT, &m.MedianJCT, &m.P95JCT, &m.P99JCT, &m.MeanWait, &m.MedianWait, &m.P95Wait, &m.P99Wait,
 			&m.LongestWait, &m.MeanWaitSingleGPU, &m.MeanWaitLarge, &m.Makespan, &m.Utilisation, &m.IdleGPUHours,
-			&m.MeanSlowdown, &m.NodeCrossings, &m.RackCrossings, &m.ExcessNodeX, &m.ExcessRackX, &m.SchedulerSeconds}
+			&m.MeanSlowdown, &m.NodeCrossings, &m.RackCrossings, &m.ExcessNodeX, &m.ExcessRackX, &m.SchedulerSeconds,
+			&m.Restarts, &m.Resizes}
 	}
 	sums := figures(&a)
 	for _, f := range sums {
@@ -160,6 +178,9 @@ func Replay(o Options, dataDir string, configs []Config, logf func(string, ...in
 	if err != nil {
 		return nil, err
 	}
+	if err := w.LoadSpeedups(dataDir, models); err != nil {
+		return nil, err
+	}
 	best := BestSteps(w, models)
 	rep := &Report{Workload: w.Describe(), Options: o, Nodes: w.Nodes(), GPUs: w.GPUs(), Notes: map[string]string{}}
 	var runs []*Run
@@ -177,6 +198,7 @@ func Replay(o Options, dataDir string, configs []Config, logf func(string, ...in
 			return nil, fmt.Errorf("%s: %w", c.Name(), err)
 		}
 		runs = append(runs, r)
+		rep.Jobs = append(rep.Jobs, RunJobs{Config: c.Name(), Run: 1, Jobs: r.Jobs})
 		rep.Notes[c.Name()] = c.Note
 		for _, j := range r.Jobs {
 			horizon = math.Max(horizon, j.End)
@@ -217,6 +239,21 @@ func (r *Report) Best(prefix string) (Metrics, bool) {
 	ok := false
 	for _, m := range r.Metrics {
 		if strings.HasPrefix(m.Config, prefix) && m.Started == m.Jobs && (!ok || m.MeanJCT < best.MeanJCT) {
+			best, ok = m, true
+		}
+	}
+	return best, ok
+}
+
+// BestStockBy is the stock configuration that started every job with the
+// lowest value of one metric: "best stock" is chosen per metric, so paddle
+// is held to the best mean JCT, the best p95 and the fewest idle GPU-hours
+// of any stock configuration, even when no one configuration has all three.
+func (r *Report) BestStockBy(metric func(Metrics) float64) (Metrics, bool) {
+	var best Metrics
+	ok := false
+	for _, m := range r.Metrics {
+		if strings.HasPrefix(m.Config, Stock) && m.Started == m.Jobs && (!ok || metric(m) < metric(best)) {
 			best, ok = m, true
 		}
 	}

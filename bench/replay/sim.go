@@ -7,6 +7,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	schedulingk8s "k8s.io/api/scheduling/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	schedulingv1 "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
 
@@ -25,6 +26,8 @@ type Config struct {
 	Annotate func(j quality.Job, pg *schedulingv1.PodGroup)
 	// RackHyperNodes installs the racks as Volcano HyperNodes.
 	RackHyperNodes bool
+	// PriorityClasses the cluster defines (the classes Annotate names).
+	PriorityClasses []*schedulingk8s.PriorityClass
 	// Note says what the configuration is, for the report.
 	Note string
 }
@@ -49,6 +52,10 @@ type JobResult struct {
 	// that cross a node or a rack (a ring all-reduce uses each one).
 	Nodes, Racks                 int
 	NodeCrossings, RackCrossings int
+	// With Flex: times the job was preempted below its minimum and
+	// restarted from a checkpoint, and times its trainers changed while it
+	// ran (an elastic job grew or shrank).
+	Restarts, Resizes int
 }
 
 // Started reports whether the job ever started.
@@ -88,6 +95,9 @@ func starvationAfter(cfg *simsched.Config) time.Duration {
 type completion struct {
 	end float64
 	job int
+	// gen: the job's progress generation when this end was computed; a
+	// resize or restart makes it stale.
+	gen int
 }
 
 type completions []completion
@@ -128,11 +138,24 @@ type sim struct {
 	run       *Run
 	starveAt  []float64
 	nextTimer int
+
+	// on[i][k]: pod k of job i runs (pservers first, then trainers).
+	on [][]bool
+	// rem: job i's remaining work, in seconds of its recorded run (its
+	// recorded trainers at their best placement); last: when rem was last
+	// brought up to date; factor: seconds per second of recorded run now
+	// (placement slowdown over elastic speed-up); gen: completion
+	// generation.
+	rem, last, factor []float64
+	gen               []int
+	// bestStep: step time at the best placement, per job and trainers.
+	bestStep map[string]float64
 }
 
 // Simulate replays the workload under one configuration. best holds each
 // job's step time at its best placement (BestSteps).
 func Simulate(w *Workload, models map[string]quality.Model, best map[string]float64, cfg Config) (*Run, error) {
+	w.normalizeFlex()
 	s := &sim{w: w, cfg: cfg, models: models, best: best, ns: "replay-" + cfg.Name(),
 		nodes: w.Cluster.SimCluster(nil).Nodes, running: map[int]quality.Placement{},
 		run: &Run{Config: cfg.Name()}, free: map[string]int{}}
@@ -142,12 +165,17 @@ func Simulate(w *Workload, models map[string]quality.Model, best map[string]floa
 	s.pods = make([][]*v1.Pod, len(w.Jobs))
 	s.groups = make([]*schedulingv1.PodGroup, len(w.Jobs))
 	s.res = make([]JobResult, len(w.Jobs))
+	s.on = make([][]bool, len(w.Jobs))
+	s.rem, s.last, s.factor = make([]float64, len(w.Jobs)), make([]float64, len(w.Jobs)), make([]float64, len(w.Jobs))
+	s.gen = make([]int, len(w.Jobs))
+	s.bestStep = map[string]float64{}
 	after := starvationAfter(cfg.Sched).Seconds()
 	for i, j := range w.Jobs {
 		if _, ok := models[j.Model]; !ok {
 			return nil, fmt.Errorf("job %s: no model %q", j.Name, j.Model)
 		}
 		s.res[i] = JobResult{Name: j.Name, GPUs: j.GPUs, PS: j.PS, Pods: j.Pods, Arrival: j.Arrival, Start: -1, End: -1}
+		s.rem[i] = j.Duration
 		if after > 0 {
 			s.starveAt = append(s.starveAt, j.Arrival+after)
 		}
@@ -167,7 +195,11 @@ func Simulate(w *Workload, models map[string]quality.Model, best map[string]floa
 		}
 		for len(s.done) > 0 && s.done[0].end <= t {
 			c := heap.Pop(&s.done).(completion)
+			if c.gen != s.gen[c.job] {
+				continue // resized or restarted since
+			}
 			s.release(c.job)
+			s.res[c.job].End = c.end
 		}
 		for s.nextTimer < len(s.starveAt) && s.starveAt[s.nextTimer] <= t {
 			s.nextTimer++
@@ -176,7 +208,7 @@ func Simulate(w *Workload, models map[string]quality.Model, best map[string]floa
 		// (the real scheduler runs again a period later). A cycle is skipped
 		// when no waiting gang's pods fit the free GPUs node by node: it
 		// could place nothing.
-		for s.anyFits() && s.cycle(t) > 0 {
+		for n := 0; s.wantCycle() && s.cycle(t) > 0 && n < maxCyclesPerEvent; n++ {
 		}
 		s.run.Samples = append(s.run.Samples, Sample{T: t, Used: s.used})
 	}
@@ -217,7 +249,7 @@ func (s *sim) usableIdle() int {
 	}
 	want := 0
 	for _, i := range s.pending {
-		if j := s.w.Jobs[i]; s.fitsFree(j.Job) {
+		if j := minShape(s.w.Jobs[i]); s.fitsFree(j) {
 			want += j.GPUs
 		}
 	}
@@ -227,11 +259,60 @@ func (s *sim) usableIdle() int {
 // anyFits: some waiting job's pods fit the free GPUs node by node.
 func (s *sim) anyFits() bool {
 	for _, i := range s.pending {
-		if s.fitsFree(s.w.Jobs[i].Job) {
+		if s.fitsFree(minShape(s.w.Jobs[i])) {
 			return true
 		}
 	}
 	return false
+}
+
+// maxCyclesPerEvent bounds the cycles run at one moment: with preemption a
+// cycle that only evicted is a change too, and an eviction the next cycle
+// undoes must not loop.
+const maxCyclesPerEvent = 8
+
+// wantCycle: a cycle could change something. Without Flex, only when some
+// waiting gang fits the free GPUs; with it, also when a job waits (the
+// preempt action may make room) or an elastic job could grow.
+func (s *sim) wantCycle() bool {
+	if !s.w.Options.Flex.On() {
+		return s.anyFits()
+	}
+	if len(s.pending) > 0 {
+		return true
+	}
+	for i := range s.running {
+		if j := s.w.Jobs[i]; j.Elastic() && s.trainersOn(i) < j.MaxPods && s.fitsFree(quality.Job{PodGPUs: j.PodGPUs, Pods: 1}) {
+			return true
+		}
+	}
+	return false
+}
+
+// minShape is the job at its fewest trainers: what must fit for it to start.
+func minShape(j Job) quality.Job {
+	if j.MinPods == 0 { // not normalized (normalizeFlex): the trace's shape
+		return j.Job
+	}
+	return withTrainers(j, j.MinPods)
+}
+
+// withTrainers is the job with n trainers (an elastic job's shape now).
+func withTrainers(j Job, n int) quality.Job {
+	q := j.Job
+	q.Pods, q.GPUs = n, n*j.PodGPUs
+	return q
+}
+
+// trainersOn counts job i's running trainers.
+func (s *sim) trainersOn(i int) int {
+	n := 0
+	for k := s.w.Jobs[i].PServers; k < len(s.on[i]); k++ {
+		if s.on[i][k] {
+			n++
+		}
+	}
+	return n
 }
 
 // fitsFree: the job's GPU pods fit the free GPUs node by node (pservers
@@ -252,20 +333,71 @@ func (s *sim) account(from, to float64) {
 	s.run.IdleWhileWaiting += float64(s.usableIdle()) * (to - from)
 }
 
-// release ends running job i: its GPUs are free again.
+// release ends running job i: its pods stop and their GPUs are free again.
 func (s *sim) release(i int) {
-	p := s.running[i]
-	for k, g := range quality.PodSizes(p.Job) {
-		s.free[p.Nodes[k]] += g
+	for k := range s.pods[i] {
+		if s.on[i][k] {
+			s.stopPod(i, k)
+		}
 	}
 	delete(s.running, i)
-	s.used -= s.w.Jobs[i].GPUs
+}
+
+// stopPod: pod k of job i no longer runs (its job ended, or it was
+// evicted); the job controller recreates an evicted pod, pending.
+func (s *sim) stopPod(i, k int) {
+	p := s.pods[i][k]
+	g := s.podGPUs(i, k)
+	s.free[p.Spec.NodeName] += g
+	s.used -= g
+	s.on[i][k] = false
+	p.Spec.NodeName = ""
+	p.Status.Phase = v1.PodPending
+	p.Status.StartTime = nil
+}
+
+// podGPUs: GPUs of pod k of job i (pservers none).
+func (s *sim) podGPUs(i, k int) int {
+	if k < s.w.Jobs[i].PServers {
+		return 0
+	}
+	return s.w.Jobs[i].PodGPUs
 }
 
 func (s *sim) arrive(i int) {
-	pods, pg := quality.GangOf(s.ns, s.w.Jobs[i].Job, time.Now())
+	j := s.w.Jobs[i]
+	pods, pg := quality.GangOf(s.ns, withTrainers(j, j.MaxPods), time.Now())
+	if j.Elastic() {
+		// minAvailable is the fewest trainers (and every pserver); the
+		// trainers above it are preemptable (Volcano's
+		// volcano.sh/preemptable pod annotation, api.GetPodPreemptable).
+		pg.Spec.MinMember = int32(j.PServers + j.MinPods)
+		for k := j.PServers + j.MinPods; k < len(pods); k++ {
+			pods[k].Annotations[schedulingv1.PodPreemptable] = "true"
+		}
+	}
+	if j.Checkpointable {
+		for _, p := range pods {
+			p.Annotations[schedulingv1.PodPreemptable] = "true"
+		}
+	}
+	s.on[i] = make([]bool, len(pods))
 	if s.cfg.Annotate != nil {
 		s.cfg.Annotate(s.w.Jobs[i].Job, pg)
+	}
+	if name := pg.Spec.PriorityClassName; name != "" {
+		// What Volcano's job controller and Kubernetes' Priority admission
+		// plugin do with a job's priorityClassName: every pod names the
+		// class and carries its value (the priority plugin's task order).
+		for _, pc := range s.cfg.PriorityClasses {
+			if pc.Name != name {
+				continue
+			}
+			for _, p := range pods {
+				value := pc.Value
+				p.Spec.PriorityClassName, p.Spec.Priority = name, &value
+			}
+		}
 	}
 	s.pods[i], s.groups[i] = pods, pg
 	s.pending = append(s.pending, i)
@@ -275,7 +407,7 @@ func (s *sim) arrive(i int) {
 // it placed whole; it returns how many started.
 func (s *sim) cycle(t float64) int {
 	wall := time.Now()
-	c := &simsched.Cluster{Nodes: s.nodes, RackHyperNodes: s.cfg.RackHyperNodes}
+	c := &simsched.Cluster{Nodes: s.nodes, RackHyperNodes: s.cfg.RackHyperNodes, PriorityClasses: s.cfg.PriorityClasses}
 	for _, i := range s.runningJobs() {
 		// And how long a pod has run through the kubelet's start time (the
 		// paddle plugin's reservation drains nodes with young pods first).
@@ -303,7 +435,8 @@ func (s *sim) cycle(t float64) int {
 	s.run.Cycles++
 	s.run.SchedulerTime += res.Took
 
-	var started []int
+	changes := s.evict(t, res.Evicted)
+	var started, grown []int
 	var waiting []int
 	for _, i := range s.pending {
 		nodes, ok := s.placement(i, res.Placed)
@@ -311,22 +444,151 @@ func (s *sim) cycle(t float64) int {
 			waiting = append(waiting, i)
 			continue
 		}
-		s.running[i] = quality.Placement{Job: s.w.Jobs[i].Job, Nodes: nodes}
+		for k, n := range nodes {
+			if n != "" {
+				s.startPod(i, k, n)
+			}
+		}
 		started = append(started, i)
 	}
 	s.pending = waiting
-	if len(started) == 0 {
-		return 0
-	}
-	all := make([]quality.Placement, 0, len(s.running))
 	for _, i := range s.runningJobs() {
-		all = append(all, s.running[i])
+		if !s.w.Jobs[i].Elastic() || containsInt(started, i) {
+			continue
+		}
+		grew := false
+		for k, p := range s.pods[i] {
+			if n, ok := res.Placed[p.Namespace+"/"+p.Name]; ok && !s.on[i][k] {
+				s.startPod(i, k, n)
+				grew = true
+			}
+		}
+		if grew {
+			grown = append(grown, i)
+		}
 	}
-	resolved := s.w.Cluster.Resolve(all)
+	if len(started) == 0 && len(grown) == 0 {
+		return changes
+	}
+	for _, i := range started {
+		s.running[i] = quality.Placement{}
+	}
+	resolved := s.resolve()
 	for _, i := range started {
 		s.start(i, t, resolved[s.w.Jobs[i].Name])
 	}
-	return len(started)
+	for _, i := range grown {
+		s.res[i].Resizes++
+		s.progress(i, t, resolved[s.w.Jobs[i].Name])
+	}
+	return changes + len(started) + len(grown)
+}
+
+func containsInt(xs []int, x int) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+// startPod runs pod k of job i on node n.
+func (s *sim) startPod(i, k int, n string) {
+	p := s.pods[i][k]
+	g := s.podGPUs(i, k)
+	s.free[n] -= g
+	s.used += g
+	s.on[i][k] = true
+	p.Spec.NodeName = n
+	p.Status.Phase = v1.PodRunning
+}
+
+// resolve places every running job's running pods on their GPUs (the
+// device plugin's pick, in job order) and records each job's placement.
+func (s *sim) resolve() map[string][]quality.Pod {
+	all := make([]quality.Placement, 0, len(s.running))
+	for _, i := range s.runningJobs() {
+		var nodes []string
+		for k, p := range s.pods[i] {
+			if s.on[i][k] {
+				nodes = append(nodes, p.Spec.NodeName)
+			}
+		}
+		pl := quality.Placement{Job: withTrainers(s.w.Jobs[i], s.trainersOn(i)), Nodes: nodes}
+		s.running[i] = pl
+		all = append(all, pl)
+	}
+	return s.w.Cluster.Resolve(all)
+}
+
+// evict applies a cycle's evictions: an evicted pod stops; a job left
+// without a pserver or below its fewest trainers stops and waits again,
+// to restart from its checkpoint (RestartCost more work); an elastic job
+// still at or above them shrinks. It returns how many pods stopped.
+func (s *sim) evict(t float64, keys []string) int {
+	if len(keys) == 0 {
+		return 0
+	}
+	hit := map[int]bool{}
+	for _, key := range keys {
+		i, k, ok := s.podIndex(key)
+		if !ok || !s.on[i][k] {
+			continue
+		}
+		s.stopPod(i, k)
+		hit[i] = true
+	}
+	var shrunk []int
+	for i := range hit {
+		j := s.w.Jobs[i]
+		psOff := false
+		for k := 0; k < j.PServers; k++ {
+			psOff = psOff || !s.on[i][k]
+		}
+		if psOff || s.trainersOn(i) < j.MinPods {
+			s.advance(i, t)
+			s.release(i)
+			s.rem[i] += s.w.Options.Flex.RestartCost
+			s.gen[i]++
+			s.res[i].Restarts++
+			s.groups[i].Status.Phase = schedulingv1.PodGroupInqueue
+			s.pending = insertSorted(s.pending, i)
+			continue
+		}
+		shrunk = append(shrunk, i)
+	}
+	if len(shrunk) > 0 {
+		sort.Ints(shrunk)
+		resolved := s.resolve()
+		for _, i := range shrunk {
+			s.res[i].Resizes++
+			s.progress(i, t, resolved[s.w.Jobs[i].Name])
+		}
+	}
+	return len(keys)
+}
+
+// insertSorted adds x to the ascending xs (pending jobs stay in arrival
+// order).
+func insertSorted(xs []int, x int) []int {
+	k := sort.SearchInts(xs, x)
+	xs = append(xs, 0)
+	copy(xs[k+1:], xs[k:])
+	xs[k] = x
+	return xs
+}
+
+// podIndex finds job and pod of namespace/name.
+func (s *sim) podIndex(key string) (int, int, bool) {
+	for _, i := range s.runningJobs() {
+		for k, p := range s.pods[i] {
+			if p.Namespace+"/"+p.Name == key {
+				return i, k, true
+			}
+		}
+	}
+	return 0, 0, false
 }
 
 // at is the wall-clock reading of simulated time x in a cycle that runs at
@@ -348,41 +610,85 @@ func (s *sim) runningJobs() []int {
 }
 
 // placement is where the cycle put job i's pods (pservers, then trainers
-// by index), when it placed the whole gang.
+// by index; "" for a pod it did not place), when it placed the gang: every
+// pserver and at least the job's fewest trainers (all of them but for
+// elastic jobs).
 func (s *sim) placement(i int, placed map[string]string) ([]string, bool) {
-	var nodes []string
-	for _, p := range s.pods[i] {
+	j := s.w.Jobs[i]
+	nodes := make([]string, len(s.pods[i]))
+	trainers := 0
+	for k, p := range s.pods[i] {
 		n, ok := placed[p.Namespace+"/"+p.Name]
 		if !ok {
-			return nil, false
+			if k < j.PServers {
+				return nil, false
+			}
+			continue
 		}
-		nodes = append(nodes, n)
+		nodes[k] = n
+		if k >= j.PServers {
+			trainers++
+		}
 	}
-	return nodes, true
+	return nodes, trainers >= j.MinPods
 }
 
-// start runs job i from t on the placement it got: its pods become
-// running pods of the cluster, and it ends after its recorded duration
-// stretched by the placement's slowdown.
+// start runs job i from t on the pods it got (the first start sets its
+// start time; a restart keeps it).
 func (s *sim) start(i int, t float64, pods []quality.Pod) {
 	j := s.w.Jobs[i]
-	slowdown := s.w.Cluster.Step(s.models[j.Model], j.Job, pods) / s.best[j.Name]
 	r := &s.res[i]
-	r.Start, r.Slowdown = t, slowdown
-	r.End = t + j.Duration*slowdown
+	if r.Start < 0 {
+		r.Start = t
+	}
+	s.last[i] = t
+	s.progress(i, t, pods)
 	if !j.PS && j.Pods > 1 {
 		r.Nodes, r.Racks, r.NodeCrossings, r.RackCrossings = rankCrossings(pods)
 	}
-	heap.Push(&s.done, completion{end: r.End, job: i})
-	s.used += j.GPUs
-	for k, g := range quality.PodSizes(j.Job) {
-		s.free[s.running[i].Nodes[k]] -= g
-	}
-	for k, p := range s.pods[i] {
-		p.Spec.NodeName = s.running[i].Nodes[k]
-		p.Status.Phase = v1.PodRunning
-	}
 	s.groups[i].Status.Phase = schedulingv1.PodGroupRunning
+}
+
+// advance brings job i's remaining work up to t at its current speed.
+func (s *sim) advance(i int, t float64) {
+	if s.factor[i] > 0 {
+		s.rem[i] = max(0, s.rem[i]-(t-s.last[i])/s.factor[i])
+	}
+	s.last[i] = t
+}
+
+// progress: job i runs from t on the pods it has now; its speed is its
+// placement's slowdown (the cost model, against the best placement of as
+// many trainers) over its elastic speed-up, and its end moves with it.
+func (s *sim) progress(i int, t float64, pods []quality.Pod) {
+	s.advance(i, t)
+	j := s.w.Jobs[i]
+	n := s.trainersOn(i)
+	shape := withTrainers(j, n)
+	m := s.models[j.Model]
+	slowdown := s.w.Cluster.Step(m, shape, pods) / s.best1(j, n)
+	s.factor[i] = slowdown / s.w.SpeedRatio(j, n)
+	s.res[i].Slowdown = slowdown
+	s.gen[i]++
+	end := t + s.rem[i]*s.factor[i]
+	s.res[i].End = end
+	heap.Push(&s.done, completion{end: end, job: i, gen: s.gen[i]})
+}
+
+// best1 is job j's step time at its best placement with n trainers.
+func (s *sim) best1(j Job, n int) float64 {
+	if n == j.Pods {
+		return s.best[j.Name]
+	}
+	key := fmt.Sprintf("%s/%d", j.Name, n)
+	if b, ok := s.bestStep[key]; ok {
+		return b
+	}
+	shape := withTrainers(j, n)
+	empty, p := s.w.Cluster.BestPlacement(shape)
+	b := empty.Step(s.models[j.Model], shape, empty.Resolve([]quality.Placement{p})[j.Name])
+	s.bestStep[key] = b
+	return b
 }
 
 // rankCrossings counts the nodes and racks a collective job's trainers

@@ -30,6 +30,8 @@ type Options struct {
 	Load    float64
 	PSShare float64
 	Seed    int64
+	// Flex: elastic and checkpointable jobs (default none).
+	Flex Flex `json:",omitempty"`
 }
 
 // Job is a trace job shaped as a Paddle job, arriving at Arrival seconds
@@ -37,6 +39,11 @@ type Options struct {
 type Job struct {
 	quality.Job
 	Arrival float64
+	// What the trace does not say (Flex; off: MinPods = MaxPods = Pods and
+	// not checkpointable): the trainers an elastic job may run with, and
+	// whether the job can be checkpointed and restarted.
+	MinPods, MaxPods int
+	Checkpointable   bool
 }
 
 // Workload is a window and the cluster sized for it.
@@ -50,6 +57,10 @@ type Workload struct {
 	// whole cluster (they could never start).
 	Span    float64
 	Skipped int
+	// Pollux step times and per-GPU batch sizes of the elastic jobs'
+	// models (LoadSpeedups).
+	speed map[string]quality.Measurements
+	bsz   map[string]int
 }
 
 // Nodes of the cluster.
@@ -98,6 +109,7 @@ func Build(trace []quality.TraceJob, models []string, o Options) (*Workload, err
 		w.Jobs = append(w.Jobs, Job{Job: j, Arrival: tj.Submitted - t0})
 	}
 	w.OfferedLoad = gpuSeconds / (span * float64(w.GPUs()))
+	applyFlex(w, o.Flex, o.Seed)
 	return w, nil
 }
 

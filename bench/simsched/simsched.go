@@ -13,6 +13,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	schedulingk8s "k8s.io/api/scheduling/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/record"
 	schedulingv1 "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
@@ -44,6 +45,10 @@ type Config struct {
 	Name  string
 	Tiers []conf.Tier
 	Confs []conf.Configuration
+	// Actions a cycle runs, in order; none: allocate alone (what placement
+	// needs; enqueue has nothing to do on Inqueue PodGroups and backfill
+	// places only pods without requests).
+	Actions []string
 }
 
 // LoadConfig reads a scheduler configuration file.
@@ -87,6 +92,10 @@ type Cluster struct {
 	// RackHyperNodes describes the nodes' racks as Volcano HyperNodes
 	// (tier 1 a rack, tier 2 all racks), for network-topology-aware.
 	RackHyperNodes bool
+	// PriorityClasses the cluster defines. Volcano's cache reads a job's
+	// priority from the class its PodGroup names (SchedulerCache.Snapshot,
+	// PodGroup.Spec.PriorityClassName); the priority plugin orders by it.
+	PriorityClasses []*schedulingk8s.PriorityClass
 }
 
 // Cache is a scheduler cache loaded with a cluster, ready for one session.
@@ -96,6 +105,13 @@ type Cache struct {
 }
 
 type nopBinder struct{}
+
+// nopEvictor: a cycle's evictions are read from the session (Releasing
+// tasks), so the evictor itself records nothing; Volcano's FakeEvictor
+// would block on its channel.
+type nopEvictor struct{}
+
+func (nopEvictor) Evict(*v1.Pod, string) error { return nil }
 
 func (nopBinder) Bind(kubernetes.Interface, []*api.TaskInfo) map[api.TaskID]string { return nil }
 
@@ -111,7 +127,7 @@ func NewCache(c *Cluster) *Cache { return newCache(c, true) }
 func NewSnapshotCache(c *Cluster) *Cache { return newCache(c, false) }
 
 func newCache(c *Cluster, run bool) *Cache {
-	sc := cache.NewCustomMockSchedulerCache("volcano", nopBinder{}, util.NewFakeEvictor(0),
+	sc := cache.NewCustomMockSchedulerCache("volcano", nopBinder{}, nopEvictor{},
 		&util.FakeStatusUpdater{}, nil, &record.FakeRecorder{})
 	stop := make(chan struct{})
 	if run {
@@ -127,6 +143,9 @@ func newCache(c *Cluster, run bool) *Cache {
 	}
 	for _, pg := range c.PodGroups {
 		sc.AddPodGroupV1beta1(pg.DeepCopy())
+	}
+	for _, pc := range c.PriorityClasses {
+		sc.AddPriorityClass(pc.DeepCopy())
 	}
 	sc.AddQueueV1beta1(util.BuildQueue("default", 1, nil))
 	if c.RackHyperNodes {
@@ -144,26 +163,52 @@ type Result struct {
 	Placed map[string]string
 	// PlacedGPUs is the nvidia.com/gpu those pods asked for.
 	PlacedGPUs int
+	// Evicted: namespace/pod of the running pods the cycle evicted
+	// (preempt, reclaim).
+	Evicted []string
 	// Took is open session + allocate + close session.
 	Took time.Duration
 }
 
-// Schedule runs one scheduling cycle (open session, allocate, close) with
-// the configuration's tiers and reports where pods went.
+// Schedule runs one scheduling cycle (open session, the configuration's
+// actions, close) with its tiers and reports where pods went and which
+// running pods it evicted.
 func (c *Cache) Schedule(cfg *Config) *Result {
-	conf.EnabledActionMap = map[string]bool{"allocate": true}
+	names := cfg.Actions
+	if len(names) == 0 {
+		names = []string{"allocate"}
+	}
+	conf.EnabledActionMap = map[string]bool{}
+	for _, n := range names {
+		conf.EnabledActionMap[n] = true
+	}
 	start := time.Now()
 	ssn := framework.OpenSession(c.sc, cfg.Tiers, cfg.Confs)
-	act := allocate.New()
-	act.Initialize()
-	act.Execute(ssn)
-	act.UnInitialize()
+	for _, n := range names {
+		act, ok := framework.GetAction(n)
+		if !ok {
+			// ParseConfig and WithActions check names; a test may not.
+			panic(fmt.Sprintf("simsched: no action %q", n))
+		}
+		if n == "allocate" {
+			// A fresh allocate per cycle, as before: its Initialize reads
+			// the session's configuration.
+			act = allocate.New()
+		}
+		act.Initialize()
+		act.Execute(ssn)
+		act.UnInitialize()
+	}
 	r := &Result{Placed: map[string]string{}}
 	for _, job := range ssn.Jobs {
 		for _, t := range job.Tasks {
-			if t.NodeName != "" && (t.Status == api.Allocated || t.Status == api.Binding || t.Status == api.Pipelined) {
-				r.Placed[t.Namespace+"/"+t.Name] = t.NodeName
+			key := t.Namespace + "/" + t.Name
+			switch {
+			case t.NodeName != "" && (t.Status == api.Allocated || t.Status == api.Binding):
+				r.Placed[key] = t.NodeName
 				r.PlacedGPUs += int(t.Resreq.Get(gputopology.ResourceName) / 1000)
+			case t.Status == api.Releasing:
+				r.Evicted = append(r.Evicted, key)
 			}
 		}
 	}

@@ -51,14 +51,23 @@ type plan struct {
 	skipQuality  bool
 	skipReplay   bool
 	skipJobSize  bool
-	// replays: the trace windows and node types replayed; replayRuns: how
-	// many times each (the report averages them, replay.Repeat).
-	replays    []replay.Options
-	replayRuns int
-	// replayAfter30m adds paddle at its former 30m starvation threshold
-	// (full mode: it shows why the default is 4h; quick mode leaves it
-	// out to stay under 15 minutes with three windows).
-	replayAfter30m bool
+	// replays: the trace windows replayed when given with -windows; else
+	// the tuning windows (tuning) and the held-out ones (heldOut,
+	// heldOutWindows). replayRuns: how many times each (the report averages
+	// them, replay.Repeat).
+	replays         []replay.Options
+	tuning, heldOut bool
+	replayRuns      int
+	// paddleVariants adds paddle without smallGangsFirst, with the old
+	// hold-back guard, at the former 30m threshold and without a guard
+	// (full mode: what each part of paddle's ordering buys).
+	paddleVariants bool
+	// flex: elastic and checkpointable jobs (-elastic-share,
+	// -checkpoint-share, -restart-cost); off by default.
+	flex replay.Flex
+	// sweep replays the tuning windows with one lever swept instead of the
+	// comparison (-sweep sla or paddle).
+	sweep string
 	// jobSizes: trainers of the PS jobs the job size benchmark submits.
 	jobSizes []int
 }
@@ -66,34 +75,48 @@ type plan struct {
 func plans(mode string) (*plan, error) {
 	switch mode {
 	case "quick":
+		// The held-out windows once each, every stock configuration and
+		// paddle: a smaller check than the full mode's 5 runs.
 		return &plan{mode: mode, allocSizes: "100x400,100x2000,1000x400", allocTime: "2x", allocCount: 1,
 			clusterSizes: []clusterbench.Size{{Nodes: 250, Pods: 1000}},
 			presets:      []quality.Preset{quality.A100SXM, quality.PCIeNVLinkPairs}, racks: 4, nodes: 16, seeds: 3,
-			replays: []replay.Options{replayWindow(quality.A100SXM, 12500, 300), replayWindow(quality.PCIeNVLinkPairs, 12500, 300),
-				guardWindow},
-			replayRuns: defaultReplayRuns,
-			jobSizes:   []int{100, 2000},
-			estimate:   13 * time.Minute}, nil
+			heldOut: true, replayRuns: 1,
+			jobSizes: []int{100, 2000},
+			estimate: 13 * time.Minute}, nil
 	case "full":
+		// The judged figures: tuning and held-out windows, 5 runs each,
+		// every configuration; the other parts at the quick mode's sizes
+		// (their large sizes are the scale mode).
+		return &plan{mode: mode, allocSizes: "100x400,100x2000,1000x400", allocTime: "2x", allocCount: 1,
+			clusterSizes: []clusterbench.Size{{Nodes: 250, Pods: 1000}},
+			presets:      []quality.Preset{quality.A100SXM, quality.PCIeNVLinkPairs}, racks: 4, nodes: 16, seeds: 3,
+			tuning: true, heldOut: true, replayRuns: fullReplayRuns, paddleVariants: true,
+			jobSizes: []int{100, 2000},
+			estimate: 75 * time.Minute}, nil
+	case "scale":
+		// Allocate speed, placement quality, the local cluster and job
+		// size at large sizes; no replay.
 		return &plan{mode: mode, allocSizes: "100x400,100x2000,1000x400,1000x2000,5000x400,5000x2000", allocTime: "1x", allocCount: 2,
 			clusterSizes: []clusterbench.Size{{Nodes: 250, Pods: 2000}, {Nodes: 1000, Pods: 5000}, {Nodes: 5000, Pods: 10000}},
-			presets:      quality.Presets, racks: 8, nodes: 16, seeds: 5,
-			replays: []replay.Options{replayWindow(quality.A100SXM, 12500, 300), replayWindow(quality.PCIeNVLinkPairs, 12500, 300),
-				guardWindow, replayWindow(quality.A100SXM, 52500, 500), replayWindow(quality.A100SXM, 30000, 500)},
-			replayRuns:     defaultReplayRuns,
-			replayAfter30m: true,
-			jobSizes:       []int{100, 2000, 10000},
-			estimate:       110 * time.Minute}, nil
+			presets:      quality.Presets, racks: 8, nodes: 16, seeds: 5, skipReplay: true,
+			jobSizes: []int{100, 2000, 10000},
+			estimate: 100 * time.Minute}, nil
 	}
-	return nil, fmt.Errorf("mode %q: use quick or full", mode)
+	return nil, fmt.Errorf("mode %q: use quick, full or scale", mode)
 }
 
 func main() {
-	mode := flag.String("mode", "quick", "quick (under 15 minutes on 2 cores) or full")
+	mode := flag.String("mode", "quick", "quick (under 15 minutes on 2 cores: held-out windows once), full (under 90 minutes: tuning and held-out windows 5 times) or scale (the large sizes of the other parts, no replay)")
 	out := flag.String("out", "", "report file (default docs/benchmarks.md)")
 	skip := flag.String("skip", "", "comma-separated parts to skip: replay, allocate, cluster, quality, jobsize")
 	windows := flag.String("windows", "", "trace windows to replay instead of the mode's, comma-separated PRESET:START+JOBS (e.g. 8xA100-NVSwitch:40000+300; presets: "+presetNames()+")")
 	runs := flag.Int("replay-runs", 0, fmt.Sprintf("replays of each trace window, averaged (default %d)", defaultReplayRuns))
+	sweep := flag.String("sweep", "", "replay only the tuning windows with one lever swept: sla (the sla plugin's waiting time 30m .. 8h, on the Helm tiers and on binpack + task-topology; write with -out docs/bench-sla-sweep.md) or paddle (paddle's starvation threshold and ordering; -out docs/bench-paddle-sweep.md)")
+	windowSet := flag.String("window-set", "", "replay only the tuning or the held-out windows of the mode (tuning, held-out)")
+	variants := flag.String("paddle-variants", "", "true or false: replay paddle's variants (fifo, hold-back, 30m, no guard) beside paddle (default: full mode only)")
+	elastic := flag.Float64("elastic-share", 0, "share of collective jobs that are elastic (0.5x to 2x their recorded trainers, speed-up from the Pollux step times); 0: the trace as it is")
+	checkpoint := flag.Float64("checkpoint-share", 0, "share of jobs that can be checkpointed (preemptable, restart from the checkpoint); 0: none")
+	restart := flag.Duration("restart-cost", 5*time.Minute, "work a checkpointed job loses when it is preempted and restarts")
 	render := flag.String("render", "", "render the report again from the figures a run saved (docs/bench-results.json), without measuring")
 	flag.Parse()
 	if *render != "" {
@@ -127,6 +150,38 @@ func main() {
 			os.Exit(2)
 		}
 		p.replayRuns = *runs
+	}
+	switch *windowSet {
+	case "":
+	case "tuning":
+		p.tuning, p.heldOut = true, false
+	case "held-out":
+		p.tuning, p.heldOut = false, true
+	default:
+		fmt.Fprintf(os.Stderr, "bench: -window-set %q: use tuning or held-out\n", *windowSet)
+		os.Exit(2)
+	}
+	if *variants != "" {
+		v, err := strconv.ParseBool(*variants)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "bench: -paddle-variants %q: use true or false\n", *variants)
+			os.Exit(2)
+		}
+		p.paddleVariants = v
+	}
+	if *elastic < 0 || *elastic > 1 || *checkpoint < 0 || *checkpoint > 1 || *restart < 0 {
+		fmt.Fprintln(os.Stderr, "bench: -elastic-share and -checkpoint-share are shares from 0 to 1, -restart-cost a duration of 0 or more")
+		os.Exit(2)
+	}
+	p.flex = replay.Flex{ElasticShare: *elastic, CheckpointShare: *checkpoint, RestartCost: restart.Seconds()}
+	switch *sweep {
+	case "":
+	case sweepSLA, sweepPaddle:
+		p.sweep, p.tuning, p.heldOut, p.skipReplay = *sweep, true, false, false
+		p.skipAllocate, p.skipCluster, p.skipQuality, p.skipJobSize = true, true, true, true
+	default:
+		fmt.Fprintf(os.Stderr, "bench: -sweep %q: use %s or %s\n", *sweep, sweepSLA, sweepPaddle)
+		os.Exit(2)
 	}
 	for _, s := range strings.Split(*skip, ",") {
 		switch strings.TrimSpace(s) {
@@ -183,6 +238,11 @@ func main() {
 	r.Took = time.Since(r.Started)
 	if err := r.save(resultsPath(*out)); err != nil {
 		fail(err)
+	}
+	if len(r.Replay) > 0 {
+		if err := r.saveJobs(jobsPath(*out)); err != nil {
+			fail(err)
+		}
 	}
 	if err := r.write(*out); err != nil {
 		fail(err)

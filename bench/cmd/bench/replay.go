@@ -90,47 +90,132 @@ func presetNames() string {
 	return strings.Join(names, ", ")
 }
 
-// replayConfigs: stock, the tuned stock variants, paddle, paddle without
-// small-gangs-first, paddle with the old hold-back guard, optionally paddle
-// at the former 30m threshold, and paddle without aging or guard.
-func replayConfigs(withAfter30m bool) ([]replay.Config, error) {
-	stockPath, err := localcluster.StockSchedulerConf()
+// Sweeps (-sweep): one lever, tuning windows only.
+const (
+	sweepSLA    = "sla"
+	sweepPaddle = "paddle"
+)
+
+// fullReplayRuns: the full mode replays every window this many times.
+const fullReplayRuns = 5
+
+// Paddle at other starvation thresholds, for the paddle sweep.
+var paddleSweepAfter = []string{"1h", "2h", "8h"}
+
+// replayConfigs: every stock configuration and paddle; with variants,
+// paddle without small-gangs-first, with the old hold-back guard, at the
+// former 30m threshold and without aging or guard.
+func replayConfigs(variants, flex bool) ([]replay.Config, error) {
+	stockPath, ours, err := baseConfigs()
 	if err != nil {
 		return nil, err
+	}
+	stock := replay.StockConfigs
+	if flex {
+		stock = replay.FlexStockConfigs
+	}
+	cs, err := stock(stockPath, replay.DefaultSLAWait)
+	if err != nil {
+		return nil, err
+	}
+	cs = append(cs, ours)
+	if !variants {
+		return cs, nil
+	}
+	return append(cs,
+		replay.WithPaddleArgs(ours, paddleFIFO, "paddle with paddle.smallGangsFirst: false (waiting gangs in Volcano's creation order)",
+			map[string]interface{}{paddle.ArgSmallGangsFirst: false}),
+		replay.WithPaddleArgs(ours, paddleHoldBack, "paddle with paddle.starvationGuard: holdBack (the guard before the reservation)",
+			map[string]interface{}{paddle.ArgStarvationGuard: paddle.GuardHoldBack}),
+		replay.WithPaddleArgs(ours, paddleAfter30m, "paddle with paddle.starvationAfter: 30m (the default before the replay chose 4h)",
+			map[string]interface{}{paddle.ArgStarvationAfter: "30m"}),
+		replay.WithPaddleArgs(ours, paddleNoGuard, "paddle with paddle.starvationAfter: 0 (no aging, no guard, no smallGangsFirst)",
+			map[string]interface{}{paddle.ArgStarvationAfter: "0"})), nil
+}
+
+// baseConfigs: the Helm chart's configuration file and deploy/paddle's.
+func baseConfigs() (string, replay.Config, error) {
+	stockPath, err := localcluster.StockSchedulerConf()
+	if err != nil {
+		return "", replay.Config{}, err
 	}
 	oursPath, err := localcluster.DeploySchedulerConf()
 	if err != nil {
-		return nil, err
-	}
-	cs, err := replay.StockConfigs(stockPath)
-	if err != nil {
-		return nil, err
+		return "", replay.Config{}, err
 	}
 	ours, err := replay.PaddleConfig(oursPath)
+	return stockPath, ours, err
+}
+
+// sweepConfigs are the configurations of a sweep: the sla plugin at each
+// waiting time on the Helm tiers and on binpack + task-topology; or paddle
+// at other starvation thresholds, without smallGangsFirst and without a
+// guard, beside the best stock ordering levers.
+func sweepConfigs(sweep string) ([]replay.Config, error) {
+	stockPath, ours, err := baseConfigs()
 	if err != nil {
 		return nil, err
 	}
-	hold := replay.WithPaddleArgs(ours, paddleHoldBack, "paddle with paddle.starvationGuard: holdBack (the guard before the reservation)",
-		map[string]interface{}{paddle.ArgStarvationGuard: paddle.GuardHoldBack})
-	fifo := replay.WithPaddleArgs(ours, paddleFIFO, "paddle with paddle.smallGangsFirst: false (waiting gangs in Volcano's creation order)",
-		map[string]interface{}{paddle.ArgSmallGangsFirst: false})
-	noGuard := replay.WithPaddleArgs(ours, paddleNoGuard, "paddle with paddle.starvationAfter: 0 (no aging, no guard, no smallGangsFirst)",
-		map[string]interface{}{paddle.ArgStarvationAfter: "0"})
-	cs = append(cs, ours, fifo, hold)
-	if withAfter30m {
-		cs = append(cs, replay.WithPaddleArgs(ours, paddleAfter30m, "paddle with paddle.starvationAfter: 30m (the default before the replay chose 4h)",
-			map[string]interface{}{paddle.ArgStarvationAfter: "30m"}))
+	if sweep == sweepSLA {
+		return replay.SLASweepConfigs(stockPath, replay.SLAWaits)
 	}
-	return append(cs, noGuard), nil
+	cs := []replay.Config{ours}
+	for _, after := range paddleSweepAfter {
+		cs = append(cs, replay.WithPaddleArgs(ours, "paddle-after"+after, "paddle with paddle.starvationAfter: "+after,
+			map[string]interface{}{paddle.ArgStarvationAfter: after}))
+	}
+	return append(cs,
+		replay.WithPaddleArgs(ours, paddleFIFO, "paddle with paddle.smallGangsFirst: false (waiting gangs in Volcano's creation order)",
+			map[string]interface{}{paddle.ArgSmallGangsFirst: false}),
+		replay.WithPaddleArgs(ours, paddleNoGuard, "paddle with paddle.starvationAfter: 0 (no aging, no guard, no smallGangsFirst)",
+			map[string]interface{}{paddle.ArgStarvationAfter: "0"})), nil
+}
+
+// windowsOf: the windows a plan replays, the held-out ones from the rule
+// over the trace's length.
+func windowsOf(p *plan, data string) ([]replay.Options, error) {
+	if p.replays != nil {
+		return p.replays, nil
+	}
+	var out []replay.Options
+	if p.tuning {
+		out = append(out, tuningWindows()...)
+	}
+	if p.heldOut {
+		trace, err := quality.LoadPhilly(filepath.Join(data, "philly.csv"))
+		if err != nil {
+			return nil, err
+		}
+		held, err := heldOutWindows(len(trace))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, held...)
+	}
+	return out, nil
 }
 
 func runReplay(p *plan, r *report) error {
-	cfgs, err := replayConfigs(p.replayAfter30m)
+	cfgs, err := replayConfigs(p.paddleVariants, p.flex.On())
+	if p.sweep != "" {
+		cfgs, err = sweepConfigs(p.sweep)
+		r.Sweep = p.sweep
+	}
 	if err != nil {
 		return err
 	}
 	data := filepath.Join(r.root, "bench", "quality", "testdata", "pollux")
-	for _, o := range p.replays {
+	windows, err := windowsOf(p, data)
+	if err != nil {
+		return err
+	}
+	if p.flex.On() {
+		for k := range cfgs {
+			cfgs[k] = replay.ForFlex(cfgs[k])
+		}
+	}
+	for _, o := range windows {
+		o.Flex = p.flex
 		rep, err := replay.Repeat(o, data, cfgs, p.replayRuns, logf)
 		if err != nil {
 			return err
@@ -143,59 +228,215 @@ func runReplay(p *plan, r *report) error {
 
 func hours(s float64) string { return fmt.Sprintf("%.2f", s/3600) }
 
+// windowKind says whether a replayed window is a tuning window (where
+// defaults were chosen) or held out (where they are judged).
+func windowKind(o replay.Options) string {
+	for _, t := range tuningWindows() {
+		if t.Preset.Name == o.Preset.Name && t.Start == o.Start && t.Jobs == o.Jobs {
+			return "tuning"
+		}
+	}
+	if overlapsSeen(o.Start, o.Jobs) {
+		return "seen"
+	}
+	return "held-out"
+}
+
+// Metric getters for best-stock-per-metric.
+func meanJCT(m replay.Metrics) float64 { return m.MeanJCT }
+func p95JCT(m replay.Metrics) float64  { return m.P95JCT }
+func idleGPU(m replay.Metrics) float64 { return m.IdleGPUHours }
+
+// writeReplaySummary is one line per window of a kind: paddle against the
+// best stock configuration per metric, and both against the lower bound.
+func (r *report) writeReplaySummary(b *strings.Builder, kind string) {
+	w := func(f string, a ...interface{}) { fmt.Fprintf(b, f, a...) }
+	var reps []*replay.Report
+	for _, rep := range r.Replay {
+		if windowKind(rep.Options) == kind {
+			reps = append(reps, rep)
+		}
+	}
+	if len(reps) == 0 {
+		return
+	}
+	w("| window (%s) | runs | paddle mean JCT h (range) | best stock mean JCT h | paddle / best stock mean | paddle p95 JCT h | best stock p95 | paddle / best stock p95 | idle GPU-h paddle / fewest stock | paddle / lower bound mean | best stock / lower bound mean |\n", kind)
+	w("|---|---|---|---|---|---|---|---|---|---|---|\n")
+	for _, rep := range reps {
+		ours, ok := rep.Get(replay.Paddle)
+		lb, okLB := rep.Get(replay.LowerBound)
+		bm, ok1 := rep.BestStockBy(meanJCT)
+		bp, ok2 := rep.BestStockBy(p95JCT)
+		bi, ok3 := rep.BestStockBy(idleGPU)
+		if !ok || !okLB || !ok1 || !ok2 || !ok3 {
+			continue
+		}
+		sp := rep.Spread[replay.Paddle]
+		w("| %s %d+%d | %d | %s (%s to %s) | %s (%s) | **%s** | %s | %s (%s) | **%s** | %.1f / %.1f (%s) | %s | %s |\n",
+			rep.Options.Preset.Name, rep.Options.Start, rep.Options.Jobs, max(rep.Runs, 1),
+			hours(ours.MeanJCT), hours(sp.MeanJCT.Min), hours(sp.MeanJCT.Max), hours(bm.MeanJCT), bm.Config, ratioOf(ours.MeanJCT, bm.MeanJCT),
+			hours(ours.P95JCT), hours(bp.P95JCT), bp.Config, ratioOf(ours.P95JCT, bp.P95JCT),
+			ours.IdleGPUHours, bi.IdleGPUHours, bi.Config, ratioOf(ours.MeanJCT, lb.MeanJCT), ratioOf(bm.MeanJCT, lb.MeanJCT))
+	}
+	w("\n")
+}
+
+// writeSweep, for a sweep run: per configuration, its mean JCT over the
+// lowest mean JCT of the sweep in each window, and the mean of those
+// ratios (the sweep keeps the lowest).
+func (r *report) writeSweep(b *strings.Builder) {
+	w := func(f string, a ...interface{}) { fmt.Fprintf(b, f, a...) }
+	if len(r.Replay) == 0 {
+		return
+	}
+	var names []string
+	for _, m := range r.Replay[0].Metrics {
+		if m.Config != replay.LowerBound {
+			names = append(names, m.Config)
+		}
+	}
+	w("Mean JCT over the lowest mean JCT of the sweep in the window (1.00x: the best); p95 JCT h and idle GPU-h in brackets.\n\n| config |")
+	for _, rep := range r.Replay {
+		w(" %s %d |", rep.Options.Preset.Name, rep.Options.Start)
+	}
+	w(" mean ratio |\n|---|")
+	for range r.Replay {
+		w("---|")
+	}
+	w("---|\n")
+	for _, name := range names {
+		w("| %s |", name)
+		sum, n := 0.0, 0
+		for _, rep := range r.Replay {
+			m, ok := rep.Get(name)
+			lowest := math.Inf(1)
+			for _, x := range rep.Metrics {
+				if x.Config != replay.LowerBound && x.Started == x.Jobs {
+					lowest = math.Min(lowest, x.MeanJCT)
+				}
+			}
+			if !ok || m.Started != m.Jobs {
+				w(" - |")
+				continue
+			}
+			w(" %s (%s, %.0f) |", ratioOf(m.MeanJCT, lowest), hours(m.P95JCT), m.IdleGPUHours)
+			sum += m.MeanJCT / lowest
+			n++
+		}
+		if n > 0 {
+			w(" %.3fx |\n", sum/float64(n))
+		} else {
+			w(" - |\n")
+		}
+	}
+	w("\n")
+}
+
 func (r *report) writeReplay(b *strings.Builder, dir string) {
 	w := func(f string, a ...interface{}) { fmt.Fprintf(b, f, a...) }
+	if r.isSweep() {
+		w("## Sweep on the tuning windows\n\n")
+		w("One lever swept on the three tuning windows only (the trace replay of [benchmarks.md](benchmarks.md),\n")
+		w("Volcano v1.14.1 in process, the trace as it is), each window replayed %d times; the value kept is\n", max(r.Replay[0].Runs, 1))
+		w("the one with the lowest mean of the per-window ratios. The held-out windows were not replayed for it.\n")
+		w("Command: `go run ./bench/cmd/bench -sweep sla|paddle -replay-runs %d -out docs/bench-<lever>-sweep.md`.\n\n", max(r.Replay[0].Runs, 1))
+		r.writeSweep(b)
+		for _, rep := range r.Replay {
+			r.writeReplayOne(b, dir, rep)
+		}
+		return
+	}
 	w("## Job completion time: a Philly trace replay\n\n")
 	w("What users feel. A contiguous window of the Philly trace (`philly.csv`, jobs in submission order,\n")
 	w("GPU counts as recorded, 30%% of jobs in PS mode, pods of 1, 2, 4 or 8 GPUs) arrives at its recorded\n")
 	w("times on a cluster sized so that the offered load during the arrivals is about 0.9; Volcano's real\n")
-	w("scheduler (the in-process harness, `bench/simsched`) runs one allocate cycle whenever something\n")
-	w("changed (an arrival, a completion, a gang passing paddle's starvation threshold, a cycle that started\n")
-	w("jobs); a placed gang runs for its recorded duration stretched by the cost model's slowdown for the\n")
-	w("placement it got (section 2), then leaves. Same trace, seed and cluster for every configuration, in\n")
-	w("one run (`bench/replay`; command: `go run ./bench/cmd/bench -mode %s -skip allocate,quality,cluster,jobsize`).\n", r.Mode)
-	w("Another window: add `-windows 8xA100-NVSwitch:30000+300` (PRESET:START+JOBS, comma-separated) and\n")
-	w("`-out DIR/benchmarks.md` to keep this page.\n\n")
-	w("Configurations: **stock** is Volcano's Helm default; the **stock-binpack*** variants are the best a\n")
-	w("Volcano operator can configure without us (nodeorder's spreading off and binpack on GPUs at weight\n")
-	w("10; plus `task-topology` with `ps,worker` / `trainer` affinity annotations; or plus\n")
-	w("`network-topology-aware` with the racks as HyperNodes and every job hard-limited to the top tier, so\n")
-	w("the allocate action tries one rack first). The best stock configuration below is the one with the\n")
-	w("lowest mean JCT in the same run. **lower-bound**: every job alone at its best placement, no waiting.\n")
-	w("Volcano breaks ties between equally scored nodes at random; the replay seeds that per configuration,\n")
-	w("but runs of the same window still differ (its sessions also walk Go maps): stock's mean JCT on the A100\n")
-	w("window ranged from 4.33 h to 4.57 h over five runs, and a saturated window's idle GPU-hours can differ\n")
-	w("several-fold. So each window is replayed several times (`-replay-runs`, default %d), every figure is\n", defaultReplayRuns)
-	w("the mean, and each window lists the range of the headline figures. task-topology\n")
-	w("together with hard network topology panics in Volcano v1.14.1 (see `bench/replay/configs.go`), so that\n")
-	w("combination is not replayed.\n\n")
-	w("Each window's *Starvation guard* line compares the reservation (paddle's guard) with the old hold-back.\n")
-	w("They differ only where large gangs wait past the threshold while the queue is not saturated, as in the\n")
-	w("window 8xPCIe-NVLink-pairs 45000 to 45299 of both modes; saturated windows, where every job starves, are\n")
-	w("in [scheduler-plugin.md](scheduler-plugin.md), *What the guard costs*.\n\n")
-	w("**Who waits, and why the Helm default can win on mean JCT.** Job by job, the replay shows that the\n")
-	w("about one-hour median wait of paddle and of every binpack configuration is queueing for capacity,\n")
-	w("not an artifact: their idle GPU-hours are near zero, so no GPU a waiting job could use was free.\n")
-	w("Binpack-style placement keeps whole nodes free, so 8-GPU gangs start on arrival and then hold their\n")
-	w("GPUs for days (Philly's large jobs are its long ones); single-GPU jobs arriving later queue behind\n")
-	w("them. The Helm default spreads single-GPU pods over every node, so 8-GPU gangs find no whole node\n")
-	w("and wait (hours on average, up to a day or more) while the GPUs they would use sit idle (its idle GPU-hours) and go to\n")
-	w("later single-GPU jobs instead. The mean JCT counts the many small jobs, so starving the few large\n")
-	w("ones by accident lowers it; the p95 and longest waits show the price. The column *mean wait, 1-GPU /\n")
-	w("%d+-GPU jobs* shows this split. paddle's `smallGangsFirst` gets part of the same effect on purpose\n", replay.LargeJobGPUs)
-	w("with a bound (the starvation guard); `paddle-fifo` is paddle without it. It needs a threshold above the\n")
-	w("typical wait: with the former 30m (`paddle-after30m`, full mode), nearly every job of a queue whose wait is about an\n")
-	w("hour counted as starving, so the order was first come, first served and reservations formed in front of\n")
-	w("jobs that would have started anyway; `paddle-noguard` has no aging and no guard.\n\n")
+	w("scheduler (v1.14.1, the module this repository builds against; the in-process harness\n")
+	w("`bench/simsched`) runs one allocate cycle whenever something changed (an arrival, a completion, a gang\n")
+	w("passing paddle's starvation threshold, a cycle that started jobs); a placed gang runs for its recorded\n")
+	w("duration stretched by the cost model's slowdown for the placement it got (section 2), then leaves.\n")
+	w("Same trace, seed and cluster for every configuration (`bench/replay`).\n\n")
+	if flex := r.flex(); flex.On() {
+		w("**Workload: %s.** This is a model of what the trace does not say (`-elastic-share`,\n", flex)
+		w("`-checkpoint-share`, `-restart-cost`): which jobs, drawn with the window's seed; an elastic job has\n")
+		w("minAvailable %.1fx and up to %.0fx its recorded trainers, the trainers above minAvailable preemptable,\n", replay.ElasticMinFactor, replay.ElasticMaxFactor)
+		w("and runs at the throughput the Pollux step times give for its trainers packed\n")
+		w("(`../shared/data/pollux/<model>/placements.csv`, 4-GPU T4 nodes; samples per second only, so an upper\n")
+		w("bound on what more trainers buy); a checkpointable job's pods are all preemptable, and a job\n")
+		w("preempted below its minimum waits again and restarts with the restart cost added. Every\n")
+		w("configuration, stock and paddle alike, runs the `allocate, preempt, reclaim` actions with gang's\n")
+		w("`enablePreemptable: true` (gang then offers only pods above a job's minAvailable as victims, so stock\n")
+		w("never preempts a whole gang; the priority plugin lets only a job of higher priority preempt).\n\n")
+	} else {
+		w("**Workload: the trace as it is**: no job is elastic or checkpointed.\n\n")
+	}
+	w("**Windows.** Paddle's defaults and the sla baseline's waiting time were chosen on three *tuning*\n")
+	w("windows (8xA100-NVSwitch 12500, 8xPCIe-NVLink-pairs 12500 and 45000, 300 jobs each). They are judged\n")
+	w("on *held-out* windows, three per preset, picked by a rule committed before any of them was replayed\n")
+	w("(`bench/cmd/bench/windows.go`, `heldOutStarts`): for preset i (0: 8xA100-NVSwitch, 1:\n")
+	w("8xPCIe-NVLink-pairs) and k = 1, 2, 3, the 300 jobs from trace job floor(n (2k - 1 + i) / 8), rounded\n")
+	w("down to 100, moved 1000 jobs later while it overlaps a window replayed before (n = 82,247 jobs:\n")
+	w("A100 10200, 30800, 51400; PCIe 20500, 41100, 61600).\n\n")
+	w("**Configurations.** **stock** is Volcano's Helm default; the tuned stock variants are what a Volcano\n")
+	w("operator can configure without us: **stock-binpack** (nodeorder's spreading off, binpack on GPUs at\n")
+	w("weight 10), **stock-binpack-tasktopology** (plus `task-topology` with `ps,worker` / `trainer`\n")
+	w("affinity), **stock-binpack-hypernode** (plus `network-topology-aware`, racks as HyperNodes);\n")
+	w("and the stock job-ordering levers: **stock-sla** (Volcano's `sla` plugin, `sla-waiting-time` %s,\n", replay.DurationArg(replay.DefaultSLAWait))
+	w("the best of 30m, 1h, 2h, 4h and 8h on the tuning windows: [bench-sla-sweep.md](bench-sla-sweep.md)) and\n")
+	w("**stock-priority** (a PriorityClass per GPU-count bucket, `gpus-le-1`, `gpus-le-2`, `gpus-le-4`, ...\n")
+	w("with higher values for fewer GPUs, named by each job's PodGroup and ordered by the `priority` plugin),\n")
+	w("each alone on the Helm tiers and on binpack + task-topology (`-sla`, `-priority`, `-sla-priority`).\n")
+	w("**Best stock** is chosen per metric: the lowest mean JCT, the lowest p95 JCT and the fewest idle\n")
+	w("GPU-hours of any stock configuration that started every job, each possibly a different one.\n")
+	w("**lower-bound**: every job alone at its best placement from its arrival, no waiting.\n\n")
+	w("Volcano breaks ties between equally scored nodes at random and its sessions walk Go maps, so runs of\n")
+	w("the same window differ; every figure is the mean of the window's runs, and each window lists the\n")
+	w("range. The quick mode (`make bench`) replays each held-out window once, a smaller check; the full mode\n")
+	w("(`make bench-full`) replays the tuning and held-out windows %d times each with paddle's variants\n", fullReplayRuns)
+	w("(the held-out windows' %d-run figures: [bench-full.md](bench-full.md); the elastic and checkpoint\n", fullReplayRuns)
+	w("workload: [bench-flex.md](bench-flex.md); the sla sweep: [bench-sla-sweep.md](bench-sla-sweep.md);\n")
+	w("paddle's levers on the tuning windows: [bench-paddle-sweep.md](bench-paddle-sweep.md)). Every\n")
+	w("job of every configuration and run is in `bench-jobs.csv.gz` (job, GPUs, PS or collective, arrival,\n")
+	w("start, end, slowdown, nodes, racks and rank crossings), so any figure here can be recomputed.\n")
+	w("task-topology together with hard network topology panics in Volcano v1.14.1 (see\n")
+	w("`bench/replay/configs.go`), so that combination is not replayed. This run: %s mode.\n\n", r.Mode)
+	w("### Held-out windows\n\n")
+	r.writeReplaySummary(b, "held-out")
+	w("### Tuning windows\n\n")
+	r.writeReplaySummary(b, "tuning")
+	r.writeReplaySummary(b, "seen")
 	for _, rep := range r.Replay {
 		r.writeReplayOne(b, dir, rep)
 	}
 }
 
+// flex is the workload model the run's windows used.
+func (r *report) flex() replay.Flex {
+	for _, rep := range r.Replay {
+		if rep.Options.Flex.On() {
+			return rep.Options.Flex
+		}
+	}
+	return replay.Flex{}
+}
+
+// isSweep: the run replayed a sweep (-sweep; a run saved before the field
+// existed: no window replayed paddle).
+func (r *report) isSweep() bool {
+	if r.Sweep != "" {
+		return true
+	}
+	for _, rep := range r.Replay {
+		if _, ok := rep.Get(replay.Paddle); ok {
+			return false
+		}
+	}
+	return len(r.Replay) > 0
+}
+
 func (r *report) writeReplayOne(b *strings.Builder, dir string, rep *replay.Report) {
 	w := func(f string, a ...interface{}) { fmt.Fprintf(b, f, a...) }
 	id := fmt.Sprintf("%s-%d-%d", strings.ToLower(rep.Options.Preset.Name), rep.Options.Start, rep.Options.Jobs)
-	w("### %s, trace jobs %d to %d\n\n", rep.Options.Preset.Name, rep.Options.Start, rep.Options.Start+rep.Options.Jobs-1)
+	w("### %s, trace jobs %d to %d (%s)\n\n", rep.Options.Preset.Name, rep.Options.Start, rep.Options.Start+rep.Options.Jobs-1, windowKind(rep.Options))
 	w("%s. Replayed in %s on %s.", rep.Workload, rep.Took.Round(1e9), r.Machine)
 	if rep.Runs > 1 {
 		w(" Every figure is the mean of %d replays of the window: Volcano's tie-breaks and map walks make\n", rep.Runs)
@@ -214,6 +455,15 @@ func (r *report) writeReplayOne(b *strings.Builder, dir string, rep *replay.Repo
 			hours(m.MeanWait), hours(m.MedianWait), hours(m.P95Wait), hours(m.P99Wait), hours(m.LongestWait),
 			hours(m.MeanWaitSingleGPU), hours(m.MeanWaitLarge),
 			hours(m.Makespan), 100*m.Utilisation, m.IdleGPUHours, cross, m.Cycles)
+	}
+	if rep.Options.Flex.On() {
+		w("\nRestarts from a checkpoint / resizes of elastic jobs, per run:")
+		for _, m := range rep.Metrics {
+			if m.Config != replay.LowerBound {
+				w(" %s %.0f / %.0f;", m.Config, m.Restarts, m.Resizes)
+			}
+		}
+		w("\n")
 	}
 	w("\n\\* GPU-hours free that waiting jobs would fit: at each moment, the GPUs of every waiting job whose\n")
 	w("pods fit the free GPUs node by node, at most the free GPUs (it waited for ordering or a guard, not for\n")
@@ -278,10 +528,17 @@ func (r *report) writeReplayOne(b *strings.Builder, dir string, rep *replay.Repo
 		w("| %s | %s |\n", m.Config, note)
 	}
 	w("\n")
+	if r.isSweep() {
+		// A sweep's page has tables only; the plots are the comparison's.
+		return
+	}
 	cdf, util := r.replayCharts(rep)
-	_ = os.WriteFile(filepath.Join(dir, "bench-replay-jct-"+id+".svg"), []byte(cdf.SVG()), 0o644)
-	_ = os.WriteFile(filepath.Join(dir, "bench-replay-util-"+id+".svg"), []byte(util.SVG()), 0o644)
-	w("![JCT CDF](bench-replay-jct-%s.svg)\n\n![GPU utilisation over time](bench-replay-util-%s.svg)\n\n", id, id)
+	// Pages other than benchmarks.md (bench-full.md, bench-flex.md) name
+	// their plots after themselves, so pages of one window do not share.
+	jct, utilName := r.plotPrefix+"bench-replay-jct-"+id+".svg", r.plotPrefix+"bench-replay-util-"+id+".svg"
+	_ = os.WriteFile(filepath.Join(dir, jct), []byte(cdf.SVG()), 0o644)
+	_ = os.WriteFile(filepath.Join(dir, utilName), []byte(util.SVG()), 0o644)
+	w("![JCT CDF](%s)\n\n![GPU utilisation over time](%s)\n\n", jct, utilName)
 }
 
 // replayCharts: the CDF of JCT (log hours) and GPU utilisation over time,

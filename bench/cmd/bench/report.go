@@ -1,8 +1,10 @@
 package main
 
 import (
+	"compress/gzip"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -28,16 +30,30 @@ type report struct {
 	Alloc    []allocResult
 	Quality  []qualityResult
 	Replay   []*replay.Report
-	Cluster  []clusterbench.Measurement
+	// Sweep: the lever a -sweep run swept ("": the comparison).
+	Sweep   string `json:",omitempty"`
+	Cluster []clusterbench.Measurement
 	// ClusterFailures are sizes that could not be measured, with why.
 	ClusterFailures []string
 	root            string
+	// plotPrefix names the replay plots of a page other than benchmarks.md.
+	plotPrefix string
 }
 
 func (r *report) write(path string) error {
 	dir := filepath.Dir(path)
+	r.plotPrefix = ""
+	if base := filepath.Base(path); base != "benchmarks.md" {
+		r.plotPrefix = strings.TrimSuffix(base, filepath.Ext(base)) + "-"
+	}
 	var b strings.Builder
 	w := func(f string, a ...interface{}) { fmt.Fprintf(&b, f, a...) }
+	if len(r.Replay) > 0 && r.isSweep() {
+		w("# Benchmarks: a sweep\n\n")
+		w("Run %s, took %s, on %s. The raw figures are in `%s`.\n\n", r.Started.UTC().Format("2006-01-02 15:04 UTC"), r.Took.Round(time.Second), r.Machine, filepath.Base(resultsPath(path)))
+		r.writeReplay(&b, dir)
+		return os.WriteFile(path, []byte(b.String()), 0o644)
+	}
 	w("# Benchmarks\n\n")
 	w("Every figure compares Volcano's **stock** scheduler configuration (the Helm chart's default tiers,\n")
 	w("read from the Volcano module: `installer/helm/chart/volcano/config/volcano-scheduler.conf`) with\n")
@@ -79,9 +95,45 @@ func (r *report) save(path string) error {
 }
 
 // resultsPath is where the figures behind a report are kept:
-// docs/benchmarks.md -> docs/bench-results.json.
+// docs/benchmarks.md -> docs/bench-results.json; any other page keeps its
+// name (docs/bench-sla-sweep.md -> docs/bench-sla-sweep.json).
 func resultsPath(reportPath string) string {
-	return filepath.Join(filepath.Dir(reportPath), "bench-results.json")
+	if filepath.Base(reportPath) == "benchmarks.md" {
+		return filepath.Join(filepath.Dir(reportPath), "bench-results.json")
+	}
+	return strings.TrimSuffix(reportPath, filepath.Ext(reportPath)) + ".json"
+}
+
+// jobsPath is where the per-job CSV of a report's replays goes, gzipped:
+// docs/benchmarks.md -> docs/bench-jobs.csv.gz, docs/X.md -> docs/X-jobs.csv.gz.
+func jobsPath(reportPath string) string {
+	if filepath.Base(reportPath) == "benchmarks.md" {
+		return filepath.Join(filepath.Dir(reportPath), "bench-jobs.csv.gz")
+	}
+	return strings.TrimSuffix(reportPath, filepath.Ext(reportPath)) + "-jobs.csv.gz"
+}
+
+// saveJobs writes every replayed job of every configuration and run as
+// CSV (replay.JobsCSVHeader), gzipped.
+func (r *report) saveJobs(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	z := gzip.NewWriter(f)
+	if _, err := io.WriteString(z, replay.JobsCSVLine()); err != nil {
+		return err
+	}
+	for _, rep := range r.Replay {
+		if err := rep.WriteJobsCSV(z); err != nil {
+			return err
+		}
+	}
+	if err := z.Close(); err != nil {
+		return err
+	}
+	return f.Close()
 }
 
 // loadReport reads the figures a run saved, to render its report again.
