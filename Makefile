@@ -28,8 +28,11 @@ KUBERNETES := v1.34.1
 else
 $(error VOLCANO=$(VOLCANO) is not supported: use v1.15.1 (the default) or v1.14.1)
 endif
-# The other release, for the second half of make test.
-OTHER_VOLCANO := v1.14.1
+# Kubernetes' own builds stamp their version (hack/lib/version.sh); a plain
+# go build says v0.0.0-master. Volcano reads the API server's version to set
+# its feature-gate defaults, and kubectl version should name the release.
+KUBE_MINOR := $(word 2,$(subst ., ,$(KUBERNETES)))
+KUBE_LDFLAGS := $(foreach p,k8s.io/component-base/version k8s.io/client-go/pkg/version,-X $(p).gitVersion=$(KUBERNETES) -X $(p).gitMajor=1 -X $(p).gitMinor=$(KUBE_MINOR) -X $(p).gitTreeState=clean)
 
 # Every go command on our module, and those our tests and tools start
 # (paddle-images, the bench, go list in tests), reads the release's module
@@ -104,21 +107,22 @@ $(BIN)/etcd: $(CONTROLPLANE)/go.mod $(CONTROLPLANE)/go.sum
 	@GOFLAGS='$(TOOLS_GOFLAGS)' hack/build.sh "etcd (first build: about 1 min)" $(CONTROLPLANE) $@ go.etcd.io/etcd/server/v3
 
 $(BIN)/kube-apiserver: $(CONTROLPLANE)/go.mod $(CONTROLPLANE)/go.sum
-	@GOFLAGS='$(TOOLS_GOFLAGS)' hack/build.sh "kube-apiserver $(KUBERNETES) (first build: about 4 min on 2 cores)" $(CONTROLPLANE) $@ k8s.io/kubernetes/cmd/kube-apiserver
+	@GOFLAGS='$(TOOLS_GOFLAGS)' hack/build.sh "kube-apiserver $(KUBERNETES) (first build: about 4 min on 2 cores)" $(CONTROLPLANE) $@ k8s.io/kubernetes/cmd/kube-apiserver -ldflags "$(KUBE_LDFLAGS)"
 
 $(BIN)/kube-controller-manager: $(CONTROLPLANE)/go.mod $(CONTROLPLANE)/go.sum
-	@GOFLAGS='$(TOOLS_GOFLAGS)' hack/build.sh "kube-controller-manager $(KUBERNETES) (first build: about 2 min)" $(CONTROLPLANE) $@ k8s.io/kubernetes/cmd/kube-controller-manager
+	@GOFLAGS='$(TOOLS_GOFLAGS)' hack/build.sh "kube-controller-manager $(KUBERNETES) (first build: about 2 min)" $(CONTROLPLANE) $@ k8s.io/kubernetes/cmd/kube-controller-manager -ldflags "$(KUBE_LDFLAGS)"
 
 $(BIN)/kubectl: $(CONTROLPLANE)/go.mod $(CONTROLPLANE)/go.sum
-	@GOFLAGS='$(TOOLS_GOFLAGS)' hack/build.sh "kubectl $(KUBERNETES)" $(CONTROLPLANE) $@ k8s.io/kubernetes/cmd/kubectl
+	@GOFLAGS='$(TOOLS_GOFLAGS)' hack/build.sh "kubectl $(KUBERNETES)" $(CONTROLPLANE) $@ k8s.io/kubernetes/cmd/kubectl -ldflags "$(KUBE_LDFLAGS)"
 
 $(BIN)/kwok: tools/kwok/go.mod tools/kwok/go.sum
 	@GOFLAGS='$(TOOLS_GOFLAGS)' hack/build.sh "kwok (first build: about 1.5 min)" tools/kwok $@ sigs.k8s.io/kwok/cmd/kwok
 
+KUBELET_LDFLAGS := $(foreach p,k8s.io/component-base/version k8s.io/client-go/pkg/version,-X $(p).gitVersion=v1.34.1 -X $(p).gitMajor=1 -X $(p).gitMinor=34 -X $(p).gitTreeState=clean)
 # The real node's kubelet is 1.34 under both releases (docs/install.md: the
 # 1.34 kubelet beside a 1.35 API server is a skew Kubernetes supports).
 $(BIN)/kubelet: tools/controlplane/go.mod tools/controlplane/go.sum
-	@GOFLAGS='$(TOOLS_GOFLAGS)' hack/build.sh "kubelet v1.34.1 (about 20 s after the control plane)" tools/controlplane $@ k8s.io/kubernetes/cmd/kubelet
+	@GOFLAGS='$(TOOLS_GOFLAGS)' hack/build.sh "kubelet v1.34.1 (about 20 s after the control plane)" tools/controlplane $@ k8s.io/kubernetes/cmd/kubelet -ldflags "$(KUBELET_LDFLAGS)"
 
 $(BIN)/coredns: tools/coredns/go.mod tools/coredns/go.sum tools/coredns/main.go
 	@GOFLAGS='$(TOOLS_GOFLAGS)' hack/build.sh "coredns (first build: about 2 min)" tools/coredns $@ github.com/volcano-paddle/volcano-paddle/tools/coredns
@@ -215,22 +219,30 @@ bench-full: binaries
 ## Images
 
 REGISTRY ?= ghcr.io/volcano-paddle
-# One image per Volcano release: v0.2.0-volcano-v1.15.1.
+# Our images embed one Volcano release each: tag and stamped version
+# <version>-volcano-<release> (v0.2.0-volcano-v1.15.1), so that the job
+# plugin's default paddle-barrier image is the one of the same build.
 IMAGE_TAG ?= $(VERSION)-volcano-$(VOLCANO)
+# images.json is rebuilt when VOLCANO changes (the stamp of the other
+# release is removed).
+IMAGES_STAMP := $(IMAGES_DIR)/built-for-volcano-$(VOLCANO)
 
 # Builds the images of our binaries without Docker (cmd/paddle-images:
 # go-containerregistry, docker-archive tarballs in .local/images) and with
 # PUSH=1 pushes them: make images REGISTRY=<your registry> PUSH=1.
 # build/Dockerfile builds the same images with Docker.
 images: $(VOLCANO_APIS)
-	@$(GO) run ./cmd/paddle-images --registry $(REGISTRY) --tag $(IMAGE_TAG) --version $(VERSION) \
+	@$(GO) run ./cmd/paddle-images --registry $(REGISTRY) --tag $(IMAGE_TAG) --version $(IMAGE_TAG) \
 		--revision $(GIT_SHA) --built $(BUILT) --out $(IMAGES_DIR) $(if $(filter 1,$(PUSH)),--push)
 
 # The same, for the real node, rebuilt when a source changes.
-$(IMAGES_DIR)/images.json: $(GO_SOURCES)
-	@echo ">> building images for the real node"
-	@$(GO) run ./cmd/paddle-images --registry $(REGISTRY) --tag $(IMAGE_TAG) --version $(VERSION) \
+$(IMAGES_DIR)/images.json: $(GO_SOURCES) $(IMAGES_STAMP)
+	@echo ">> building images for the real node (Volcano $(VOLCANO))"
+	@$(GO) run ./cmd/paddle-images --registry $(REGISTRY) --tag $(IMAGE_TAG) --version $(IMAGE_TAG) \
 		--revision $(GIT_SHA) --built $(BUILT) --out $(IMAGES_DIR)
+
+$(IMAGES_STAMP):
+	@mkdir -p $(IMAGES_DIR) && rm -f $(IMAGES_DIR)/built-for-volcano-* && touch $@
 
 clean: down
 	rm -rf $(BIN_ROOT) .local
