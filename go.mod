@@ -3,10 +3,15 @@ module github.com/volcano-paddle/volcano-paddle
 go 1.24.0
 
 require (
+	github.com/NVIDIA/go-gpuallocator v0.6.0
+	github.com/NVIDIA/go-nvlib v0.7.3
+	github.com/NVIDIA/go-nvml v0.12.9-0
 	github.com/google/go-containerregistry v0.20.3
 	github.com/miekg/dns v1.1.68
 	github.com/spf13/pflag v1.0.6
 	go.uber.org/automaxprocs v1.6.0
+	google.golang.org/grpc v1.85.0
+	gopkg.in/evanphx/json-patch.v4 v4.12.0
 	k8s.io/api v0.34.1
 	k8s.io/apiextensions-apiserver v0.25.0
 	k8s.io/apimachinery v0.34.1
@@ -14,6 +19,7 @@ require (
 	k8s.io/client-go v0.34.1
 	k8s.io/component-base v0.34.1
 	k8s.io/klog/v2 v2.130.1
+	k8s.io/kubelet v0.34.1
 	sigs.k8s.io/yaml v1.6.0
 	volcano.sh/apis v0.0.0
 	volcano.sh/volcano v1.14.1
@@ -21,9 +27,6 @@ require (
 
 require (
 	cel.dev/expr v0.24.0 // indirect
-	github.com/NVIDIA/go-gpuallocator v0.6.0 // indirect
-	github.com/NVIDIA/go-nvlib v0.7.3 // indirect
-	github.com/NVIDIA/go-nvml v0.12.9-0 // indirect
 	github.com/antlr4-go/antlr/v4 v4.13.0 // indirect
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/blang/semver/v4 v4.0.0 // indirect
@@ -96,9 +99,7 @@ require (
 	golang.org/x/tools v0.33.0 // indirect
 	google.golang.org/genproto/googleapis/api v0.0.0-20250303144028-a0af3efb3deb // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20250303144028-a0af3efb3deb // indirect
-	google.golang.org/grpc v1.85.0 // indirect
 	google.golang.org/protobuf v1.36.6 // indirect
-	gopkg.in/evanphx/json-patch.v4 v4.12.0 // indirect
 	gopkg.in/inf.v0 v0.9.1 // indirect
 	gopkg.in/yaml.v2 v2.4.0 // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect
@@ -109,7 +110,6 @@ require (
 	k8s.io/dynamic-resource-allocation v0.0.0 // indirect
 	k8s.io/kube-openapi v0.0.0-20250710124328-f3f2b991d03b // indirect
 	k8s.io/kube-scheduler v0.0.0 // indirect
-	k8s.io/kubelet v0.34.1 // indirect
 	k8s.io/kubernetes v1.34.1 // indirect
 	k8s.io/metrics v0.34.1 // indirect
 	k8s.io/mount-utils v0.0.0 // indirect

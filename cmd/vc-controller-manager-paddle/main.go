@@ -1,29 +1,27 @@
 // Command vc-controller-manager-paddle is Volcano's controller manager (every
 // stock controller and job plugin) with the paddle job plugin compiled in.
 // Volcano's job controller cannot load plugins at run time, so a job plugin
-// needs its own build. It takes exactly the flags of vc-controller-manager.
+// needs its own build. It takes exactly the flags of the vc-controller-manager
+// of the Volcano release it embeds (flags.go).
 package main
 
 import (
+	goflag "flag"
 	"fmt"
 	"os"
 	"runtime"
-	"sort"
 	"time"
 
 	"github.com/spf13/pflag"
 	_ "go.uber.org/automaxprocs"
-	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	_ "k8s.io/client-go/plugin/pkg/client/auth"
 	cliflag "k8s.io/component-base/cli/flag"
-	componentbaseoptions "k8s.io/component-base/config/options"
+	_ "k8s.io/component-base/metrics/prometheus/restclient"
 	"k8s.io/klog/v2"
 
 	"volcano.sh/volcano/cmd/controller-manager/app"
-	"volcano.sh/volcano/cmd/controller-manager/app/options"
 	_ "volcano.sh/volcano/pkg/controllers/colocationconfig"
 	_ "volcano.sh/volcano/pkg/controllers/cronjob"
-	"volcano.sh/volcano/pkg/controllers/framework"
 	_ "volcano.sh/volcano/pkg/controllers/garbagecollector"
 	_ "volcano.sh/volcano/pkg/controllers/hypernode"
 	_ "volcano.sh/volcano/pkg/controllers/job"
@@ -32,7 +30,6 @@ import (
 	_ "volcano.sh/volcano/pkg/controllers/podgroup"
 	_ "volcano.sh/volcano/pkg/controllers/queue"
 	_ "volcano.sh/volcano/pkg/controllers/sharding"
-	commonutil "volcano.sh/volcano/pkg/util"
 
 	// The paddle job plugin, registered next to Volcano's own, and the
 	// controller that re-creates a running Paddle job's Service when it is
@@ -41,28 +38,19 @@ import (
 	_ "github.com/volcano-paddle/volcano-paddle/pkg/controllers/job/plugins/paddle"
 	_ "github.com/volcano-paddle/volcano-paddle/pkg/controllers/paddleelastic"
 	_ "github.com/volcano-paddle/volcano-paddle/pkg/controllers/paddleobjects"
+
+	"github.com/volcano-paddle/volcano-paddle/internal/volcanorelease"
 	"github.com/volcano-paddle/volcano-paddle/pkg/version"
 )
-
-var logFlushFreq = pflag.Duration("log-flush-frequency", 5*time.Second, "Maximum number of seconds between log flushes")
 
 func main() {
 	runtime.GOMAXPROCS(runtime.NumCPU())
 	klog.InitFlags(nil)
+	volcanorelease.InitKlog(goflag.CommandLine)
 	version.Stamp()
 
-	fs := pflag.CommandLine
-	s := options.NewServerOption()
-	var known []string
-	framework.ForeachController(func(c framework.Controller) { known = append(known, c.Name()) })
-	sort.Strings(known)
-	s.AddFlags(fs, known)
-	utilfeature.DefaultMutableFeatureGate.AddFlag(fs)
-
-	commonutil.LeaderElectionDefault(&s.LeaderElection)
-	s.LeaderElection.ResourceName = "vc-controller-manager"
-	componentbaseoptions.BindLeaderElectionFlags(&s.LeaderElection, fs)
-
+	var logFlushFreq time.Duration
+	s := addFlags(pflag.CommandLine, &logFlushFreq)
 	cliflag.InitFlags()
 
 	if s.PrintVersion {
@@ -80,7 +68,7 @@ func main() {
 		}
 	}
 
-	klog.StartFlushDaemon(*logFlushFreq)
+	klog.StartFlushDaemon(logFlushFreq)
 	defer klog.Flush()
 	klog.InfoS("Starting vc-controller-manager-paddle", "version", version.Version, "volcano", version.VolcanoVersion())
 

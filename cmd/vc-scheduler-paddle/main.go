@@ -1,10 +1,11 @@
 // Command vc-scheduler-paddle is Volcano's scheduler (every stock action and
 // plugin) with the paddle scheduler plugin compiled in. It takes exactly the
-// flags of Volcano's vc-scheduler; enable the plugin in the scheduler
-// ConfigMap tiers (see deploy/).
+// flags of the vc-scheduler of the Volcano release it embeds (flags.go);
+// enable the plugin in the scheduler ConfigMap tiers (see deploy/).
 package main
 
 import (
+	goflag "flag"
 	"fmt"
 	"os"
 	"runtime"
@@ -12,15 +13,11 @@ import (
 
 	"github.com/spf13/pflag"
 	_ "go.uber.org/automaxprocs"
-	utilfeature "k8s.io/apiserver/pkg/util/feature"
 	_ "k8s.io/client-go/plugin/pkg/client/auth"
 	cliflag "k8s.io/component-base/cli/flag"
-	componentbaseoptions "k8s.io/component-base/config/options"
 	"k8s.io/klog/v2"
 
 	"volcano.sh/volcano/cmd/scheduler/app"
-	"volcano.sh/volcano/cmd/scheduler/app/options"
-	commonutil "volcano.sh/volcano/pkg/util"
 
 	// Volcano's stock actions and plugins, as in its own main.
 	_ "volcano.sh/volcano/pkg/scheduler/actions"
@@ -29,24 +26,19 @@ import (
 
 	// The paddle scheduler plugin; enable it in the ConfigMap tiers.
 	_ "github.com/volcano-paddle/volcano-paddle/pkg/scheduler/plugins/paddle"
+
+	"github.com/volcano-paddle/volcano-paddle/internal/volcanorelease"
 	"github.com/volcano-paddle/volcano-paddle/pkg/version"
 )
-
-var logFlushFreq = pflag.Duration("log-flush-frequency", 5*time.Second, "Maximum number of seconds between log flushes")
 
 func main() {
 	runtime.GOMAXPROCS(runtime.NumCPU())
 	klog.InitFlags(nil)
+	volcanorelease.InitKlog(goflag.CommandLine)
 	version.Stamp()
 
-	fs := pflag.CommandLine
-	s := options.NewServerOption()
-	s.AddFlags(fs)
-	utilfeature.DefaultMutableFeatureGate.AddFlag(fs)
-
-	commonutil.LeaderElectionDefault(&s.LeaderElection)
-	s.LeaderElection.ResourceName = commonutil.GenerateComponentName(s.SchedulerNames)
-	componentbaseoptions.BindLeaderElectionFlags(&s.LeaderElection, fs)
+	var logFlushFreq time.Duration
+	s := addFlags(pflag.CommandLine, &logFlushFreq)
 	s.RegisterOptions()
 
 	cliflag.InitFlags()
@@ -70,7 +62,7 @@ func main() {
 		}
 	}
 
-	klog.StartFlushDaemon(*logFlushFreq)
+	klog.StartFlushDaemon(logFlushFreq)
 	defer klog.Flush()
 	klog.InfoS("Starting vc-scheduler-paddle", "version", version.Version, "volcano", version.VolcanoVersion())
 

@@ -2,10 +2,12 @@
 // with the paddle job plugin registered. Stock Volcano's job validation
 // rejects a Job whose plugins it does not know ("unable to find job plugin:
 // paddle"), so a cluster that enables the paddle job plugin must run this
-// build in place of vc-webhook-manager. It takes exactly the same flags.
+// build in place of vc-webhook-manager. It takes the flags of the
+// vc-webhook-manager of the Volcano release it embeds (flags.go).
 package main
 
 import (
+	goflag "flag"
 	"fmt"
 	"os"
 	"runtime"
@@ -18,7 +20,6 @@ import (
 	"k8s.io/klog/v2"
 
 	"volcano.sh/volcano/cmd/webhook-manager/app"
-	"volcano.sh/volcano/cmd/webhook-manager/app/options"
 	_ "volcano.sh/volcano/pkg/webhooks/admission/cronjobs/validate"
 	_ "volcano.sh/volcano/pkg/webhooks/admission/hypernodes/validate"
 	_ "volcano.sh/volcano/pkg/webhooks/admission/jobflows/validate"
@@ -34,22 +35,23 @@ import (
 	// The paddle job plugin, registered next to Volcano's own, and its
 	// admissions (/jobs/paddle/validate and /jobs/paddle/mutate).
 	_ "github.com/volcano-paddle/volcano-paddle/pkg/controllers/job/plugins/paddle"
-	"github.com/volcano-paddle/volcano-paddle/pkg/version"
 	_ "github.com/volcano-paddle/volcano-paddle/pkg/webhooks/paddle"
 	// The pod rule (/pods/paddle/validate): only the job controller creates
 	// pods of Paddle jobs.
 	_ "github.com/volcano-paddle/volcano-paddle/pkg/webhooks/paddlepods"
-)
 
-var logFlushFreq = pflag.Duration("log-flush-frequency", 5*time.Second, "Maximum number of seconds between log flushes")
+	"github.com/volcano-paddle/volcano-paddle/internal/volcanorelease"
+	"github.com/volcano-paddle/volcano-paddle/pkg/version"
+)
 
 func main() {
 	runtime.GOMAXPROCS(runtime.NumCPU())
 	klog.InitFlags(nil)
+	volcanorelease.InitKlog(goflag.CommandLine)
 	version.Stamp()
 
-	config := options.NewConfig()
-	config.AddFlags(pflag.CommandLine)
+	var logFlushFreq time.Duration
+	config := addFlags(pflag.CommandLine, &logFlushFreq)
 	cliflag.InitFlags()
 
 	if config.PrintVersion {
@@ -57,7 +59,7 @@ func main() {
 		return
 	}
 
-	klog.StartFlushDaemon(*logFlushFreq)
+	klog.StartFlushDaemon(logFlushFreq)
 	defer klog.Flush()
 	klog.InfoS("Starting vc-webhook-manager-paddle", "version", version.Version, "volcano", version.VolcanoVersion())
 

@@ -30,6 +30,8 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	vcclient "volcano.sh/apis/pkg/client/clientset/versioned"
+
+	"github.com/volcano-paddle/volcano-paddle/internal/volcanorelease"
 )
 
 //go:embed kwok.yaml
@@ -187,7 +189,6 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 }
 
 func (c *Cluster) startAll(ctx context.Context) error {
-	o := c.opts
 	var err error
 	if c.pki, err = newPKI(filepath.Join(c.WorkDir, "pki")); err != nil {
 		return err
@@ -202,8 +203,40 @@ func (c *Cluster) startAll(ctx context.Context) error {
 		c.ports[n] = ports[i]
 	}
 
-	// etcd
-	o.Logf("starting etcd")
+	etcdURL, err := c.startEtcd(ctx)
+	if err != nil {
+		return err
+	}
+	if err := c.startAPIServer(ctx, etcdURL); err != nil {
+		return err
+	}
+	admissions, err := c.installVolcanoAndStartControllers(ctx)
+	if err != nil {
+		return err
+	}
+	if err := c.startKwok(ctx); err != nil {
+		return err
+	}
+	if c.opts.SkipVolcano {
+		return c.waitNodesReady(ctx, 60*time.Second)
+	}
+	if err := c.startVolcano(ctx, admissions); err != nil {
+		return err
+	}
+	if err := c.waitNodesReady(ctx, 60*time.Second); err != nil {
+		return err
+	}
+	if c.opts.RealNode != nil {
+		if err := c.startRealNode(ctx); err != nil {
+			return fmt.Errorf("real node: %w", err)
+		}
+	}
+	return c.waitVolcanoReady(ctx)
+}
+
+// startEtcd starts etcd on loopback and returns its client URL once healthy.
+func (c *Cluster) startEtcd(ctx context.Context) (string, error) {
+	c.opts.Logf("starting etcd")
 	etcdURL := fmt.Sprintf("http://127.0.0.1:%d", c.ports["etcd-client"])
 	peerURL := fmt.Sprintf("http://127.0.0.1:%d", c.ports["etcd-peer"])
 	if err := c.start(Etcd, []string{
@@ -215,14 +248,15 @@ func (c *Cluster) startAll(ctx context.Context) error {
 		"--unsafe-no-fsync=true", "--log-level=warn",
 		"--quota-backend-bytes=8589934592",
 	}); err != nil {
-		return err
+		return "", err
 	}
-	if err := c.waitHTTP(ctx, Etcd, etcdURL+"/health", 30*time.Second, nil); err != nil {
-		return err
-	}
+	return etcdURL, c.waitHTTP(ctx, Etcd, etcdURL+"/health", 30*time.Second, nil)
+}
 
-	// kube-apiserver
-	o.Logf("starting kube-apiserver")
+// startAPIServer starts kube-apiserver, waits until it is ready and makes the
+// admin kubeconfig and clients.
+func (c *Cluster) startAPIServer(ctx context.Context, etcdURL string) error {
+	c.opts.Logf("starting kube-apiserver")
 	host := fmt.Sprintf("https://127.0.0.1:%d", c.ports["apiserver"])
 	if err := c.start(APIServer, []string{
 		"--etcd-servers=" + etcdURL,
@@ -249,31 +283,41 @@ func (c *Cluster) startAll(ctx context.Context) error {
 	}); err != nil {
 		return err
 	}
-	tlsCfg := rest.TLSClientConfig{CAData: c.pki.caCertPEM}
-	c.Config = &rest.Config{Host: host, BearerToken: c.pki.adminToken, TLSClientConfig: tlsCfg, QPS: 500, Burst: 1000}
+	c.Config = &rest.Config{Host: host, BearerToken: c.pki.adminToken, TLSClientConfig: c.tlsConfig(), QPS: 500, Burst: 1000}
 	if err := c.waitHTTP(ctx, APIServer, host+"/readyz", 60*time.Second, c.Config); err != nil {
 		return err
 	}
 	if err := c.writeKubeconfig(); err != nil {
 		return err
 	}
+	var err error
 	if c.Kube, err = kubernetes.NewForConfig(c.Config); err != nil {
 		return err
 	}
-	if c.Volcano, err = vcclient.NewForConfig(c.Config); err != nil {
-		return err
-	}
+	c.Volcano, err = vcclient.NewForConfig(c.Config)
+	return err
+}
+
+// tlsConfig trusts the cluster's CA.
+func (c *Cluster) tlsConfig() rest.TLSClientConfig {
+	return rest.TLSClientConfig{CAData: c.pki.caCertPEM}
+}
+
+// installVolcanoAndStartControllers installs the CRDs of the embedded Volcano
+// release, starts kube-controller-manager and (unless SkipVolcano) creates
+// Volcano's webhook configurations; it returns the admission paths the
+// webhook manager must serve.
+func (c *Cluster) installVolcanoAndStartControllers(ctx context.Context) ([]string, error) {
 	ext, err := apiextensionsclient.NewForConfig(c.Config)
 	if err != nil {
-		return err
+		return nil, err
 	}
-
-	o.Logf("installing Volcano CRDs and webhook configurations")
+	c.opts.Logf("installing Volcano %s CRDs and webhook configurations", volcanorelease.Version())
 	if err := installVolcanoCRDs(ctx, ext); err != nil {
-		return fmt.Errorf("installing Volcano CRDs: %w", err)
+		return nil, fmt.Errorf("installing Volcano CRDs: %w", err)
 	}
 	if err := c.ensureNamespace(ctx, "volcano-system"); err != nil {
-		return err
+		return nil, err
 	}
 	// The garbage collector removes what a deleted Job owns (pods, PodGroups,
 	// the plugin's Service), the namespace controller empties deleted
@@ -284,7 +328,7 @@ func (c *Cluster) startAll(ctx context.Context) error {
 	// node). Started after the CRDs exist so that its first discovery
 	// already covers Volcano's resources.
 	controllers := "garbagecollector,namespace,persistentvolume-binder,endpointslice,nodelifecycle"
-	if o.WithoutNodeLifecycle {
+	if c.opts.WithoutNodeLifecycle {
 		controllers = "garbagecollector,namespace,persistentvolume-binder,endpointslice"
 	}
 	if err := c.start(KubeControllers, []string{
@@ -296,19 +340,25 @@ func (c *Cluster) startAll(ctx context.Context) error {
 		"--kube-api-qps=200", "--kube-api-burst=400",
 		"--v=1",
 	}); err != nil {
-		return err
+		return nil, err
 	}
-
-	webhookURL := fmt.Sprintf("https://127.0.0.1:%d", c.ports["webhook"])
-	var admissions []string
-	if !o.SkipVolcano {
-		if admissions, err = installVolcanoWebhooks(ctx, c.Kube, webhookURL, c.pki.caCertPEM); err != nil {
-			return fmt.Errorf("installing Volcano webhook configurations: %w", err)
-		}
+	if c.opts.SkipVolcano {
+		return nil, nil
 	}
+	admissions, err := installVolcanoWebhooks(ctx, c.Kube, c.webhookURL(), c.pki.caCertPEM)
+	if err != nil {
+		return nil, fmt.Errorf("installing Volcano webhook configurations: %w", err)
+	}
+	return admissions, nil
+}
 
-	// KWOK and nodes
-	o.Logf("starting kwok and creating %d nodes", o.Topology.NodeCount())
+func (c *Cluster) webhookURL() string {
+	return fmt.Sprintf("https://127.0.0.1:%d", c.ports["webhook"])
+}
+
+// startKwok starts KWOK for the simulated nodes and creates them.
+func (c *Cluster) startKwok(ctx context.Context) error {
+	c.opts.Logf("starting kwok and creating %d nodes", c.opts.Topology.NodeCount())
 	kwokConf := filepath.Join(c.WorkDir, "kwok.yaml")
 	if err := os.WriteFile(kwokConf, kwokConfig, 0o644); err != nil {
 		return err
@@ -323,71 +373,13 @@ func (c *Cluster) startAll(ctx context.Context) error {
 	}); err != nil {
 		return err
 	}
-	if err := c.createNodes(ctx); err != nil {
-		return err
-	}
+	return c.createNodes(ctx)
+}
 
-	if o.SkipVolcano {
-		return c.waitNodesReady(ctx, 60*time.Second)
-	}
-
-	// Volcano: webhook first (queue and job admission run through it), then
-	// the controllers, then the scheduler (it creates the default queue).
-	o.Logf("starting Volcano webhook manager, controller manager and scheduler")
-	if err := c.start(WebhookManager, []string{
-		"--kubeconfig=" + c.Kubeconfig,
-		"--webhook-url=" + webhookURL,
-		"--listen-address=127.0.0.1", fmt.Sprintf("--port=%d", c.ports["webhook"]),
-		"--tls-cert-file=" + c.pki.webhookCertFile, "--tls-private-key-file=" + c.pki.webhookKeyFile,
-		"--ca-cert-file=" + c.pki.caCertFile,
-		"--enabled-admission=" + joinPaths(admissions),
-		"--logtostderr", fmt.Sprintf("-v=%d", o.Verbosity),
-	}); err != nil {
-		return err
-	}
-	if err := c.waitServing(ctx, WebhookManager, webhookURL+"/jobs/validate", 60*time.Second, &rest.Config{TLSClientConfig: tlsCfg}, true); err != nil {
-		return err
-	}
-	// Flags as in Volcano's release manifest (installer/volcano-development.yaml).
-	if err := c.start(ControllerManager, []string{
-		"--kubeconfig=" + c.controllersKubeconfig, "--leader-elect=false",
-		"--enable-healthz=true", fmt.Sprintf("--healthz-address=127.0.0.1:%d", c.ports["ctrl-healthz"]),
-		"--enable-metrics=true", fmt.Sprintf("--listen-address=127.0.0.1:%d", c.ports["ctrl-metrics"]),
-		"--kube-api-qps=50", "--kube-api-burst=100",
-		"--worker-threads=3", "--worker-threads-for-gc=5", "--worker-threads-for-podgroup=5",
-		"--logtostderr", fmt.Sprintf("-v=%d", o.Verbosity),
-	}); err != nil {
-		return err
-	}
-	c.SchedulerConf = filepath.Join(c.WorkDir, "volcano-scheduler.conf")
-	conf, err := os.ReadFile(o.SchedulerConf)
-	if err != nil {
-		return fmt.Errorf("scheduler configuration: %w", err)
-	}
-	if err := os.WriteFile(c.SchedulerConf, conf, 0o644); err != nil {
-		return err
-	}
-	if err := c.start(Scheduler, []string{
-		"--kubeconfig=" + c.Kubeconfig, "--leader-elect=false",
-		"--scheduler-conf=" + c.SchedulerConf,
-		// Tests and benchmarks also run Volcano's stock configuration.
-		"--allow-without-paddle",
-		"--enable-healthz=true", fmt.Sprintf("--healthz-address=127.0.0.1:%d", c.ports["sched-healthz"]),
-		"--enable-metrics=true", fmt.Sprintf("--listen-address=127.0.0.1:%d", c.ports["sched-metrics"]),
-		"--kube-api-qps=2000", "--kube-api-burst=2000", "--schedule-period=1s", "--node-worker-threads=20",
-		"--cache-dump-dir=" + c.WorkDir,
-		"--logtostderr", fmt.Sprintf("-v=%d", o.Verbosity),
-	}); err != nil {
-		return err
-	}
-	if err := c.waitNodesReady(ctx, 60*time.Second); err != nil {
-		return err
-	}
-	if o.RealNode != nil {
-		if err := c.startRealNode(ctx); err != nil {
-			return fmt.Errorf("real node: %w", err)
-		}
-	}
+// waitVolcanoReady waits for the health endpoints of kube-controller-manager
+// and our controller manager and scheduler, and for the default queue the
+// scheduler creates.
+func (c *Cluster) waitVolcanoReady(ctx context.Context) error {
 	insecure := &rest.Config{TLSClientConfig: rest.TLSClientConfig{Insecure: true}}
 	if err := c.waitHTTP(ctx, KubeControllers, fmt.Sprintf("https://127.0.0.1:%d/healthz", c.ports["kcm"]), 60*time.Second, insecure); err != nil {
 		return err

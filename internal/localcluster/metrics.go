@@ -15,11 +15,6 @@ func (c *Cluster) SchedulerMetricsURL() string {
 	return fmt.Sprintf("http://127.0.0.1:%d/metrics", c.ports["sched-metrics"])
 }
 
-// ControllerMetricsURL is where the controller manager serves metrics.
-func (c *Cluster) ControllerMetricsURL() string {
-	return fmt.Sprintf("http://127.0.0.1:%d/metrics", c.ports["ctrl-metrics"])
-}
-
 // ScrapeMetric returns the sum of all samples of one metric (every label
 // combination) at url; 0 when the metric is absent.
 func ScrapeMetric(ctx context.Context, url, name string) (float64, error) {

@@ -2,13 +2,12 @@ package localcluster
 
 import (
 	"bufio"
-	"bytes"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
+
+	"github.com/volcano-paddle/volcano-paddle/internal/volcanorelease"
 )
 
 const modulePath = "github.com/volcano-paddle/volcano-paddle"
@@ -43,37 +42,12 @@ func RepoRoot() (string, error) {
 	}
 }
 
-var (
-	volcanoDirOnce sync.Once
-	volcanoDir     string
-	volcanoDirErr  error
-)
-
 // VolcanoModuleDir is the module-cache folder of the volcano.sh/volcano
-// version our go.mod pins. Volcano's CRDs, release manifest and default
-// scheduler configuration are read from there, never copied into the repo.
+// release compiled into this binary (VOLCANO=v1.14.1 or v1.15.1). Volcano's
+// CRDs, release manifest and default scheduler configuration are read from
+// there, never copied into the repo.
 func VolcanoModuleDir() (string, error) {
-	volcanoDirOnce.Do(func() {
-		root, err := RepoRoot()
-		if err != nil {
-			volcanoDirErr = err
-			return
-		}
-		cmd := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "volcano.sh/volcano")
-		cmd.Dir = root
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		out, err := cmd.Output()
-		if err != nil {
-			volcanoDirErr = fmt.Errorf("locating volcano.sh/volcano in the module cache: %v: %s", err, stderr.String())
-			return
-		}
-		volcanoDir = strings.TrimSpace(string(out))
-		if volcanoDir == "" {
-			volcanoDirErr = fmt.Errorf("volcano.sh/volcano is not downloaded; run `go mod download`")
-		}
-	})
-	return volcanoDir, volcanoDirErr
+	return volcanorelease.ModuleDir()
 }
 
 // DeploySchedulerConf is the scheduler configuration cluster operators

@@ -19,6 +19,7 @@ import (
 	batchv1alpha1 "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 
 	"github.com/volcano-paddle/volcano-paddle/internal/localcluster"
+	"github.com/volcano-paddle/volcano-paddle/internal/volcanorelease"
 	"github.com/volcano-paddle/volcano-paddle/test/e2e/framework"
 )
 
@@ -138,18 +139,29 @@ func container(d *appsv1.Deployment, name string) *corev1.Container {
 	return nil
 }
 
+// installOverlays are the overlays for each Volcano release and the image
+// tags they set (deploy/).
+var installOverlays = map[string]struct{ paddle, stock, ourTag, stockTag string }{
+	"v1.15.1": {"deploy/paddle", "deploy/stock", "v0.1.0-volcano-v1.15.1", "v1.15.1"},
+	"v1.14.1": {"deploy/volcano-v1.14/paddle", "deploy/volcano-v1.14/stock", "v0.1.0-volcano-v1.14.1", "v1.14.1"},
+}
+
 // The install overlay, checked against a real API server holding Volcano's
 // release manifest: a server-side dry run, then the real switch to our
 // builds and back to stock Volcano. (A private control plane: the overlay
 // replaces webhook configurations the shared cluster's Volcano relies on.)
 func TestInstallOverlay(t *testing.T) {
+	ov, ok := installOverlays[volcanorelease.Version()]
+	if !ok {
+		t.Fatalf("no install overlays for Volcano %s", volcanorelease.Version())
+	}
 	c := framework.StartCluster(t, localcluster.Options{SkipVolcano: true, Topology: tinyTopology()})
 	installVolcanoRelease(t, c)
 	before := deployment(t, c, "volcano-scheduler")
 
-	out, err := kubectl(t, c, "apply", "--dry-run=server", "-k", "deploy/paddle")
+	out, err := kubectl(t, c, "apply", "--dry-run=server", "-k", ov.paddle)
 	if err != nil {
-		t.Fatalf("server-side dry run of deploy/paddle failed: %v\n%s", err, out)
+		t.Fatalf("server-side dry run of %s failed: %v\n%s", ov.paddle, err, out)
 	}
 	for _, want := range []string{
 		"deployment.apps/volcano-scheduler configured (server dry run)",
@@ -169,11 +181,11 @@ func TestInstallOverlay(t *testing.T) {
 	}
 
 	// The real switch.
-	if out, err := kubectl(t, c, "apply", "-k", "deploy/paddle"); err != nil {
-		t.Fatalf("kubectl apply -k deploy/paddle: %v\n%s", err, out)
+	if out, err := kubectl(t, c, "apply", "-k", ov.paddle); err != nil {
+		t.Fatalf("kubectl apply -k %s: %v\n%s", ov.paddle, err, out)
 	}
 	sched := deployment(t, c, "volcano-scheduler")
-	if img := container(sched, "volcano-scheduler").Image; img != "ghcr.io/volcano-paddle/vc-scheduler-paddle:v0.1.0" {
+	if img := container(sched, "volcano-scheduler").Image; img != "ghcr.io/volcano-paddle/vc-scheduler-paddle:"+ov.ourTag {
 		t.Errorf("scheduler image %q", img)
 	}
 	// Only the image changed: Volcano's flags, volumes and account stay.
@@ -183,10 +195,10 @@ func TestInstallOverlay(t *testing.T) {
 		t.Errorf("the overlay changed more than the image of the scheduler")
 	}
 	adm := container(deployment(t, c, "volcano-admission"), "admission")
-	if adm.Image != "ghcr.io/volcano-paddle/vc-webhook-manager-paddle:v0.1.0" || !strings.Contains(strings.Join(adm.Args, " "), ",/jobs/paddle/validate") {
+	if adm.Image != "ghcr.io/volcano-paddle/vc-webhook-manager-paddle:"+ov.ourTag || !strings.Contains(strings.Join(adm.Args, " "), ",/jobs/paddle/validate") {
 		t.Errorf("admission: image %q args %v", adm.Image, adm.Args)
 	}
-	if img := container(deployment(t, c, "volcano-controllers"), "volcano-controllers").Image; img != "ghcr.io/volcano-paddle/vc-controller-manager-paddle:v0.1.0" {
+	if img := container(deployment(t, c, "volcano-controllers"), "volcano-controllers").Image; img != "ghcr.io/volcano-paddle/vc-controller-manager-paddle:"+ov.ourTag {
 		t.Errorf("controllers image %q", img)
 	}
 	cm, err := c.Kube.CoreV1().ConfigMaps("volcano-system").Get(context.Background(), "volcano-scheduler-configmap", metav1.GetOptions{})
@@ -199,13 +211,13 @@ func TestInstallOverlay(t *testing.T) {
 	}
 
 	// And back.
-	if out, err := kubectl(t, c, "apply", "-k", "deploy/stock"); err != nil {
-		t.Fatalf("kubectl apply -k deploy/stock: %v\n%s", err, out)
+	if out, err := kubectl(t, c, "apply", "-k", ov.stock); err != nil {
+		t.Fatalf("kubectl apply -k %s: %v\n%s", ov.stock, err, out)
 	}
 	if out, err := kubectl(t, c, "delete", "-f", "deploy/paddle/admission-paddle.yaml"); err != nil {
 		t.Fatalf("deleting the paddle admission: %v\n%s", err, out)
 	}
-	if img := container(deployment(t, c, "volcano-scheduler"), "volcano-scheduler").Image; img != "docker.io/volcanosh/vc-scheduler:v1.14.1" {
+	if img := container(deployment(t, c, "volcano-scheduler"), "volcano-scheduler").Image; img != "docker.io/volcanosh/vc-scheduler:"+ov.stockTag {
 		t.Errorf("after switching back, scheduler image %q", img)
 	}
 	adm = container(deployment(t, c, "volcano-admission"), "admission")
