@@ -32,7 +32,8 @@ func TestCheckSchedulerConf(t *testing.T) {
 		{name: "no path, allowed", allow: true, noPath: true},
 		{name: "unparsable YAML, no paddle allowed", allow: true, content: "tiers: [\n", wantErr: "is invalid"},
 		{name: "misspelt plugin", content: "actions: \"enqueue, allocate\"\ntiers:\n- plugins:\n  - name: gang\n  - name: padle\n", wantErr: `plugins this scheduler does not have: "padle"`},
-		{name: "bad paddle argument", content: "actions: \"enqueue, allocate\"\ntiers:\n- plugins:\n  - name: paddle\n    arguments:\n      paddle.starvationAfter: soon\n", wantErr: `bad "paddle" plugin arguments`},
+		// Bad argument values fall back to defaults, logged (TestBadSchedulerConfigMap).
+		{name: "bad paddle argument", content: "actions: \"enqueue, allocate\"\ntiers:\n- plugins:\n  - name: paddle\n    arguments:\n      paddle.starvationAfter: soon\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

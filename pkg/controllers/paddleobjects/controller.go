@@ -203,6 +203,12 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	if !usesPaddle(job) || job.DeletionTimestamp != nil {
 		return nil
 	}
+	switch job.Status.State.Phase {
+	case batch.Pending, batch.Restarting:
+		if err := c.reportForeignConfigMap(ctx, job); err != nil {
+			return err
+		}
+	}
 	if job.Status.State.Phase == batch.Restarting {
 		return c.resumeRestart(ctx, job)
 	}

@@ -14,7 +14,14 @@ import (
 	bus "volcano.sh/apis/pkg/apis/bus/v1alpha1"
 	"volcano.sh/apis/pkg/apis/helpers"
 	scheduling "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
+
+	jobplugin "github.com/volcano-paddle/volcano-paddle/pkg/controllers/job/plugins/paddle"
 )
+
+// ConfigMapTakenReason is the reason of the Warning event a job gets when
+// the ConfigMap name of its next incarnation is held by an object it does
+// not control.
+const ConfigMapTakenReason = "PaddleConfigMapTaken"
 
 // ResumedReason is the reason of the Normal event a job gets when its
 // restart was resumed.
@@ -94,4 +101,33 @@ func (c *Controller) hasPodGroup(job *batch.Job) bool {
 		}
 	}
 	return false
+}
+
+// reportForeignConfigMap warns on the job when the ConfigMap of its
+// current incarnation exists and the job does not control it (someone
+// created <job>-paddle-v<n> ahead of the restart). The job plugin neither
+// adopts nor deletes such a ConfigMap (configmap.go: reconcileConfigMap);
+// its error ends up only in the controller's log when it comes from
+// OnPodCreate during a restart (Volcano records no event for a pod-create
+// plugin error), so the user learns it here, with the object's name.
+func (c *Controller) reportForeignConfigMap(ctx context.Context, job *batch.Job) error {
+	name := jobplugin.ConfigMapName(job.Name, int(job.Status.Version))
+	cm, err := c.kube.CoreV1().ConfigMaps(job.Namespace).Get(ctx, name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil
+	case err != nil:
+		return fmt.Errorf("reading ConfigMap %s/%s of Paddle job %s: %w", job.Namespace, name, job.Name, err)
+	case metav1.IsControlledBy(cm, job):
+		return nil
+	}
+	owner := "no owner"
+	if ref := metav1.GetControllerOf(cm); ref != nil {
+		owner = fmt.Sprintf("%s %s (uid %s)", ref.Kind, ref.Name, ref.UID)
+	}
+	klog.InfoS("The ConfigMap name of a Paddle job's incarnation is taken", "job", klog.KObj(job), "configMap", name, "owner", owner)
+	c.recorder.Eventf(job, v1.EventTypeWarning, ConfigMapTakenReason,
+		"ConfigMap %s/%s already exists and does not belong to Paddle job %s/%s (it has %s): the job's pods of incarnation %d read their peer lists under that name, so they are not created; delete that ConfigMap or rename the job",
+		job.Namespace, name, job.Namespace, job.Name, owner, job.Status.Version)
+	return nil
 }

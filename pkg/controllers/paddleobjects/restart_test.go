@@ -2,8 +2,12 @@ package paddleobjects
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/tools/record"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -67,6 +71,52 @@ func TestResumeRestartWithoutPodGroup(t *testing.T) {
 			if cmd.Action != string(bus.SyncJobAction) || cmd.TargetObject == nil || cmd.TargetObject.Name != "wd" ||
 				cmd.TargetObject.Kind != "Job" || cmd.TargetObject.APIVersion != batch.SchemeGroupVersion.String() {
 				t.Fatalf("command %+v", cmd)
+			}
+		})
+	}
+}
+
+func TestReportForeignConfigMap(t *testing.T) {
+	yes := true
+	tests := []struct {
+		name      string
+		owner     []metav1.OwnerReference
+		wantEvent bool
+	}{
+		{name: "created by someone else", wantEvent: true},
+		{name: "owned by an earlier job of that name", owner: []metav1.OwnerReference{{APIVersion: "batch.volcano.sh/v1alpha1", Kind: "Job", Name: "wd", UID: "uid-old", Controller: &yes}}, wantEvent: true},
+		{name: "the job's own", owner: []metav1.OwnerReference{{APIVersion: "batch.volcano.sh/v1alpha1", Kind: "Job", Name: "wd", UID: "uid-wd", Controller: &yes}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			job := paddleJob("wd", batch.Restarting, 2)
+			job.Status.Version = 1
+			c, kube := newController(t, job)
+			rec := record.NewFakeRecorder(10)
+			c.recorder = rec
+			ctx := context.Background()
+			cm := &v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ml", Name: "wd-paddle-v1", OwnerReferences: tt.owner}}
+			if _, err := kube.CoreV1().ConfigMaps("ml").Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.reportForeignConfigMap(ctx, job); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case e := <-rec.Events:
+				if !tt.wantEvent {
+					t.Fatalf("event %q", e)
+				}
+				if !strings.Contains(e, ConfigMapTakenReason) || !strings.Contains(e, "ml/wd-paddle-v1") || !strings.Contains(e, "delete that ConfigMap or rename the job") {
+					t.Fatalf("event %q does not name the ConfigMap and the fix", e)
+				}
+			default:
+				if tt.wantEvent {
+					t.Fatal("no event")
+				}
+			}
+			if got, err := kube.CoreV1().ConfigMaps("ml").Get(ctx, cm.Name, metav1.GetOptions{}); err != nil || len(got.OwnerReferences) != len(tt.owner) {
+				t.Fatalf("the ConfigMap was changed: %+v %v", got, err)
 			}
 		})
 	}

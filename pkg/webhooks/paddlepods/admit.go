@@ -91,8 +91,10 @@ type Rule struct {
 type claim struct {
 	jobs   []string // job names from labels, annotations and owner references
 	paddle []string // paddle.volcano.sh/ keys
-	// fingerprint of every claim field, to tell an update that changes
-	// the claim from one that does not.
+	// parts are the claim fields, one string each; fingerprint joins
+	// them, to tell an update that changes the claim from one that does
+	// not.
+	parts       []string
 	fingerprint string
 }
 
@@ -132,6 +134,7 @@ func claimOf(pod *v1.Pod) claim {
 	sort.Strings(c.jobs)
 	sort.Strings(c.paddle)
 	sort.Strings(parts)
+	c.parts = parts
 	c.fingerprint = strings.Join(parts, "\n")
 	return c
 }
@@ -162,6 +165,11 @@ func (r *Rule) Admit(ctx context.Context, ar admissionv1.AdmissionReview) *admis
 		}
 		was = claimOf(&old)
 		if was.fingerprint == now.fingerprint {
+			return allow()
+		}
+		if removesOnly(was, now) && r.jobsGone(ctx, req.Namespace, was) {
+			// The garbage collector orphaning the pods of a Job deleted
+			// with --cascade=orphan: that job can no longer be moved.
 			return allow()
 		}
 	}
@@ -203,6 +211,36 @@ func (r *Rule) claimsPaddleJob(ctx context.Context, ns string, c claim) string {
 		}
 	}
 	return ""
+}
+
+// removesOnly reports whether now keeps a subset of was's claim fields.
+func removesOnly(was, now claim) bool {
+	have := make(map[string]bool, len(was.parts))
+	for _, p := range was.parts {
+		have[p] = true
+	}
+	for _, p := range now.parts {
+		if !have[p] {
+			return false
+		}
+	}
+	return true
+}
+
+// jobsGone reports whether every job a claim names is gone or being
+// deleted.
+func (r *Rule) jobsGone(ctx context.Context, ns string, c claim) bool {
+	ctx, cancel := context.WithTimeout(ctx, lookupTimeout)
+	defer cancel()
+	for _, name := range c.jobs {
+		job, err := r.Job(ctx, ns, name)
+		switch {
+		case apierrors.IsNotFound(err):
+		case err != nil || job.DeletionTimestamp == nil:
+			return false
+		}
+	}
+	return true
 }
 
 func podName(pod *v1.Pod, req *admissionv1.AdmissionRequest) string {

@@ -21,6 +21,7 @@ const ns = "ml"
 
 func testRule() *Rule {
 	jobs := map[string]*batch.Job{
+		"gone":  {ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "gone", UID: "uid-gone", DeletionTimestamp: &metav1.Time{}}, Spec: batch.JobSpec{Plugins: map[string][]string{"paddle": nil}}},
 		"wd":    {ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "wd", UID: "uid-wd"}, Spec: batch.JobSpec{Plugins: map[string][]string{"paddle": nil, "svc": nil}}},
 		"plain": {ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "plain", UID: "uid-plain"}, Spec: batch.JobSpec{Plugins: map[string][]string{"svc": nil}}},
 	}
@@ -116,6 +117,9 @@ func TestAdmit(t *testing.T) {
 		{"update that raises the version", review(admissionv1.Update, user, pod(all(forged, annotated(batch.JobVersion, "100"))), pod(forged)), `names Paddle job "wd"`},
 		{"update that adds the claim", review(admissionv1.Update, user, pod(labelled(batch.JobNameKey, "wd")), pod(nil)), `names Paddle job "wd"`},
 		{"update that drops the claim", review(admissionv1.Update, user, pod(nil), pod(labelled(batch.JobNameKey, "wd"))), `names Paddle job "wd"`},
+		{"orphaning the pods of a job being deleted", review(admissionv1.Update, "system:serviceaccount:kube-system:generic-garbage-collector", pod(labelled(batch.JobNameKey, "gone")), pod(all(ownedBy("gone"), labelled(batch.JobNameKey, "gone")))), ""},
+		{"orphaning the pods of a live job", review(admissionv1.Update, user, pod(labelled(batch.JobNameKey, "wd")), pod(all(ownedBy("wd"), labelled(batch.JobNameKey, "wd")))), `names Paddle job "wd"`},
+		{"moving a pod of a job being deleted to a live one", review(admissionv1.Update, user, pod(labelled(batch.JobNameKey, "wd")), pod(labelled(batch.JobNameKey, "gone"))), `names Paddle job "wd"`},
 		{"update by the job controller", review(admissionv1.Update, DefaultJobControllerUser, pod(all(forged, annotated(batch.JobVersion, "100"))), pod(forged)), ""},
 		{"delete", review(admissionv1.Delete, user, nil, pod(forged)), ""},
 		{"an undecodable pod", admissionv1.AdmissionReview{Request: &admissionv1.AdmissionRequest{Kind: metav1.GroupVersionKind{Kind: "Pod"}, Operation: admissionv1.Create, Object: runtime.RawExtension{Raw: []byte("{")}}}, "decoding the pod"},
