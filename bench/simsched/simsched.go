@@ -10,6 +10,7 @@ package simsched
 import (
 	"fmt"
 	"os"
+	"sync"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -30,6 +31,7 @@ import (
 	_ "volcano.sh/volcano/pkg/scheduler/actions"
 	_ "volcano.sh/volcano/pkg/scheduler/plugins"
 
+	"github.com/volcano-paddle/volcano-paddle/internal/fakeclients"
 	"github.com/volcano-paddle/volcano-paddle/pkg/gputopology"
 	_ "github.com/volcano-paddle/volcano-paddle/pkg/scheduler/plugins/paddle"
 )
@@ -126,7 +128,14 @@ func NewCache(c *Cluster) *Cache { return newCache(c, true) }
 // what a cache costs to build. For replays that build one per cycle.
 func NewSnapshotCache(c *Cluster) *Cache { return newCache(c, false) }
 
+// listAndWatch switches client-go's WatchListClient off once per process.
+var listAndWatch sync.Once
+
 func newCache(c *Cluster, run bool) *Cache {
+	// The mock cache's informers run over fake clientsets, which cannot
+	// stream a watch list: under client-go 0.35 (the Volcano v1.15.1
+	// build) they would wait for ever (internal/fakeclients).
+	listAndWatch.Do(fakeclients.ListAndWatch)
 	sc := cache.NewCustomMockSchedulerCache("volcano", nopBinder{}, nopEvictor{},
 		&util.FakeStatusUpdater{}, nil, &record.FakeRecorder{})
 	stop := make(chan struct{})

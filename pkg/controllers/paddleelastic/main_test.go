@@ -1,0 +1,15 @@
+package paddleelastic
+
+import (
+	"os"
+	"testing"
+
+	"github.com/volcano-paddle/volcano-paddle/internal/fakeclients"
+)
+
+// TestMain: the informers here run over fake clientsets, which cannot stream
+// a watch list (internal/fakeclients).
+func TestMain(m *testing.M) {
+	fakeclients.ListAndWatch()
+	os.Exit(m.Run())
+}
