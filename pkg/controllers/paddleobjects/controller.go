@@ -104,6 +104,15 @@ func (c *Controller) Initialize(opt *framework.ControllerOption) error {
 				c.queue.Add(job.Namespace + "/" + job.Name)
 			}
 		},
+		// A job that has just finished may have objects to remove
+		// (leftovers.go).
+		UpdateFunc: func(oldObj, newObj interface{}) {
+			old, ok1 := oldObj.(*batch.Job)
+			job, ok2 := newObj.(*batch.Job)
+			if ok1 && ok2 && usesPaddle(job) && finished[job.Status.State.Phase] && !finished[old.Status.State.Phase] {
+				c.queue.Add(job.Namespace + "/" + job.Name)
+			}
+		},
 	}); err != nil {
 		return err
 	}
@@ -202,6 +211,9 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	}
 	if !usesPaddle(job) || job.DeletionTimestamp != nil {
 		return nil
+	}
+	if finished[job.Status.State.Phase] {
+		return c.removeSvcLeftovers(ctx, job)
 	}
 	switch job.Status.State.Phase {
 	case batch.Pending, batch.Restarting:
