@@ -10,7 +10,9 @@
 // job lose their DNS names until the job restarts.
 //
 // It also resumes a Paddle job that a restart left without a PodGroup
-// (restart.go): a race in Volcano's job controller.
+// (restart.go: a race in Volcano's job controller), names a foreign
+// ConfigMap that holds a job's next incarnation name (restart.go), and
+// removes what Volcano's svc plugin left of a rejected job (leftovers.go).
 package paddleobjects
 
 import (
