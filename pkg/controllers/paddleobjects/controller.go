@@ -10,7 +10,9 @@
 // job lose their DNS names until the job restarts.
 //
 // It also resumes a Paddle job that a restart left without a PodGroup
-// (restart.go): a race in Volcano's job controller.
+// (restart.go: a race in Volcano's job controller), names a foreign
+// ConfigMap that holds a job's next incarnation name (restart.go), and
+// removes what Volcano's svc plugin left of a rejected job (leftovers.go).
 package paddleobjects
 
 import (
@@ -101,6 +103,15 @@ func (c *Controller) Initialize(opt *framework.ControllerOption) error {
 		// deleted while the controller was down comes back too.
 		AddFunc: func(obj interface{}) {
 			if job, ok := obj.(*batch.Job); ok && usesPaddle(job) {
+				c.queue.Add(job.Namespace + "/" + job.Name)
+			}
+		},
+		// A job that has just finished may have objects to remove
+		// (leftovers.go).
+		UpdateFunc: func(oldObj, newObj interface{}) {
+			old, ok1 := oldObj.(*batch.Job)
+			job, ok2 := newObj.(*batch.Job)
+			if ok1 && ok2 && usesPaddle(job) && finished[job.Status.State.Phase] && !finished[old.Status.State.Phase] {
 				c.queue.Add(job.Namespace + "/" + job.Name)
 			}
 		},
@@ -202,6 +213,9 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	}
 	if !usesPaddle(job) || job.DeletionTimestamp != nil {
 		return nil
+	}
+	if finished[job.Status.State.Phase] {
+		return c.removeSvcLeftovers(ctx, job)
 	}
 	switch job.Status.State.Phase {
 	case batch.Pending, batch.Restarting:
