@@ -39,12 +39,12 @@ func ValidateJob(job *batch.Job, a *Args) (*Layout, field.ErrorList) {
 		return nil, errs
 	}
 	errs = append(errs, validateHostnames(job)...)
-	errs = append(errs, validateListSizes(l)...)
-	if len(errs) > 0 {
+	facts, sizeErrs := checkListSizes(l)
+	if errs = append(errs, sizeErrs...); len(errs) > 0 {
 		return nil, errs
 	}
-	errs = append(errs, validateTemplateEnv(job, l)...)
-	if len(errs) > 0 {
+	l = decideLayout(l, facts)
+	if errs = validateTemplateEnv(job, l); len(errs) > 0 {
 		return nil, errs
 	}
 	return l, nil
@@ -104,41 +104,54 @@ func validateHostnames(job *batch.Job) field.ErrorList {
 	return errs
 }
 
-// validateListSizes: every list reaches Paddle as one environment string,
+// listFacts is what checkListSizes found out about a job's lists: which
+// optional lists are too long to reach a process, and whether the barrier
+// list fits only when it names the pservers alone. decideLayout turns the
+// facts into the layout the pods are built from; Warnings tells the user.
+type listFacts struct {
+	omitted       map[string]bool
+	narrowBarrier bool
+}
+
+// checkListSizes: every list reaches Paddle as one environment string,
 // which Linux caps at MAX_ARG_STRLEN; a longer one makes every container
 // fail at exec ("argument list too long") after the whole gang was
 // scheduled. Sizes are those of the incarnation with the longest names. A
 // list a mode cannot do without rejects the job; an optional one (a PS job
-// of thousands of trainers) is left out of the pods, and the entry points
-// that read it are unavailable for that job (Warnings says which).
+// of thousands of trainers) is to be left out of the pods, and the entry
+// points that read it are unavailable for that job (Warnings says which).
+// It reads l and writes nothing.
 //
 // The ConfigMap holding the lists stays far below its 1 MiB limit as a
 // consequence: at most six lists of at most MAX_ARG_STRLEN each
 // (TestConfigMapBound).
-func validateListSizes(l *Layout) field.ErrorList {
+func checkListSizes(l *Layout) (listFacts, field.ErrorList) {
 	const fix = "the lists grow with replicas and name length: use shorter job and task names, or fewer replicas"
 	var errs field.ErrorList
+	var f listFacts
 	optional := l.optionalLists()
-	l.omitted, l.narrowBarrier = nil, false
-	tooLong := func(key string) (int, bool) {
-		n := len(key) + 1 + len(l.worstCase().list(key))
+	worst := l.worstCase()
+	worst.sizes = listFacts{}
+	tooLong := func(w *Layout, key string) (int, bool) {
+		n := len(key) + 1 + len(w.list(key))
 		return n, n > maxEnvStringBytes
 	}
 	for _, key := range l.lists() {
-		n, over := tooLong(key)
+		n, over := tooLong(worst, key)
 		if !over {
 			continue
 		}
 		switch {
 		case optional[key]:
-			if l.omitted == nil {
-				l.omitted = map[string]bool{}
+			if f.omitted == nil {
+				f.omitted = map[string]bool{}
 			}
-			l.omitted[key] = true
+			f.omitted[key] = true
 			continue
 		case key == listBarrierHosts && l.Mode == paddleapi.ModePS:
-			l.narrowBarrier = true
-			if n, over = tooLong(key); !over {
+			f.narrowBarrier = true
+			narrow := worst.withLists(listFacts{narrowBarrier: true})
+			if n, over = tooLong(narrow, key); !over {
 				continue
 			}
 		}
@@ -146,8 +159,13 @@ func validateListSizes(l *Layout) field.ErrorList {
 			fmt.Sprintf("%s would be %d bytes, over the %d bytes Linux allows one environment string (MAX_ARG_STRLEN), so no container of the job could start; %s",
 				key, n, maxEnvStringBytes, fix)))
 	}
-	return errs
+	return f, errs
 }
+
+// decideLayout is the layout the pods are built from, given what the
+// checks found: lists too long are left out, and a too-long barrier list
+// names the pservers only. l itself is left as it was.
+func decideLayout(l *Layout, f listFacts) *Layout { return l.withLists(f) }
 
 // validateTemplateEnv checks variables the template sets itself. The plugin
 // never overwrites them, so one that disagrees with the plugin's value would
