@@ -150,6 +150,27 @@ func TestAdmitWarnings(t *testing.T) {
 	}
 }
 
+// The size warnings the controller computes for a 1 ps + 10,000 trainer
+// job (trainer lists left out, barrier narrowed to the pservers) reach
+// `kubectl apply` through the admission response (issue 24).
+func TestAdmitShowsSizeWarnings(t *testing.T) {
+	j := job(map[string][]string{"paddle": nil}, map[string]int32{"ps": 1, "worker": 10000})
+	j.Spec.Tasks[1].Policies = []batch.LifecyclePolicy{{Event: bus.TaskCompletedEvent, Action: bus.CompleteJobAction}}
+	resp := Admit(context.Background(), review(admissionv1.Create, j, nil))
+	if !resp.Allowed {
+		t.Fatalf("denied: %v", resp.Result)
+	}
+	all := strings.Join(resp.Warnings, "\n")
+	for _, want := range []string{
+		"spec.tasks[1]: the barrier init container waits for the 1 pservers only",
+		"spec.tasks[1]: the trainer lists of 10000 trainers exceed what Linux lets one environment variable hold",
+	} {
+		if !strings.Contains(all, want) {
+			t.Errorf("warnings lack %q:\n%s", want, all)
+		}
+	}
+}
+
 // The mutating admission gives a PS job's trainers TaskCompleted ->
 // CompleteJob, unless turned off or the task has its own TaskCompleted.
 func TestMutate(t *testing.T) {

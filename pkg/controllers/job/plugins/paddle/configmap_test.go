@@ -310,7 +310,7 @@ func TestLargeJobs(t *testing.T) {
 	if resolved.sizes.narrowBarrier || resolved.sizes.omitted != nil || resolved.Mode != before.Mode {
 		t.Errorf("checkListSizes changed the layout it checked: %+v", resolved.sizes)
 	}
-	if w := l.Warnings(); len(w) != 2 || !strings.Contains(w[1], "python train.py") || !strings.Contains(w[0], "pservers only") {
+	if w := sizeWarnings(l); len(w) != 2 || !strings.Contains(w[1], "python train.py") || !strings.Contains(w[0], "pservers only") {
 		t.Errorf("warnings: %q", w)
 	}
 	env := envOf(&podNamed(t, pods, "ctr-trainer-9999").Spec.Containers[0])

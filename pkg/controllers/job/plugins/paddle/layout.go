@@ -364,21 +364,6 @@ func (l *Layout) listPath(key string) *field.Path {
 	return tasks.Index(r.TaskIndex)
 }
 
-// Warnings are what a user should know about an accepted job: the entry
-// points its size rules out.
-func (l *Layout) Warnings() []string {
-	var out []string
-	if l.sizes.narrowBarrier {
-		out = append(out, fmt.Sprintf("the barrier init container waits for the %d pservers only: the names of all %d pods exceed what Linux lets one environment variable hold (MAX_ARG_STRLEN, 128 KiB)",
-			l.PServer.Replicas, l.PServer.Replicas+l.Trainer.Replicas))
-	}
-	if l.sizes.omitted[listTrainerHosts] || l.sizes.omitted[listTrainerEndpoints] {
-		out = append(out, fmt.Sprintf("the trainer lists of %d trainers exceed what Linux lets one environment variable hold (MAX_ARG_STRLEN, 128 KiB), so pods get no PADDLE_TRAINERS, PADDLE_TRAINER_ENDPOINTS, PADDLE_TRAINERS_ENDPOINTS or PADDLE_TRAINER_IPS: start Paddle with `python train.py` (role maker) or the Fluid CTR image; fleetrun and python -m paddle.distributed.launch need those lists in PS mode",
-			l.Trainer.Replicas))
-	}
-	return out
-}
-
 // resolveLayout finds the role tasks and the mode. It reports every problem
 // with the field to change.
 func resolveLayout(job *batch.Job, a *Args) (*Layout, field.ErrorList) {

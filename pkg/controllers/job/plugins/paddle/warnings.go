@@ -14,11 +14,13 @@ import (
 )
 
 // Warnings lists what is valid but risky in a Paddle job that passed
-// ValidateJob (l is its layout). The admission webhook returns them in the
-// `warnings` of its response, which kubectl prints; each names the field
-// and the fix.
+// ValidateJob (l is its layout), and the entry points its size rules out.
+// It is the one place warnings are computed: the admission webhook returns
+// them in the `warnings` of its response, which kubectl prints, and the
+// controller logs them when it accepts the job. Each names the field and
+// the fix.
 func Warnings(job *batch.Job, l *Layout) []string {
-	var out []string
+	out := sizeWarnings(l)
 	tasks := "spec.tasks"
 	roles := l.roles()
 
@@ -70,6 +72,21 @@ func Warnings(job *batch.Job, l *Layout) []string {
 	if (l.Mode == paddleapi.ModePS || l.Mode == paddleapi.ModeHeterPS) && !hasPolicy(job.Spec.Tasks[l.Trainer.TaskIndex].Policies, bus.TaskCompletedEvent, bus.CompleteJobAction) {
 		out = append(out, fmt.Sprintf("%s[%d].policies: no TaskCompleted -> CompleteJob on the trainer task %q; parameter servers never exit on their own, so the job would run forever after training ends",
 			tasks, l.Trainer.TaskIndex, l.Trainer.TaskName))
+	}
+	return out
+}
+
+// sizeWarnings: the lists checkListSizes found too long to reach a process,
+// and which entry points their absence rules out.
+func sizeWarnings(l *Layout) []string {
+	var out []string
+	if l.sizes.narrowBarrier {
+		out = append(out, fmt.Sprintf("%s: the barrier init container waits for the %d pservers only: the names of all %d pods exceed what Linux lets one environment variable hold (MAX_ARG_STRLEN, 128 KiB)",
+			l.listPath(listTrainerHosts), l.PServer.Replicas, l.PServer.Replicas+l.Trainer.Replicas))
+	}
+	if l.sizes.omitted[listTrainerHosts] || l.sizes.omitted[listTrainerEndpoints] {
+		out = append(out, fmt.Sprintf("%s: the trainer lists of %d trainers exceed what Linux lets one environment variable hold (MAX_ARG_STRLEN, 128 KiB), so pods get no PADDLE_TRAINERS, PADDLE_TRAINER_ENDPOINTS, PADDLE_TRAINERS_ENDPOINTS or PADDLE_TRAINER_IPS: start Paddle with `python train.py` (role maker) or the Fluid CTR image; fleetrun and python -m paddle.distributed.launch need those lists in PS mode",
+			l.listPath(listTrainerHosts), l.Trainer.Replicas))
 	}
 	return out
 }
