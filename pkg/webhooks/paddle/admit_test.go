@@ -18,22 +18,23 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 	bus "volcano.sh/apis/pkg/apis/bus/v1alpha1"
+
+	"github.com/volcano-paddle/volcano-paddle/internal/testbuilders"
 )
 
+// job is a job "wd" with the plugins given and tasks ps and worker of the
+// replicas given (testbuilders).
 func job(plugins map[string][]string, tasks map[string]int32) *batch.Job {
-	j := &batch.Job{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "batch.volcano.sh/v1alpha1", Kind: "Job"},
-		ObjectMeta: metav1.ObjectMeta{Name: "wd"},
-		Spec:       batch.JobSpec{SchedulerName: "volcano", Plugins: plugins},
+	w := testbuilders.MakeJob("", "wd")
+	for name, args := range plugins {
+		w.Plugin(name, args...)
 	}
 	for _, name := range []string{"ps", "worker"} {
 		if n, ok := tasks[name]; ok {
-			j.Spec.Tasks = append(j.Spec.Tasks, batch.TaskSpec{Name: name, Replicas: n, Template: v1.PodTemplateSpec{
-				Spec: v1.PodSpec{RestartPolicy: v1.RestartPolicyNever, Containers: []v1.Container{{Name: "paddle", Image: "paddle"}}}}})
-			j.Spec.MinAvailable += n
+			w.Task(testbuilders.MakeTask(name, n))
 		}
 	}
-	return j
+	return w.Obj()
 }
 
 func review(op admissionv1.Operation, obj, old *batch.Job) admissionv1.AdmissionReview {
