@@ -1,6 +1,7 @@
 package paddle
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"strings"
@@ -22,6 +23,13 @@ const maxEnvStringBytes = 131072
 // plugin needs to produce pods that pass every check Paddle makes. Errors
 // name the field and say how to fix it.
 func ValidateJob(job *batch.Job, a *Args) (*Layout, field.ErrorList) {
+	return ValidateJobContext(context.Background(), job, a)
+}
+
+// ValidateJobContext is ValidateJob that stops when ctx ends (the
+// admission request's budget, or its client leaving), with an error
+// that says so.
+func ValidateJobContext(ctx context.Context, job *batch.Job, a *Args) (*Layout, field.ErrorList) {
 	if errs := validateLimits(job, a); len(errs) > 0 { // limits.go: before anything is built per replica
 		return nil, errs
 	}
@@ -44,7 +52,7 @@ func ValidateJob(job *batch.Job, a *Args) (*Layout, field.ErrorList) {
 		return nil, errs
 	}
 	l = decideLayout(l, facts)
-	if errs = validateTemplateEnv(job, l); len(errs) > 0 {
+	if errs = validateTemplateEnv(ctx, job, l); len(errs) > 0 {
 		return nil, errs
 	}
 	return l, nil
@@ -172,56 +180,78 @@ func decideLayout(l *Layout, f listFacts) *Layout { return l.withLists(f) }
 // break a check inside Paddle (a pserver's POD_IP:PADDLE_PORT must be in the
 // list, ids must match list positions...): reject it with the value to use.
 // A value that changes with the incarnation (a host name, a list) cannot be
-// fixed in a template at all. Linear in the replicas: a pod's env holds
-// lists by reference, and a list is built at most once.
-func validateTemplateEnv(job *batch.Job, l *Layout) field.ErrorList {
+// fixed in a template at all.
+//
+// Linear in replicas x (Paddle variables + the template's Paddle entries):
+// each replica's env is built once for all containers, lists are held by
+// reference, and validateLimits has refused a Paddle name given twice in a
+// container and more than MaxEnvPerContainer entries. It stops when ctx ends.
+func validateTemplateEnv(ctx context.Context, job *batch.Job, l *Layout) field.ErrorList {
 	var errs field.ErrorList
 	next := l.At(l.Incarnation + 1)
 	for _, r := range l.roles() {
 		ts := &job.Spec.Tasks[r.TaskIndex]
 		spec := field.NewPath("spec", "tasks").Index(r.TaskIndex).Child("template", "spec")
+		type entry struct {
+			e    *v1.EnvVar
+			path *field.Path
+			done bool // reported, or not a variable of this mode
+		}
+		var entries []*entry
 		for ci := range ts.Template.Spec.Containers {
 			c := &ts.Template.Spec.Containers[ci]
-			if !setsContractEnv(c) {
-				continue
-			}
-			for ei, e := range c.Env {
-				if !contractEnvNames[e.Name] {
-					continue
-				}
-				path := spec.Child("containers").Index(ci).Child("env").Index(ei)
-				// The first replica whose value differs is enough to report.
-				for idx := 0; idx < r.Replicas; idx++ {
-					w, ok := envValue(l.roleEnv(r, idx), e.Name)
-					if !ok {
-						// Not a variable of this mode (e.g. PADDLE_MASTER in
-						// a PS job): the user's value is left alone.
-						break
-					}
-					pod := paddleapi.PodName(job.Name, r.TaskName, idx)
-					need := strconv.Quote(w.value)
-					if w.list != "" {
-						need = "the job's list (" + w.list + ")"
-					}
-					restart := ""
-					if w.list != "" || w != mustEnvValue(next.roleEnv(r, idx), e.Name) {
-						restart = "; it names the job's pods, whose host names change when the whole job restarts (-v<job version>), so no template value fits"
-					}
-					have := strconv.Quote(e.Value)
-					if e.ValueFrom != nil {
-						have = "from " + valueFromString(e.ValueFrom)
-					}
-					if e.ValueFrom != nil || restart != "" || e.Value != w.value {
-						errs = append(errs, field.Invalid(path, e.Name,
-							fmt.Sprintf("%s is %s here, but Paddle needs %s in pod %s%s; remove it from the template (the plugin sets it)%s",
-								e.Name, have, need, pod, restart, envHint(e.Name))))
-						break
-					}
+			for ei := range c.Env {
+				if contractEnvNames[c.Env[ei].Name] {
+					entries = append(entries, &entry{e: &c.Env[ei], path: spec.Child("containers").Index(ci).Child("env").Index(ei)})
 				}
 			}
 		}
+		// The first replica whose value differs is enough to report.
+		for idx := 0; idx < r.Replicas && len(entries) > 0; idx++ {
+			if idx%256 == 0 && ctx.Err() != nil {
+				return append(errs, field.InternalError(spec.Child("containers"),
+					fmt.Errorf("checking the env of %d replicas of task %q stopped: %w", r.Replicas, r.TaskName, ctx.Err())))
+			}
+			env, nextEnv := l.roleEnv(r, idx), next.roleEnv(r, idx)
+			left := entries[:0]
+			for _, en := range entries {
+				if err := checkTemplateVar(job, r, idx, en.e, en.path, env, nextEnv); err != nil {
+					errs = append(errs, err)
+				} else if _, ok := envValue(env, en.e.Name); ok {
+					left = append(left, en)
+				} // else: not a variable of this mode (e.g. PADDLE_MASTER in a PS job): the user's value is left alone
+			}
+			entries = left
+		}
 	}
 	return errs
+}
+
+// checkTemplateVar compares one template variable with the value of
+// replica idx; nil when it agrees or the mode has no such variable.
+func checkTemplateVar(job *batch.Job, r *RoleTask, idx int, e *v1.EnvVar, path *field.Path, env, nextEnv []envVar) *field.Error {
+	w, ok := envValue(env, e.Name)
+	if !ok {
+		return nil
+	}
+	need := strconv.Quote(w.value)
+	if w.list != "" {
+		need = "the job's list (" + w.list + ")"
+	}
+	restart := ""
+	if w.list != "" || w != mustEnvValue(nextEnv, e.Name) {
+		restart = "; it names the job's pods, whose host names change when the whole job restarts (-v<job version>), so no template value fits"
+	}
+	have := strconv.Quote(e.Value)
+	if e.ValueFrom != nil {
+		have = "from " + valueFromString(e.ValueFrom)
+	}
+	if e.ValueFrom == nil && restart == "" && e.Value == w.value {
+		return nil
+	}
+	return field.Invalid(path, e.Name,
+		fmt.Sprintf("%s is %s here, but Paddle needs %s in pod %s%s; remove it from the template (the plugin sets it)%s",
+			e.Name, have, need, paddleapi.PodName(job.Name, r.TaskName, idx), restart, envHint(e.Name)))
 }
 
 func envValue(env []envVar, name string) (envVar, bool) {
@@ -236,15 +266,6 @@ func envValue(env []envVar, name string) (envVar, bool) {
 func mustEnvValue(env []envVar, name string) envVar {
 	v, _ := envValue(env, name)
 	return v
-}
-
-func setsContractEnv(c *v1.Container) bool {
-	for _, e := range c.Env {
-		if contractEnvNames[e.Name] {
-			return true
-		}
-	}
-	return false
 }
 
 // contractEnvNames are the names the entry points set (env.go), which
