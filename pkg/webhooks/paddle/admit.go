@@ -158,8 +158,10 @@ func Admit(ctx context.Context, ar admissionv1.AdmissionReview) *admissionv1.Adm
 	return resp
 }
 
-// Mutate applies paddle.Defaults to a valid Paddle job at creation. It
-// never denies: what is wrong is the validating admission's to say.
+// Mutate applies paddle.Defaults to a valid Paddle job at creation, with a
+// warning for each field it sets (kubectl prints the warnings of mutating
+// admissions too). It never denies: what is wrong is the validating
+// admission's to say.
 func Mutate(ctx context.Context, ar admissionv1.AdmissionReview) *admissionv1.AdmissionResponse {
 	if ar.Request.Operation != admissionv1.Create {
 		return allowed()
@@ -172,9 +174,15 @@ func Mutate(ctx context.Context, ar admissionv1.AdmissionReview) *admissionv1.Ad
 	if len(errs) > 0 {
 		return allowed()
 	}
-	ops := jobplugin.Defaults(d.job, d.args, layout)
-	if len(ops) == 0 {
+	defaults := jobplugin.Defaults(d.job, d.args, layout)
+	if len(defaults) == 0 {
 		return allowed()
+	}
+	ops := make([]jobplugin.PatchOperation, len(defaults))
+	var warnings []string
+	for i, df := range defaults {
+		ops[i] = df.Patch
+		warnings = append(warnings, df.Warning)
 	}
 	patch, err := json.Marshal(ops)
 	if err != nil {
@@ -182,7 +190,7 @@ func Mutate(ctx context.Context, ar admissionv1.AdmissionReview) *admissionv1.Ad
 	}
 	klog.V(3).InfoS("Defaulted Paddle job", "job", klog.KObj(d.job), "patch", string(patch))
 	pt := admissionv1.PatchTypeJSONPatch
-	return &admissionv1.AdmissionResponse{Allowed: true, Patch: patch, PatchType: &pt}
+	return &admissionv1.AdmissionResponse{Allowed: true, Patch: patch, PatchType: &pt, Warnings: warnings}
 }
 
 // precheck runs the checks linear in the size of the request

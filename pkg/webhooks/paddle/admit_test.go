@@ -202,10 +202,15 @@ func TestMutate(t *testing.T) {
 				t.Fatalf("mutating admission denied: %v", resp.Result)
 			}
 			if tc.want == nil {
-				if resp.Patch != nil {
-					t.Fatalf("patched: %s", resp.Patch)
+				if resp.Patch != nil || len(resp.Warnings) != 0 {
+					t.Fatalf("patched: %s, warnings %q", resp.Patch, resp.Warnings)
 				}
 				return
+			}
+			// Every defaulted field is said (issue 28, item 5).
+			if len(resp.Warnings) != 1 || !strings.Contains(resp.Warnings[0], `spec.tasks[1].policies: added TaskCompleted -> CompleteJob on the trainer task "worker"`) ||
+				!strings.Contains(resp.Warnings[0], "--trainer-completes-job=false") {
+				t.Errorf("warnings of the defaulted policy: %q", resp.Warnings)
 			}
 			got := applyPatch(t, tc.job, resp.Patch)
 			gotP, _ := json.Marshal(got.Spec.Tasks[1].Policies)
