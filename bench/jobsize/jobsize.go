@@ -149,7 +149,7 @@ func measure(ctx context.Context, c *localcluster.Cluster, trainers int, timeout
 			return fail(errs.ToAggregate())
 		}
 	}
-	r.Warnings = l.Warnings()
+	r.Warnings = jobplugin.Warnings(job, l)
 
 	seen := watchPods(ctx, c, ns)
 	defer seen.stop()

@@ -71,14 +71,16 @@ func init() {
 	for _, s := range []struct {
 		svc   *router.AdmissionService
 		admit admitFunc
-	}{{validating, Admit}, {mutating, Mutate}} {
+		pre   precheckFunc
+	}{{validating, Admit, func(ar admissionv1.AdmissionReview) *admissionv1.AdmissionResponse { return precheck(ar, false) }},
+		{mutating, Mutate, func(ar admissionv1.AdmissionReview) *admissionv1.AdmissionResponse { return precheck(ar, true) }}} {
 		if err := router.RegisterAdmission(s.svc); err != nil {
 			panic(err)
 		}
 		// RegisterAdmission installs Volcano's router.Serve, which reads
 		// the whole body and gives the admission no context; ours bounds
 		// the request and drops the work when its client leaves (serve.go).
-		s.svc.Handler = router.AdmissionHandler(Handler(s.admit))
+		s.svc.Handler = router.AdmissionHandler(HandlerWithPrecheck(s.pre, s.admit))
 	}
 }
 
@@ -138,7 +140,10 @@ func Admit(ctx context.Context, ar admissionv1.AdmissionReview) *admissionv1.Adm
 	if err := ctx.Err(); err != nil {
 		return budgetExceeded(jobRef(d.job), err)
 	}
-	layout, errs := jobplugin.ValidateJob(d.job, d.args)
+	layout, errs := jobplugin.ValidateJobContext(ctx, d.job, d.args)
+	if err := ctx.Err(); err != nil {
+		return budgetExceeded(jobRef(d.job), err)
+	}
 	if len(errs) == 0 && old != nil {
 		if err := ctx.Err(); err != nil {
 			return budgetExceeded(jobRef(d.job), err)
@@ -153,8 +158,10 @@ func Admit(ctx context.Context, ar admissionv1.AdmissionReview) *admissionv1.Adm
 	return resp
 }
 
-// Mutate applies paddle.Defaults to a valid Paddle job at creation. It
-// never denies: what is wrong is the validating admission's to say.
+// Mutate applies paddle.Defaults to a valid Paddle job at creation, with a
+// warning for each field it sets (kubectl prints the warnings of mutating
+// admissions too). It never denies: what is wrong is the validating
+// admission's to say.
 func Mutate(ctx context.Context, ar admissionv1.AdmissionReview) *admissionv1.AdmissionResponse {
 	if ar.Request.Operation != admissionv1.Create {
 		return allowed()
@@ -163,13 +170,19 @@ func Mutate(ctx context.Context, ar admissionv1.AdmissionReview) *admissionv1.Ad
 	if err != nil || d == nil || len(d.errs) > 0 || ctx.Err() != nil {
 		return allowed()
 	}
-	layout, errs := jobplugin.ValidateJob(d.job, d.args)
+	layout, errs := jobplugin.ValidateJobContext(ctx, d.job, d.args)
 	if len(errs) > 0 {
 		return allowed()
 	}
-	ops := jobplugin.Defaults(d.job, d.args, layout)
-	if len(ops) == 0 {
+	defaults := jobplugin.Defaults(d.job, d.args, layout)
+	if len(defaults) == 0 {
 		return allowed()
+	}
+	ops := make([]jobplugin.PatchOperation, len(defaults))
+	var warnings []string
+	for i, df := range defaults {
+		ops[i] = df.Patch
+		warnings = append(warnings, df.Warning)
 	}
 	patch, err := json.Marshal(ops)
 	if err != nil {
@@ -177,7 +190,40 @@ func Mutate(ctx context.Context, ar admissionv1.AdmissionReview) *admissionv1.Ad
 	}
 	klog.V(3).InfoS("Defaulted Paddle job", "job", klog.KObj(d.job), "patch", string(patch))
 	pt := admissionv1.PatchTypeJSONPatch
-	return &admissionv1.AdmissionResponse{Allowed: true, Patch: patch, PatchType: &pt}
+	return &admissionv1.AdmissionResponse{Allowed: true, Patch: patch, PatchType: &pt, Warnings: warnings}
+}
+
+// precheck runs the checks linear in the size of the request
+// (paddle.CheckLimits) before the request waits for a slot, so that an
+// oversized or malformed job is refused at once and never holds one. It
+// returns nil when the full admission should run. The mutating admission
+// never denies: a job precheck refuses is allowed unchanged there, and
+// the validating admission refuses it.
+func precheck(ar admissionv1.AdmissionReview, mutating bool) *admissionv1.AdmissionResponse {
+	if mutating && ar.Request.Operation != admissionv1.Create {
+		return allowed()
+	}
+	d, err := decode(ar)
+	switch {
+	case err != nil && mutating, d == nil && err == nil:
+		return allowed()
+	case err != nil:
+		return util.ToAdmissionResponse(err)
+	case len(d.errs) > 0 && mutating:
+		return allowed()
+	case len(d.errs) > 0 && ar.Request.Operation == admissionv1.Create:
+		return deny(d.job, d.errs)
+	}
+	errs := jobplugin.CheckLimits(d.job, d.args)
+	switch {
+	case len(errs) == 0:
+		return nil
+	case mutating:
+		return allowed()
+	case ar.Request.Operation == admissionv1.Update:
+		return nil // Admit decides: an update that leaves the spec alone is never refused
+	}
+	return deny(d.job, errs)
 }
 
 func allowed() *admissionv1.AdmissionResponse { return &admissionv1.AdmissionResponse{Allowed: true} }

@@ -18,22 +18,23 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 	bus "volcano.sh/apis/pkg/apis/bus/v1alpha1"
+
+	"github.com/volcano-paddle/volcano-paddle/internal/testbuilders"
 )
 
+// job is a job "wd" with the plugins given and tasks ps and worker of the
+// replicas given (testbuilders).
 func job(plugins map[string][]string, tasks map[string]int32) *batch.Job {
-	j := &batch.Job{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "batch.volcano.sh/v1alpha1", Kind: "Job"},
-		ObjectMeta: metav1.ObjectMeta{Name: "wd"},
-		Spec:       batch.JobSpec{SchedulerName: "volcano", Plugins: plugins},
+	w := testbuilders.MakeJob("", "wd")
+	for name, args := range plugins {
+		w.Plugin(name, args...)
 	}
 	for _, name := range []string{"ps", "worker"} {
 		if n, ok := tasks[name]; ok {
-			j.Spec.Tasks = append(j.Spec.Tasks, batch.TaskSpec{Name: name, Replicas: n, Template: v1.PodTemplateSpec{
-				Spec: v1.PodSpec{RestartPolicy: v1.RestartPolicyNever, Containers: []v1.Container{{Name: "paddle", Image: "paddle"}}}}})
-			j.Spec.MinAvailable += n
+			w.Task(testbuilders.MakeTask(name, n))
 		}
 	}
-	return j
+	return w.Obj()
 }
 
 func review(op admissionv1.Operation, obj, old *batch.Job) admissionv1.AdmissionReview {
@@ -150,6 +151,27 @@ func TestAdmitWarnings(t *testing.T) {
 	}
 }
 
+// The size warnings the controller computes for a 1 ps + 10,000 trainer
+// job (trainer lists left out, barrier narrowed to the pservers) reach
+// `kubectl apply` through the admission response (issue 24).
+func TestAdmitShowsSizeWarnings(t *testing.T) {
+	j := job(map[string][]string{"paddle": nil}, map[string]int32{"ps": 1, "worker": 10000})
+	j.Spec.Tasks[1].Policies = []batch.LifecyclePolicy{{Event: bus.TaskCompletedEvent, Action: bus.CompleteJobAction}}
+	resp := Admit(context.Background(), review(admissionv1.Create, j, nil))
+	if !resp.Allowed {
+		t.Fatalf("denied: %v", resp.Result)
+	}
+	all := strings.Join(resp.Warnings, "\n")
+	for _, want := range []string{
+		"spec.tasks[1]: the barrier init container waits for the 1 pservers only",
+		"spec.tasks[1]: the trainer lists of 10000 trainers exceed what Linux lets one environment variable hold",
+	} {
+		if !strings.Contains(all, want) {
+			t.Errorf("warnings lack %q:\n%s", want, all)
+		}
+	}
+}
+
 // The mutating admission gives a PS job's trainers TaskCompleted ->
 // CompleteJob, unless turned off or the task has its own TaskCompleted.
 func TestMutate(t *testing.T) {
@@ -180,10 +202,15 @@ func TestMutate(t *testing.T) {
 				t.Fatalf("mutating admission denied: %v", resp.Result)
 			}
 			if tc.want == nil {
-				if resp.Patch != nil {
-					t.Fatalf("patched: %s", resp.Patch)
+				if resp.Patch != nil || len(resp.Warnings) != 0 {
+					t.Fatalf("patched: %s, warnings %q", resp.Patch, resp.Warnings)
 				}
 				return
+			}
+			// Every defaulted field is said (issue 28, item 5).
+			if len(resp.Warnings) != 1 || !strings.Contains(resp.Warnings[0], `spec.tasks[1].policies: added TaskCompleted -> CompleteJob on the trainer task "worker"`) ||
+				!strings.Contains(resp.Warnings[0], "--trainer-completes-job=false") {
+				t.Errorf("warnings of the defaulted policy: %q", resp.Warnings)
 			}
 			got := applyPatch(t, tc.job, resp.Patch)
 			gotP, _ := json.Marshal(got.Spec.Tasks[1].Policies)

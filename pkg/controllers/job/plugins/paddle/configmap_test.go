@@ -299,7 +299,18 @@ func TestLargeJobs(t *testing.T) {
 	if len(errs) > 0 {
 		t.Fatal(errs)
 	}
-	if w := l.Warnings(); len(w) != 2 || !strings.Contains(w[1], "python train.py") || !strings.Contains(w[0], "pservers only") {
+	// Checking is pure: the facts it returns decide a new layout, and the
+	// resolved layout it was given is left as it was.
+	resolved, _ := resolveLayout(ps, a)
+	before := *resolved
+	facts, errs := checkListSizes(resolved)
+	if len(errs) > 0 || !facts.narrowBarrier || !facts.omitted[listTrainerHosts] {
+		t.Errorf("list facts of a 10,000-trainer PS job: %+v %v", facts, errs)
+	}
+	if resolved.sizes.narrowBarrier || resolved.sizes.omitted != nil || resolved.Mode != before.Mode {
+		t.Errorf("checkListSizes changed the layout it checked: %+v", resolved.sizes)
+	}
+	if w := sizeWarnings(l); len(w) != 2 || !strings.Contains(w[1], "python train.py") || !strings.Contains(w[0], "pservers only") {
 		t.Errorf("warnings: %q", w)
 	}
 	env := envOf(&podNamed(t, pods, "ctr-trainer-9999").Spec.Containers[0])

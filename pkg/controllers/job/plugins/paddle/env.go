@@ -29,9 +29,9 @@ const (
 	EnvPServerEndpoints = "PADDLE_PSERVERS_IP_PORT_LIST"
 	EnvPServerID        = "PADDLE_PSERVER_ID"
 
-	EnvWithGloo        = "PADDLE_WITH_GLOO"
-	EnvGlooRendezvous  = "PADDLE_GLOO_RENDEZVOUS"
-	EnvGlooHTTPEnpoint = "PADDLE_GLOO_HTTP_ENDPOINT"
+	EnvWithGloo         = "PADDLE_WITH_GLOO"
+	EnvGlooRendezvous   = "PADDLE_GLOO_RENDEZVOUS"
+	EnvGlooHTTPEndpoint = "PADDLE_GLOO_HTTP_ENDPOINT"
 
 	EnvMaster = "PADDLE_MASTER"
 	EnvNNodes = "PADDLE_NNODES"
@@ -167,7 +167,7 @@ var entryPoints = []entryPoint{
 			if a.Gloo > 0 {
 				// pserver 0 serves the HTTP store; it declares the port.
 				vs = append(vs, lit(EnvGlooRendezvous, glooRendezvousHTTP),
-					lit(EnvGlooHTTPEnpoint, paddleapi.Endpoint(p.l.host(p.l.PServer, 0), a.glooPort())))
+					lit(EnvGlooHTTPEndpoint, paddleapi.Endpoint(p.l.host(p.l.PServer, 0), a.glooPort())))
 			}
 			return vs
 		},

@@ -3,21 +3,18 @@ package paddle
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"strings"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
-	"volcano.sh/apis/pkg/apis/helpers"
 	"volcano.sh/volcano/pkg/controllers/job/plugins"
 	pluginsinterface "volcano.sh/volcano/pkg/controllers/job/plugins/interface"
 
+	"github.com/volcano-paddle/volcano-paddle/internal/testbuilders"
 	"github.com/volcano-paddle/volcano-paddle/test/contract"
 )
 
@@ -30,67 +27,22 @@ type taskSpec struct {
 
 var uidSeq int
 
-// newJob builds a Volcano Job the way users write them; every call gets a
-// fresh UID (the plugin caches layouts per UID and generation).
+// newJob builds a Volcano Job the way users write them (testbuilders);
+// every call gets a fresh UID (the plugin caches layouts per UID and
+// generation).
 func newJob(ns, name string, args []string, tasks ...taskSpec) *batch.Job {
 	uidSeq++
-	job := &batch.Job{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, UID: types.UID(fmt.Sprintf("uid-%d", uidSeq)), Generation: 1},
-		Spec: batch.JobSpec{
-			SchedulerName: "volcano",
-			Plugins:       map[string][]string{PluginName: args},
-		},
-	}
+	w := testbuilders.MakeJob(ns, name).UID(fmt.Sprintf("uid-%d", uidSeq)).Plugin(PluginName, args...)
 	for _, t := range tasks {
-		res := v1.ResourceList{v1.ResourceCPU: resource.MustParse("1")}
-		if t.gpus > 0 {
-			res[gpuResource] = *resource.NewQuantity(t.gpus, resource.DecimalSI)
-		}
-		job.Spec.Tasks = append(job.Spec.Tasks, batch.TaskSpec{
-			Name: t.name, Replicas: t.replicas,
-			Template: v1.PodTemplateSpec{Spec: v1.PodSpec{
-				RestartPolicy: v1.RestartPolicyNever,
-				Containers: []v1.Container{{
-					Name: "paddle", Image: "paddlepaddle/paddle:2.6.1",
-					Env:       append([]v1.EnvVar(nil), t.env...),
-					Resources: v1.ResourceRequirements{Limits: res, Requests: res},
-				}},
-			}},
-		})
-		job.Spec.MinAvailable += t.replicas
+		w.Task(testbuilders.MakeTask(t.name, t.replicas).GPUs(t.gpus).Env(t.env...))
 	}
-	return job
+	return w.Obj()
 }
 
-// newPod builds a pod of a task the way Volcano's job controller does
-// (createJobPod): name, owner, and the task-spec/index labels and
-// annotations the plugin reads.
+// newPod is pod index of task taskIdx as Volcano's job controller creates
+// it (testbuilders.TaskPod).
 func newPod(job *batch.Job, taskIdx, index int) *v1.Pod {
-	ts := job.Spec.Tasks[taskIdx]
-	tmpl := ts.Template.DeepCopy()
-	pod := &v1.Pod{
-		ObjectMeta: metav1.ObjectMeta{
-			Name:            fmt.Sprintf("%s-%s-%d", job.Name, ts.Name, index),
-			Namespace:       job.Namespace,
-			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(job, helpers.JobKind)},
-			Labels:          map[string]string{},
-			Annotations: map[string]string{
-				batch.TaskSpecKey: ts.Name,
-				batch.TaskIndex:   strconv.Itoa(index),
-				batch.JobNameKey:  job.Name,
-				batch.JobVersion:  strconv.Itoa(int(job.Status.Version)),
-			},
-		},
-		Spec: tmpl.Spec,
-	}
-	for k, v := range tmpl.Labels {
-		pod.Labels[k] = v
-	}
-	pod.Labels[batch.JobNameKey] = job.Name
-	pod.Labels[batch.JobNamespaceKey] = job.Namespace
-	pod.Labels[batch.TaskSpecKey] = ts.Name
-	pod.Labels[batch.TaskIndex] = strconv.Itoa(index)
-	return pod
+	return testbuilders.TaskPod(job, job.Spec.Tasks[taskIdx].Name, index)
 }
 
 // plugin returns the registered builder's plugin, as Volcano's job

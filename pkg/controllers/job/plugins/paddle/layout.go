@@ -36,11 +36,11 @@ type Layout struct {
 	// (paddleapi.WithIncarnation); the cached layout has 0, OnPodCreate
 	// works on At(the pod's version).
 	Incarnation int
-	// omitted are the lists left out of every pod's env because a process
-	// could not be started with them, and narrowBarrier says the barrier
-	// waits for the pservers only (validation.go: validateListSizes).
-	omitted       map[string]bool
-	narrowBarrier bool
+	// sizes says which lists are left out of every pod's env because a
+	// process could not be started with them, and whether the barrier
+	// waits for the pservers only (validation.go: checkListSizes, then
+	// decideLayout).
+	sizes listFacts
 	// Elastic is set for an elastic collective job (elastic.go).
 	Elastic *Elastic
 }
@@ -62,6 +62,13 @@ type RoleTask struct {
 func (l *Layout) At(incarnation int) *Layout {
 	c := *l
 	c.Incarnation = incarnation
+	return &c
+}
+
+// withLists is the layout with the given list facts.
+func (l *Layout) withLists(f listFacts) *Layout {
+	c := *l
+	c.sizes = f
 	return &c
 }
 
@@ -204,12 +211,12 @@ func (l *Layout) list(key string) string {
 
 // barrierRoles are the roles whose names the barrier init container waits
 // for: every pod of the job. A PS job too large for that list to reach a
-// process (validateListSizes) waits for its pservers only, which is what
+// process (checkListSizes) waits for its pservers only, which is what
 // its pods resolve while starting: trainers connect to the servers (brpc
 // client, Fluid's DistributeTranspiler) and to pserver 0's gloo store, and
 // no trainer resolves another trainer's name in PS mode.
 func (l *Layout) barrierRoles() []*RoleTask {
-	if l.narrowBarrier {
+	if l.sizes.narrowBarrier {
 		return []*RoleTask{l.PServer}
 	}
 	return l.roles()
@@ -287,7 +294,7 @@ func (l *Layout) roleEnv(r *RoleTask, index int) []envVar {
 			continue
 		}
 		for _, v := range e.vars(p) {
-			if seen[v.name] || (v.list != "" && l.omitted[v.list]) {
+			if seen[v.name] || (v.list != "" && l.sizes.omitted[v.list]) {
 				continue
 			}
 			seen[v.name] = true
@@ -355,21 +362,6 @@ func (l *Layout) listPath(key string) *field.Path {
 		return tasks
 	}
 	return tasks.Index(r.TaskIndex)
-}
-
-// Warnings are what a user should know about an accepted job: the entry
-// points its size rules out.
-func (l *Layout) Warnings() []string {
-	var out []string
-	if l.narrowBarrier {
-		out = append(out, fmt.Sprintf("the barrier init container waits for the %d pservers only: the names of all %d pods exceed what Linux lets one environment variable hold (MAX_ARG_STRLEN, 128 KiB)",
-			l.PServer.Replicas, l.PServer.Replicas+l.Trainer.Replicas))
-	}
-	if l.omitted[listTrainerHosts] || l.omitted[listTrainerEndpoints] {
-		out = append(out, fmt.Sprintf("the trainer lists of %d trainers exceed what Linux lets one environment variable hold (MAX_ARG_STRLEN, 128 KiB), so pods get no PADDLE_TRAINERS, PADDLE_TRAINER_ENDPOINTS, PADDLE_TRAINERS_ENDPOINTS or PADDLE_TRAINER_IPS: start Paddle with `python train.py` (role maker) or the Fluid CTR image; fleetrun and python -m paddle.distributed.launch need those lists in PS mode",
-			l.Trainer.Replicas))
-	}
-	return out
 }
 
 // resolveLayout finds the role tasks and the mode. It reports every problem

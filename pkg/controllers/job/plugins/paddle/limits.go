@@ -31,6 +31,11 @@ const (
 	MaxGPUsPerContainer = 256
 	// MaxBarrierTimeout bounds --barrier-timeout.
 	MaxBarrierTimeout = 24 * time.Hour
+	// MaxEnvPerContainer bounds the env entries of one container of a
+	// Paddle task. Kubernetes sets no such bound, but checking a template
+	// costs per entry and per replica (validateTemplateEnv), and no
+	// training container needs more.
+	MaxEnvPerContainer = 1024
 )
 
 var maxGPUs = resource.MustParse(fmt.Sprint(MaxGPUsPerContainer))
@@ -53,7 +58,9 @@ func validateLimits(job *batch.Job, a *Args) field.ErrorList {
 		}
 		containers := path.Child("template", "spec", "containers")
 		for ci := range ts.Template.Spec.Containers {
-			errs = append(errs, validateGPUs(&ts.Template.Spec.Containers[ci], containers.Index(ci))...)
+			c := &ts.Template.Spec.Containers[ci]
+			errs = append(errs, validateGPUs(c, containers.Index(ci))...)
+			errs = append(errs, validateEnvShape(c, containers.Index(ci).Child("env"))...)
 		}
 	}
 	if total > MaxJobPods {
@@ -63,6 +70,37 @@ func validateLimits(job *batch.Job, a *Args) field.ErrorList {
 	if a != nil && a.BarrierTimeout > MaxBarrierTimeout {
 		errs = append(errs, field.Invalid(argsPath.Key("--barrier-timeout"), a.BarrierTimeout.String(),
 			fmt.Sprintf("must be at most %s; a peer that does not resolve for that long will not come", MaxBarrierTimeout)))
+	}
+	return errs
+}
+
+// CheckLimits runs the checks of ValidateJob that are linear in the size
+// of the spec and allocate nothing per replica: names, replica and GPU
+// bounds, env shape. The admission webhook runs them before a request
+// waits for a slot, so an oversized job is refused at once.
+func CheckLimits(job *batch.Job, a *Args) field.ErrorList { return validateLimits(job, a) }
+
+// validateEnvShape bounds a container's env entries and refuses a Paddle
+// variable given more than once: the kubelet keeps the last of repeated
+// names (k8s.io/kubernetes pkg/kubelet/kubelet_pods.go: makeEnvironmentVariables),
+// so the earlier ones are dead text that hides which value runs.
+func validateEnvShape(c *v1.Container, path *field.Path) field.ErrorList {
+	if n := len(c.Env); n > MaxEnvPerContainer {
+		return field.ErrorList{field.TooMany(path, n, MaxEnvPerContainer)}
+	}
+	var errs field.ErrorList
+	count := map[string]int{}
+	for _, e := range c.Env {
+		if contractEnvNames[e.Name] {
+			count[e.Name]++
+		}
+	}
+	for i, e := range c.Env {
+		if n := count[e.Name]; n > 1 {
+			errs = append(errs, field.Duplicate(path.Index(i).Child("name"),
+				fmt.Sprintf("%s is given %d times in container %q; give it once (the plugin sets it: best remove it)", e.Name, n, c.Name)))
+			count[e.Name] = 0 // one error per name
+		}
 	}
 	return errs
 }

@@ -17,6 +17,14 @@ type PatchOperation struct {
 	Value interface{} `json:"value,omitempty"`
 }
 
+// Defaulted is one default the mutating admission applies: the patch, and
+// the warning that tells the user what was added and how to opt out, so
+// that no field is set behind the user's back.
+type Defaulted struct {
+	Patch   PatchOperation
+	Warning string
+}
+
 // Defaults are the defaults the mutating admission applies to a valid
 // Paddle job (l is its layout from ValidateJob):
 //
@@ -29,7 +37,7 @@ type PatchOperation struct {
 // updatePod), so the pservers are stopped once all trainers are done.
 // --trainer-completes-job=false turns it off. A task with an AnyEvent ("*")
 // policy is left alone: Volcano refuses "*" next to other events.
-func Defaults(job *batch.Job, a *Args, l *Layout) []PatchOperation {
+func Defaults(job *batch.Job, a *Args, l *Layout) []Defaulted {
 	if !a.TrainerCompletesJob || (l.Mode != paddleapi.ModePS && l.Mode != paddleapi.ModeHeterPS) {
 		return nil
 	}
@@ -39,8 +47,10 @@ func Defaults(job *batch.Job, a *Args, l *Layout) []PatchOperation {
 		return nil
 	}
 	p := batch.LifecyclePolicy{Event: bus.TaskCompletedEvent, Action: bus.CompleteJobAction}
+	op := PatchOperation{Op: "add", Path: fmt.Sprintf("/spec/tasks/%d/policies/-", ti), Value: p}
 	if len(policies) == 0 {
-		return []PatchOperation{{Op: "add", Path: fmt.Sprintf("/spec/tasks/%d/policies", ti), Value: []batch.LifecyclePolicy{p}}}
+		op = PatchOperation{Op: "add", Path: fmt.Sprintf("/spec/tasks/%d/policies", ti), Value: []batch.LifecyclePolicy{p}}
 	}
-	return []PatchOperation{{Op: "add", Path: fmt.Sprintf("/spec/tasks/%d/policies/-", ti), Value: p}}
+	return []Defaulted{{Patch: op, Warning: fmt.Sprintf("spec.tasks[%d].policies: added TaskCompleted -> CompleteJob on the trainer task %q, so that the parameter servers stop when every trainer has succeeded; give the task a TaskCompleted policy of your own, or pass --trainer-completes-job=false to the plugin, to keep the job running",
+		ti, l.Trainer.TaskName)}}
 }

@@ -110,8 +110,8 @@ func (p *jobPlugin) OnJobAdd(job *batch.Job) error {
 		return err
 	}
 	if !Serves(job) { // once per start, not per sync
-		for _, w := range l.Warnings() {
-			klog.InfoS("Paddle job accepted with a limit", "job", klog.KObj(job), "warning", w)
+		for _, w := range Warnings(job, l) { // the same warnings the webhook returns
+			klog.InfoS("Paddle job accepted with a warning", "job", klog.KObj(job), "warning", w)
 		}
 	}
 	// The peer lists exist before any pod refers to them (configmap.go).

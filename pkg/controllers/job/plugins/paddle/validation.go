@@ -1,6 +1,7 @@
 package paddle
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"strings"
@@ -22,6 +23,13 @@ const maxEnvStringBytes = 131072
 // plugin needs to produce pods that pass every check Paddle makes. Errors
 // name the field and say how to fix it.
 func ValidateJob(job *batch.Job, a *Args) (*Layout, field.ErrorList) {
+	return ValidateJobContext(context.Background(), job, a)
+}
+
+// ValidateJobContext is ValidateJob that stops when ctx ends (the
+// admission request's budget, or its client leaving), with an error
+// that says so.
+func ValidateJobContext(ctx context.Context, job *batch.Job, a *Args) (*Layout, field.ErrorList) {
 	if errs := validateLimits(job, a); len(errs) > 0 { // limits.go: before anything is built per replica
 		return nil, errs
 	}
@@ -39,12 +47,12 @@ func ValidateJob(job *batch.Job, a *Args) (*Layout, field.ErrorList) {
 		return nil, errs
 	}
 	errs = append(errs, validateHostnames(job)...)
-	errs = append(errs, validateListSizes(l)...)
-	if len(errs) > 0 {
+	facts, sizeErrs := checkListSizes(l)
+	if errs = append(errs, sizeErrs...); len(errs) > 0 {
 		return nil, errs
 	}
-	errs = append(errs, validateTemplateEnv(job, l)...)
-	if len(errs) > 0 {
+	l = decideLayout(l, facts)
+	if errs = validateTemplateEnv(ctx, job, l); len(errs) > 0 {
 		return nil, errs
 	}
 	return l, nil
@@ -104,41 +112,54 @@ func validateHostnames(job *batch.Job) field.ErrorList {
 	return errs
 }
 
-// validateListSizes: every list reaches Paddle as one environment string,
+// listFacts is what checkListSizes found out about a job's lists: which
+// optional lists are too long to reach a process, and whether the barrier
+// list fits only when it names the pservers alone. decideLayout turns the
+// facts into the layout the pods are built from; Warnings tells the user.
+type listFacts struct {
+	omitted       map[string]bool
+	narrowBarrier bool
+}
+
+// checkListSizes: every list reaches Paddle as one environment string,
 // which Linux caps at MAX_ARG_STRLEN; a longer one makes every container
 // fail at exec ("argument list too long") after the whole gang was
 // scheduled. Sizes are those of the incarnation with the longest names. A
 // list a mode cannot do without rejects the job; an optional one (a PS job
-// of thousands of trainers) is left out of the pods, and the entry points
-// that read it are unavailable for that job (Warnings says which).
+// of thousands of trainers) is to be left out of the pods, and the entry
+// points that read it are unavailable for that job (Warnings says which).
+// It reads l and writes nothing.
 //
 // The ConfigMap holding the lists stays far below its 1 MiB limit as a
 // consequence: at most six lists of at most MAX_ARG_STRLEN each
 // (TestConfigMapBound).
-func validateListSizes(l *Layout) field.ErrorList {
+func checkListSizes(l *Layout) (listFacts, field.ErrorList) {
 	const fix = "the lists grow with replicas and name length: use shorter job and task names, or fewer replicas"
 	var errs field.ErrorList
+	var f listFacts
 	optional := l.optionalLists()
-	l.omitted, l.narrowBarrier = nil, false
-	tooLong := func(key string) (int, bool) {
-		n := len(key) + 1 + len(l.worstCase().list(key))
+	worst := l.worstCase()
+	worst.sizes = listFacts{}
+	tooLong := func(w *Layout, key string) (int, bool) {
+		n := len(key) + 1 + len(w.list(key))
 		return n, n > maxEnvStringBytes
 	}
 	for _, key := range l.lists() {
-		n, over := tooLong(key)
+		n, over := tooLong(worst, key)
 		if !over {
 			continue
 		}
 		switch {
 		case optional[key]:
-			if l.omitted == nil {
-				l.omitted = map[string]bool{}
+			if f.omitted == nil {
+				f.omitted = map[string]bool{}
 			}
-			l.omitted[key] = true
+			f.omitted[key] = true
 			continue
 		case key == listBarrierHosts && l.Mode == paddleapi.ModePS:
-			l.narrowBarrier = true
-			if n, over = tooLong(key); !over {
+			f.narrowBarrier = true
+			narrow := worst.withLists(listFacts{narrowBarrier: true})
+			if n, over = tooLong(narrow, key); !over {
 				continue
 			}
 		}
@@ -146,64 +167,91 @@ func validateListSizes(l *Layout) field.ErrorList {
 			fmt.Sprintf("%s would be %d bytes, over the %d bytes Linux allows one environment string (MAX_ARG_STRLEN), so no container of the job could start; %s",
 				key, n, maxEnvStringBytes, fix)))
 	}
-	return errs
+	return f, errs
 }
+
+// decideLayout is the layout the pods are built from, given what the
+// checks found: lists too long are left out, and a too-long barrier list
+// names the pservers only. l itself is left as it was.
+func decideLayout(l *Layout, f listFacts) *Layout { return l.withLists(f) }
 
 // validateTemplateEnv checks variables the template sets itself. The plugin
 // never overwrites them, so one that disagrees with the plugin's value would
 // break a check inside Paddle (a pserver's POD_IP:PADDLE_PORT must be in the
 // list, ids must match list positions...): reject it with the value to use.
 // A value that changes with the incarnation (a host name, a list) cannot be
-// fixed in a template at all. Linear in the replicas: a pod's env holds
-// lists by reference, and a list is built at most once.
-func validateTemplateEnv(job *batch.Job, l *Layout) field.ErrorList {
+// fixed in a template at all.
+//
+// Linear in replicas x (Paddle variables + the template's Paddle entries):
+// each replica's env is built once for all containers, lists are held by
+// reference, and validateLimits has refused a Paddle name given twice in a
+// container and more than MaxEnvPerContainer entries. It stops when ctx ends.
+func validateTemplateEnv(ctx context.Context, job *batch.Job, l *Layout) field.ErrorList {
 	var errs field.ErrorList
 	next := l.At(l.Incarnation + 1)
 	for _, r := range l.roles() {
 		ts := &job.Spec.Tasks[r.TaskIndex]
 		spec := field.NewPath("spec", "tasks").Index(r.TaskIndex).Child("template", "spec")
+		type entry struct {
+			e    *v1.EnvVar
+			path *field.Path
+			done bool // reported, or not a variable of this mode
+		}
+		var entries []*entry
 		for ci := range ts.Template.Spec.Containers {
 			c := &ts.Template.Spec.Containers[ci]
-			if !setsContractEnv(c) {
-				continue
-			}
-			for ei, e := range c.Env {
-				if !contractEnvNames[e.Name] {
-					continue
-				}
-				path := spec.Child("containers").Index(ci).Child("env").Index(ei)
-				// The first replica whose value differs is enough to report.
-				for idx := 0; idx < r.Replicas; idx++ {
-					w, ok := envValue(l.roleEnv(r, idx), e.Name)
-					if !ok {
-						// Not a variable of this mode (e.g. PADDLE_MASTER in
-						// a PS job): the user's value is left alone.
-						break
-					}
-					pod := paddleapi.PodName(job.Name, r.TaskName, idx)
-					need := strconv.Quote(w.value)
-					if w.list != "" {
-						need = "the job's list (" + w.list + ")"
-					}
-					restart := ""
-					if w.list != "" || w != mustEnvValue(next.roleEnv(r, idx), e.Name) {
-						restart = "; it names the job's pods, whose host names change when the whole job restarts (-v<job version>), so no template value fits"
-					}
-					have := strconv.Quote(e.Value)
-					if e.ValueFrom != nil {
-						have = "from " + valueFromString(e.ValueFrom)
-					}
-					if e.ValueFrom != nil || restart != "" || e.Value != w.value {
-						errs = append(errs, field.Invalid(path, e.Name,
-							fmt.Sprintf("%s is %s here, but Paddle needs %s in pod %s%s; remove it from the template (the plugin sets it)%s",
-								e.Name, have, need, pod, restart, envHint(e.Name))))
-						break
-					}
+			for ei := range c.Env {
+				if contractEnvNames[c.Env[ei].Name] {
+					entries = append(entries, &entry{e: &c.Env[ei], path: spec.Child("containers").Index(ci).Child("env").Index(ei)})
 				}
 			}
 		}
+		// The first replica whose value differs is enough to report.
+		for idx := 0; idx < r.Replicas && len(entries) > 0; idx++ {
+			if idx%256 == 0 && ctx.Err() != nil {
+				return append(errs, field.InternalError(spec.Child("containers"),
+					fmt.Errorf("checking the env of %d replicas of task %q stopped: %w", r.Replicas, r.TaskName, ctx.Err())))
+			}
+			env, nextEnv := l.roleEnv(r, idx), next.roleEnv(r, idx)
+			left := entries[:0]
+			for _, en := range entries {
+				if err := checkTemplateVar(job, r, idx, en.e, en.path, env, nextEnv); err != nil {
+					errs = append(errs, err)
+				} else if _, ok := envValue(env, en.e.Name); ok {
+					left = append(left, en)
+				} // else: not a variable of this mode (e.g. PADDLE_MASTER in a PS job): the user's value is left alone
+			}
+			entries = left
+		}
 	}
 	return errs
+}
+
+// checkTemplateVar compares one template variable with the value of
+// replica idx; nil when it agrees or the mode has no such variable.
+func checkTemplateVar(job *batch.Job, r *RoleTask, idx int, e *v1.EnvVar, path *field.Path, env, nextEnv []envVar) *field.Error {
+	w, ok := envValue(env, e.Name)
+	if !ok {
+		return nil
+	}
+	need := strconv.Quote(w.value)
+	if w.list != "" {
+		need = "the job's list (" + w.list + ")"
+	}
+	restart := ""
+	if w.list != "" || w != mustEnvValue(nextEnv, e.Name) {
+		restart = "; it names the job's pods, whose host names change when the whole job restarts (-v<job version>), so no template value fits"
+	}
+	have := strconv.Quote(e.Value)
+	if e.ValueFrom != nil {
+		have = "from " + valueFromString(e.ValueFrom)
+	}
+	if e.ValueFrom == nil && restart == "" && e.Value == w.value {
+		return nil
+	}
+	return field.Invalid(path, e.Name,
+		fmt.Sprintf("%s is %s here, but Paddle needs %s in pod %s%s; remove it from the template (the plugin sets it)%s",
+			e.Name, have, need, paddleapi.PodName(job.Name, r.TaskName, idx), restart, envHint(e.Name)))
 }
 
 func envValue(env []envVar, name string) (envVar, bool) {
@@ -218,15 +266,6 @@ func envValue(env []envVar, name string) (envVar, bool) {
 func mustEnvValue(env []envVar, name string) envVar {
 	v, _ := envValue(env, name)
 	return v
-}
-
-func setsContractEnv(c *v1.Container) bool {
-	for _, e := range c.Env {
-		if contractEnvNames[e.Name] {
-			return true
-		}
-	}
-	return false
 }
 
 // contractEnvNames are the names the entry points set (env.go), which

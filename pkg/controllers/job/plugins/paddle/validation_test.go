@@ -2,11 +2,13 @@ package paddle
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/client-go/kubernetes/fake"
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 
@@ -193,4 +195,21 @@ func TestTemplateEnvConsistentAccepted(t *testing.T) {
 	job := newJob("ns", "one", nil, taskSpec{name: "trainer", replicas: 1, env: []v1.EnvVar{
 		{Name: "PADDLE_TRAINER_ID", Value: "0"}, {Name: "PADDLE_PORT", Value: "36000"}, {Name: "PADDLE_TRAINERS_NUM", Value: "1"}}})
 	mustRun(t, job)
+}
+
+// Checking the template env stops when the request's context ends, with
+// an error that says so, instead of running on after the client left.
+func TestValidateStopsWithContext(t *testing.T) {
+	j := newJob("ml", "big", nil, taskSpec{name: "trainer", replicas: 3000,
+		env: []v1.EnvVar{{Name: EnvPort, Value: strconv.Itoa(DefaultPort)}}})
+	a, _ := ParseArgs(nil)
+	if _, errs := ValidateJobContext(context.Background(), j, a); len(errs) > 0 {
+		t.Fatalf("valid job refused: %v", errs)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, errs := ValidateJobContext(ctx, j, a)
+	if len(errs) != 1 || errs[0].Type != field.ErrorTypeInternal || !strings.Contains(errs[0].Error(), "context canceled") {
+		t.Errorf("errors with an ended context: %v", errs)
+	}
 }

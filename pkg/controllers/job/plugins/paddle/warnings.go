@@ -14,11 +14,14 @@ import (
 )
 
 // Warnings lists what is valid but risky in a Paddle job that passed
-// ValidateJob (l is its layout). The admission webhook returns them in the
-// `warnings` of its response, which kubectl prints; each names the field
-// and the fix.
+// ValidateJob (l is its layout), and the entry points its size rules out.
+// It is the one place warnings are computed: the admission webhook returns
+// them in the `warnings` of its response, which kubectl prints, and the
+// controller logs them when it accepts the job. Each names the field and
+// the fix.
 func Warnings(job *batch.Job, l *Layout) []string {
-	var out []string
+	out := sizeWarnings(l)
+	out = append(out, portWarnings(job, l)...)
 	tasks := "spec.tasks"
 	roles := l.roles()
 
@@ -70,6 +73,60 @@ func Warnings(job *batch.Job, l *Layout) []string {
 	if (l.Mode == paddleapi.ModePS || l.Mode == paddleapi.ModeHeterPS) && !hasPolicy(job.Spec.Tasks[l.Trainer.TaskIndex].Policies, bus.TaskCompletedEvent, bus.CompleteJobAction) {
 		out = append(out, fmt.Sprintf("%s[%d].policies: no TaskCompleted -> CompleteJob on the trainer task %q; parameter servers never exit on their own, so the job would run forever after training ends",
 			tasks, l.Trainer.TaskIndex, l.Trainer.TaskName))
+	}
+	return out
+}
+
+// sizeWarnings: the lists checkListSizes found too long to reach a process,
+// and which entry points their absence rules out.
+func sizeWarnings(l *Layout) []string {
+	var out []string
+	if l.sizes.narrowBarrier {
+		out = append(out, fmt.Sprintf("%s: the barrier init container waits for the %d pservers only: the names of all %d pods exceed what Linux lets one environment variable hold (MAX_ARG_STRLEN, 128 KiB)",
+			l.listPath(listTrainerHosts), l.PServer.Replicas, l.PServer.Replicas+l.Trainer.Replicas))
+	}
+	if l.sizes.omitted[listTrainerHosts] || l.sizes.omitted[listTrainerEndpoints] {
+		out = append(out, fmt.Sprintf("%s: the trainer lists of %d trainers exceed what Linux lets one environment variable hold (MAX_ARG_STRLEN, 128 KiB), so pods get no PADDLE_TRAINERS, PADDLE_TRAINER_ENDPOINTS, PADDLE_TRAINERS_ENDPOINTS or PADDLE_TRAINER_IPS: start Paddle with `python train.py` (role maker) or the Fluid CTR image; fleetrun and python -m paddle.distributed.launch need those lists in PS mode",
+			l.listPath(listTrainerHosts), l.Trainer.Replicas))
+	}
+	return out
+}
+
+// portWarnings: the plugin declares its ports (Layout.ports) only where no
+// container of the pod has that name or number (plugin.go: declarePorts),
+// so a template port that shares one but not the other leaves Paddle's
+// port undeclared; and a pod with more GPUs than --ports-per-pod makes the
+// legacy launcher (fleet/cloud_utils.py: get_cloud_cluster, Paddle
+// v2.6.2) ignore PADDLE_PORT, since it gives each GPU process its own
+// port and uses PADDLE_PORT only when TRAINER_PORTS_NUM covers them all,
+// else its own start port (6170 by default) outside the declared range.
+func portWarnings(job *batch.Job, l *Layout) []string {
+	if l.Elastic != nil {
+		return nil // elastic.go: no ports are declared
+	}
+	var out []string
+	for _, r := range l.roles() {
+		ts := &job.Spec.Tasks[r.TaskIndex]
+		p := fmt.Sprintf("spec.tasks[%d]", r.TaskIndex)
+		mine := l.ports(r, 0)
+		if r.Replicas > 1 {
+			mine = append(mine, l.ports(r, r.Replicas-1)...)
+		}
+		for ci, c := range ts.Template.Spec.Containers {
+			for pi, have := range c.Ports {
+				for _, w := range mine {
+					if (have.Name == w.Name) == (have.ContainerPort == w.ContainerPort) {
+						continue // unrelated, or exactly the plugin's port
+					}
+					out = append(out, fmt.Sprintf("%s.template.spec.containers[%d].ports[%d]: port %q (%d) has the name or the number of the plugin's port %q (%d), so the plugin does not declare that port on these pods; give your port another name and number, or declare exactly %q %d",
+						p, ci, pi, have.Name, have.ContainerPort, w.Name, w.ContainerPort, w.Name, w.ContainerPort))
+				}
+			}
+		}
+		if l.Mode == paddleapi.ModeCollective && r.gpus > int64(l.Args.PortsPerPod) {
+			out = append(out, fmt.Sprintf("%s: pods ask for %d GPUs but --ports-per-pod is %d: the legacy launcher (python -m paddle.distributed.fleet.launch) gives each GPU process its own port and ignores PADDLE_PORT when TRAINER_PORTS_NUM is smaller than the GPU count; pass --ports-per-pod=%d or more to the plugin",
+				p, r.gpus, l.Args.PortsPerPod, r.gpus))
+		}
 	}
 	return out
 }
