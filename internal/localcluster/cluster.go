@@ -32,6 +32,7 @@ import (
 	vcclient "volcano.sh/apis/pkg/client/clientset/versioned"
 
 	"github.com/volcano-paddle/volcano-paddle/internal/volcanorelease"
+	"github.com/volcano-paddle/volcano-paddle/pkg/controllers/paddleelastic"
 )
 
 //go:embed kwok.yaml
@@ -400,7 +401,19 @@ func (c *Cluster) waitVolcanoReady(ctx context.Context) error {
 }
 
 func (c *Cluster) start(name string, args []string) error {
-	return c.startBinary(name, filepath.Join(c.opts.BinDir, name), append(args, c.opts.ExtraArgs[name]...), nil)
+	return c.startBinary(name, filepath.Join(c.opts.BinDir, name), append(args, c.opts.ExtraArgs[name]...), componentEnv(name))
+}
+
+// componentEnv is what a component gets on top of this process's
+// environment. The controller manager's elastic-job controller may connect
+// only to etcd pods on loopback or the real node's pod range, never to a
+// simulated pod's IP: KWOK hands out 10.0.0.0/16, which leads off the
+// machine (paddleelastic.NetworksEnv).
+func componentEnv(name string) []string {
+	if name == ControllerManager {
+		return []string{paddleelastic.NetworksEnv + "=127.0.0.0/8," + PodCIDR}
+	}
+	return nil
 }
 
 // startBinary starts a component from any binary (containerd comes from

@@ -13,18 +13,7 @@ import (
 	"time"
 
 	"github.com/volcano-paddle/volcano-paddle/internal/localcluster"
-	"github.com/volcano-paddle/volcano-paddle/pkg/controllers/paddleelastic"
 )
-
-// The controller manager the local cluster starts inherits the test's
-// environment: keep its loss notice off the simulated pods' IPs (KWOK's
-// 10.0.0.0/16 leads off the machine); loopback and the real node's pod
-// range only.
-func init() {
-	if os.Getenv(paddleelastic.NetworksEnv) == "" {
-		_ = os.Setenv(paddleelastic.NetworksEnv, "127.0.0.0/8,"+localcluster.PodCIDR)
-	}
-}
 
 // StartEtcd runs a real etcd (bin/etcd, which `make binaries` builds for the
 // local cluster) on loopback ports with a temporary data directory, for
