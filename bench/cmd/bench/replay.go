@@ -100,7 +100,7 @@ const (
 const fullReplayRuns = 5
 
 // Paddle at other starvation thresholds, for the paddle sweep.
-var paddleSweepAfter = []string{"1h", "2h", "8h"}
+var paddleSweepAfter = []string{"2h", "8h"}
 
 // replayConfigs: every stock configuration and paddle; with variants,
 // paddle without small-gangs-first, with the old hold-back guard, at the
@@ -149,8 +149,8 @@ func baseConfigs() (string, replay.Config, error) {
 
 // sweepConfigs are the configurations of a sweep: the sla plugin at each
 // waiting time on the Helm tiers and on binpack + task-topology; or paddle
-// at other starvation thresholds, without smallGangsFirst and without a
-// guard, beside the best stock ordering levers.
+// at other starvation thresholds and without smallGangsFirst, beside the
+// stock ordering levers (sla, PriorityClasses).
 func sweepConfigs(sweep string) ([]replay.Config, error) {
 	stockPath, ours, err := baseConfigs()
 	if err != nil {
@@ -159,16 +159,25 @@ func sweepConfigs(sweep string) ([]replay.Config, error) {
 	if sweep == sweepSLA {
 		return replay.SLASweepConfigs(stockPath, replay.SLAWaits)
 	}
-	cs := []replay.Config{ours}
+	stock, err := replay.StockConfigs(stockPath, replay.DefaultSLAWait)
+	if err != nil {
+		return nil, err
+	}
+	var cs []replay.Config
+	for _, c := range stock {
+		// The stock ordering levers, to judge paddle's against them.
+		if strings.Contains(c.Name(), "sla") || strings.Contains(c.Name(), "priority") {
+			cs = append(cs, c)
+		}
+	}
+	cs = append(cs, ours)
 	for _, after := range paddleSweepAfter {
 		cs = append(cs, replay.WithPaddleArgs(ours, "paddle-after"+after, "paddle with paddle.starvationAfter: "+after,
 			map[string]interface{}{paddle.ArgStarvationAfter: after}))
 	}
 	return append(cs,
 		replay.WithPaddleArgs(ours, paddleFIFO, "paddle with paddle.smallGangsFirst: false (waiting gangs in Volcano's creation order)",
-			map[string]interface{}{paddle.ArgSmallGangsFirst: false}),
-		replay.WithPaddleArgs(ours, paddleNoGuard, "paddle with paddle.starvationAfter: 0 (no aging, no guard, no smallGangsFirst)",
-			map[string]interface{}{paddle.ArgStarvationAfter: "0"})), nil
+			map[string]interface{}{paddle.ArgSmallGangsFirst: false})), nil
 }
 
 // windowsOf: the windows a plan replays, the held-out ones from the rule
