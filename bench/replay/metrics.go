@@ -93,7 +93,8 @@ func Measure(r *Run, w *Workload, horizon float64) Metrics {
 		m.MeanSlowdown = sd / sw
 	}
 	m.fillTimes(jct, wait)
-	m.MeanWaitSingleGPU, m.MeanWaitLarge = mean(waitSingle), mean(waitLarge)
+	// 0 where the window has no such job: JSON has no NaN.
+	m.MeanWaitSingleGPU, m.MeanWaitLarge = meanOrZero(waitSingle), meanOrZero(waitLarge)
 	// GPU-seconds used: the step function of the samples.
 	used := 0.0
 	for k, s := range r.Samples {
@@ -169,6 +170,14 @@ func binUtilisation(samples []Sample, gpus int, bin float64) []float64 {
 		out[b] /= bin * float64(gpus)
 	}
 	return out
+}
+
+// meanOrZero is the mean, 0 for no values.
+func meanOrZero(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	return mean(xs)
 }
 
 func mean(xs []float64) float64 {

@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"reflect"
@@ -362,5 +363,21 @@ func TestFlexElasticGrowShrink(t *testing.T) {
 	}
 	if lb := LowerBoundMetrics(w); math.Abs(lb.JCTQuantiles[0]-50) > 1e-9 || math.Abs(lb.Makespan-1000/ratio) > 1e-6 {
 		t.Errorf("lower bound %+v: want the elastic job at 8 trainers", lb)
+	}
+}
+
+// A window without 8-GPU jobs (or without 1-GPU jobs) has metrics JSON can
+// hold: the bench saves them (json rejects NaN).
+func TestMeasureWithoutLargeJobsIsJSON(t *testing.T) {
+	w := &Workload{Cluster: quality.Cluster{Preset: quality.A100SXM, Racks: 1, NodesPerRack: 1},
+		Jobs: []Job{{Job: quality.Job{Name: "a", GPUs: 2, PodGPUs: 2, Pods: 1, Duration: 4}}}}
+	r := &Run{Config: Stock, Jobs: []JobResult{{Name: "a", GPUs: 2, Arrival: 0, Start: 1, End: 5}},
+		Samples: []Sample{{T: 0, Used: 0}, {T: 1, Used: 2}, {T: 5, Used: 0}}}
+	m := Measure(r, w, 5)
+	if _, err := json.Marshal(m); err != nil {
+		t.Fatalf("metrics of a window without 1-GPU or 8-GPU jobs: %v", err)
+	}
+	if m.MeanWaitLarge != 0 || m.MeanWaitSingleGPU != 0 {
+		t.Errorf("mean waits %g / %g, want 0 for no such job", m.MeanWaitSingleGPU, m.MeanWaitLarge)
 	}
 }

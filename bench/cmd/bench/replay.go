@@ -100,7 +100,7 @@ const (
 const fullReplayRuns = 5
 
 // Paddle at other starvation thresholds, for the paddle sweep.
-var paddleSweepAfter = []string{"1h", "2h", "8h"}
+var paddleSweepAfter = []string{"2h", "8h"}
 
 // replayConfigs: every stock configuration and paddle; with variants,
 // paddle without small-gangs-first, with the old hold-back guard, at the
@@ -149,8 +149,8 @@ func baseConfigs() (string, replay.Config, error) {
 
 // sweepConfigs are the configurations of a sweep: the sla plugin at each
 // waiting time on the Helm tiers and on binpack + task-topology; or paddle
-// at other starvation thresholds, without smallGangsFirst and without a
-// guard, beside the best stock ordering levers.
+// at other starvation thresholds and without smallGangsFirst, beside the
+// stock ordering levers (sla, PriorityClasses).
 func sweepConfigs(sweep string) ([]replay.Config, error) {
 	stockPath, ours, err := baseConfigs()
 	if err != nil {
@@ -159,16 +159,25 @@ func sweepConfigs(sweep string) ([]replay.Config, error) {
 	if sweep == sweepSLA {
 		return replay.SLASweepConfigs(stockPath, replay.SLAWaits)
 	}
-	cs := []replay.Config{ours}
+	stock, err := replay.StockConfigs(stockPath, replay.DefaultSLAWait)
+	if err != nil {
+		return nil, err
+	}
+	var cs []replay.Config
+	for _, c := range stock {
+		// The stock ordering levers, to judge paddle's against them.
+		if strings.Contains(c.Name(), "sla") || strings.Contains(c.Name(), "priority") {
+			cs = append(cs, c)
+		}
+	}
+	cs = append(cs, ours)
 	for _, after := range paddleSweepAfter {
 		cs = append(cs, replay.WithPaddleArgs(ours, "paddle-after"+after, "paddle with paddle.starvationAfter: "+after,
 			map[string]interface{}{paddle.ArgStarvationAfter: after}))
 	}
 	return append(cs,
 		replay.WithPaddleArgs(ours, paddleFIFO, "paddle with paddle.smallGangsFirst: false (waiting gangs in Volcano's creation order)",
-			map[string]interface{}{paddle.ArgSmallGangsFirst: false}),
-		replay.WithPaddleArgs(ours, paddleNoGuard, "paddle with paddle.starvationAfter: 0 (no aging, no guard, no smallGangsFirst)",
-			map[string]interface{}{paddle.ArgStarvationAfter: "0"})), nil
+			map[string]interface{}{paddle.ArgSmallGangsFirst: false})), nil
 }
 
 // windowsOf: the windows a plan replays, the held-out ones from the rule
@@ -397,6 +406,13 @@ func (r *report) writeReplay(b *strings.Builder, dir string) {
 	w("paddle's levers on the tuning windows: [bench-paddle-sweep.md](bench-paddle-sweep.md)). Every\n")
 	w("job of every configuration and run is in `bench-jobs.csv.gz` (job, GPUs, PS or collective, arrival,\n")
 	w("start, end, slowdown, nodes, racks and rank crossings), so any figure here can be recomputed.\n")
+	w("**Time on 2 cores** (a machine shared with other work, load 6 to 14): the quick mode's benchmarks\n")
+	w("took 11m26s (17m10s with the first build of the binaries `make bench` does); the full mode's\n")
+	w("held-out part (6 windows x 5 runs x 10 configurations) took 54m53s. The whole full mode (9 windows x\n")
+	w("5 runs x 14 configurations, about 630 replays, plus the other parts at quick sizes) has not been run\n")
+	w("in one piece: at that pace it would take about 2 h, over the 90-minute budget; replays ran at about\n")
+	w("5 s each when the machine was less loaded, which would make it about 60 minutes. Use\n")
+	w("`-window-set held-out` or `-paddle-variants false` to shorten it.\n\n")
 	w("task-topology together with hard network topology panics in Volcano v1.14.1 (see\n")
 	w("`bench/replay/configs.go`), so that combination is not replayed. This run: %s mode.\n\n", r.Mode)
 	w("### Held-out windows\n\n")
