@@ -1,11 +1,13 @@
 package main
 
 import (
-	"slices"
 	"testing"
 	"time"
 
+	"github.com/spf13/pflag"
+
 	"github.com/volcano-paddle/volcano-paddle/internal/volcanorelease"
+	"github.com/volcano-paddle/volcano-paddle/internal/volcanorelease/releasetest"
 )
 
 // chartValues gives every flag of the controller manager's Helm chart
@@ -41,33 +43,15 @@ var releaseFlags = map[string][]string{
 	"v1.15.1": {"sharding-configmap", "sharding-configmap-namespace", "controllers"},
 }
 
-// TestReleaseArgs starts the flag parsing of vc-controller-manager-paddle
-// with the args of the embedded Volcano release's manifest and Helm chart,
-// read from its module.
+// TestReleaseArgs: vc-controller-manager-paddle takes every flag the embedded Volcano
+// release's manifest and Helm chart pass.
 func TestReleaseArgs(t *testing.T) {
-	lists, err := volcanorelease.ControllerManager.ReleaseArgLists(chartValues)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, ok := releaseFlags[volcanorelease.Version()]
-	if !ok {
-		t.Fatalf("no releaseFlags for Volcano %s: add the flags its manifests pass", volcanorelease.Version())
-	}
-	var seen []string
-	for _, l := range lists {
-		t.Run(l.Source, func(t *testing.T) {
-			fs := volcanorelease.NewFlagSet("vc-controller-manager-paddle")
+	releasetest.ParsesReleaseArgs(t, releasetest.Flags{
+		Binary: "vc-controller-manager-paddle", Component: volcanorelease.ControllerManager,
+		ChartValues: chartValues, Required: releaseFlags,
+		Register: func(fs *pflag.FlagSet) {
 			var flush time.Duration
 			addFlags(fs, &flush)
-			if err := volcanorelease.ParseArgs(fs, l.Args); err != nil {
-				t.Errorf("Volcano %s %s args %q: %v", volcanorelease.Version(), l.Source, l.Args, err)
-			}
-		})
-		seen = append(seen, volcanorelease.FlagNames(l.Args)...)
-	}
-	for _, f := range want {
-		if !slices.Contains(seen, f) {
-			t.Errorf("Volcano %s's manifests no longer pass --%s (args read: %q)", volcanorelease.Version(), f, seen)
-		}
-	}
+		},
+	})
 }
