@@ -47,6 +47,11 @@ const (
 	// IndexLabel holds the pod's index within its role (trainer 0 hosts
 	// Paddle's TCP store; pserver 0 the gloo HTTP store).
 	IndexLabel = "paddle.volcano.sh/index"
+	// JobUIDLabel holds the UID of the Volcano Job the pod belongs to. The
+	// job's headless Service selects on it, so the terminating pods of a
+	// deleted job of the same name (same host names at version 0) never
+	// answer DNS for the new one.
+	JobUIDLabel = "paddle.volcano.sh/job-uid"
 	// ModeLabel holds the job's Mode.
 	ModeLabel = "paddle.volcano.sh/mode"
 )

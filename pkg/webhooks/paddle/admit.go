@@ -28,6 +28,7 @@ import (
 	"volcano.sh/volcano/pkg/webhooks/util"
 
 	jobplugin "github.com/volcano-paddle/volcano-paddle/pkg/controllers/job/plugins/paddle"
+	"github.com/volcano-paddle/volcano-paddle/pkg/paddleapi"
 )
 
 // Paths where the webhook manager serves the admissions; add both to its
@@ -99,16 +100,40 @@ func decode(ar admissionv1.AdmissionReview) (*decoded, error) {
 	if err != nil {
 		return nil, err
 	}
-	args, uses := job.Spec.Plugins[jobplugin.PluginName]
-	if !uses {
-		return nil, nil
-	}
 	if job.Namespace == "" {
 		job.Namespace = ar.Request.Namespace
+	}
+	args, uses := job.Spec.Plugins[jobplugin.PluginName]
+	if !uses {
+		if errs := borrowedPaddleLabels(job); len(errs) > 0 {
+			return &decoded{job: job, errs: errs}, nil
+		}
+		return nil, nil
 	}
 	d := &decoded{job: job}
 	d.args, d.errs = jobplugin.ParseArgs(args)
 	return d, nil
+}
+
+// borrowedPaddleLabels refuses the job plugin's pod labels in the task
+// templates of a job that does not use the plugin. The scheduler plugin
+// takes a pod's mode and role labels as the job plugin's word (it orders
+// such a gang as a Paddle job and lets its starvation guard reserve nodes
+// for it), and the pod rule (pkg/webhooks/paddlepods) admits whatever the
+// job controller creates from a template: so the template is where a plain
+// job borrowing them is stopped.
+func borrowedPaddleLabels(job *batch.Job) field.ErrorList {
+	var errs field.ErrorList
+	for i := range job.Spec.Tasks {
+		labels := job.Spec.Tasks[i].Template.Labels
+		for _, key := range []string{paddleapi.ModeLabel, paddleapi.RoleLabel, paddleapi.IndexLabel} {
+			if _, ok := labels[key]; ok {
+				errs = append(errs, field.Forbidden(field.NewPath("spec", "tasks").Index(i).Child("template", "metadata", "labels").Key(key),
+					fmt.Sprintf("the paddle job plugin sets this label on the pods of jobs it manages, and the paddle scheduler plugin trusts it; remove it, or add the plugin to the job (spec.plugins: {%s: []})", jobplugin.PluginName)))
+			}
+		}
+	}
+	return errs
 }
 
 // Admit allows every Job without the paddle plugin, every update that

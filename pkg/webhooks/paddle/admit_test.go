@@ -20,6 +20,7 @@ import (
 	bus "volcano.sh/apis/pkg/apis/bus/v1alpha1"
 
 	"github.com/volcano-paddle/volcano-paddle/internal/testbuilders"
+	"github.com/volcano-paddle/volcano-paddle/pkg/paddleapi"
 )
 
 // job is a job "wd" with the plugins given and tasks ps and worker of the
@@ -71,6 +72,8 @@ func TestAdmit(t *testing.T) {
 		return j
 	}
 	named := func(name string) *batch.Job { j := ok.DeepCopy(); j.Name = name; return j }
+	borrowing := job(map[string][]string{"svc": nil}, map[string]int32{"worker": 1})
+	borrowing.Spec.Tasks[0].Template.Labels = map[string]string{paddleapi.ModeLabel: "collective"}
 	cases := []struct {
 		name    string
 		ar      admissionv1.AdmissionReview
@@ -79,6 +82,8 @@ func TestAdmit(t *testing.T) {
 		field   string // a cause of the Invalid status
 	}{
 		{"no paddle plugin", review(admissionv1.Create, job(map[string][]string{"svc": nil}, map[string]int32{"worker": 0}), nil), true, "", ""},
+		{"plain job with the plugin's mode label", review(admissionv1.Create, borrowing, nil), false,
+			"the paddle scheduler plugin trusts it", "spec.tasks[0].template.metadata.labels[paddle.volcano.sh/mode]"},
 		{"valid PS job", review(admissionv1.Create, ok, nil), true, "", ""},
 		{"bad argument", review(admissionv1.Create, job(map[string][]string{"paddle": {"--gloo=5"}}, map[string]int32{"ps": 1, "worker": 1}), nil), false,
 			"paddle plugin rejected job ml/wd: spec.plugins.paddle[--gloo]", "spec.plugins.paddle[--gloo]"},

@@ -188,6 +188,9 @@ func (p *jobPlugin) OnPodCreate(pod *v1.Pod, job *batch.Job) error {
 		pod.Labels = map[string]string{}
 	}
 	pod.Labels[paddleapi.ModeLabel] = string(l.Mode)
+	if job.UID != "" {
+		pod.Labels[paddleapi.JobUIDLabel] = string(job.UID)
+	}
 
 	task := pod.Annotations[batch.TaskSpecKey]
 	r := l.roleTask(task)

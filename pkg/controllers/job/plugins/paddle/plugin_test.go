@@ -13,6 +13,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/rest"
@@ -25,7 +26,7 @@ import (
 
 func TestServiceCreated(t *testing.T) {
 	job := newJob("ml", "wd", nil, taskSpec{name: "ps", replicas: 1}, taskSpec{name: "worker", replicas: 2})
-	client, _ := mustRun(t, job)
+	client, pods := mustRun(t, job)
 	svc, err := client.CoreV1().Services("ml").Get(context.Background(), "wd", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -36,9 +37,22 @@ func TestServiceCreated(t *testing.T) {
 	if !metav1.IsControlledBy(svc, job) {
 		t.Errorf("Service not owned by the job: %v", svc.OwnerReferences)
 	}
-	want := map[string]string{batch.JobNameKey: "wd", batch.JobNamespaceKey: "ml"}
+	// The job's UID too: a job re-created under the same name must not
+	// list the old job's terminating pods, which have the same host names.
+	want := map[string]string{batch.JobNameKey: "wd", batch.JobNamespaceKey: "ml", paddleapi.JobUIDLabel: string(job.UID)}
 	if !reflect.DeepEqual(svc.Spec.Selector, want) {
 		t.Errorf("selector %v, want %v", svc.Spec.Selector, want)
+	}
+	sel := labels.SelectorFromSet(svc.Spec.Selector)
+	for _, p := range pods {
+		if !sel.Matches(labels.Set(p.Labels)) {
+			t.Errorf("Service does not select pod %s (labels %v)", p.Name, p.Labels)
+		}
+		old := p.DeepCopy()
+		old.Labels[paddleapi.JobUIDLabel] = "uid-of-a-deleted-job"
+		if sel.Matches(labels.Set(old.Labels)) {
+			t.Errorf("Service selects pod %s of another job of the same name", p.Name)
+		}
 	}
 	if job.Status.ControlledResources[controlledKey] != PluginName || job.Status.ControlledResources[layoutKey] != "ps=1,worker=2" {
 		t.Errorf("ControlledResources = %v", job.Status.ControlledResources)

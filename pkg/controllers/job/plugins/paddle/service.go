@@ -13,6 +13,8 @@ import (
 	"k8s.io/klog/v2"
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 	"volcano.sh/apis/pkg/apis/helpers"
+
+	"github.com/volcano-paddle/volcano-paddle/pkg/paddleapi"
 )
 
 // ManagedByLabel marks the Services this plugin creates.
@@ -75,7 +77,15 @@ func ensureService(ctx context.Context, client kubernetes.Interface, job *batch.
 }
 
 func jobSelector(job *batch.Job) map[string]string {
-	return map[string]string{batch.JobNameKey: job.Name, batch.JobNamespaceKey: job.Namespace}
+	sel := map[string]string{batch.JobNameKey: job.Name, batch.JobNamespaceKey: job.Namespace}
+	// The job's name is not enough: a job re-created under the same name
+	// would list the old job's terminating pods, whose host names are the
+	// new pods' (OnPodCreate labels pods with their job's UID; the pod rule
+	// of pkg/webhooks/paddlepods keeps users from forging it).
+	if job.UID != "" {
+		sel[paddleapi.JobUIDLabel] = string(job.UID)
+	}
+	return sel
 }
 
 // deleteService removes the Service if this job owns it (the garbage
