@@ -1,5 +1,6 @@
 // Package fakeclients makes informers over fake clientsets start the way they
-// do over a real API server, for tests.
+// do over a real API server: for unit tests, and for the benchmarks' scheduler
+// simulator (bench/simsched), which runs Volcano's cache over fake clients.
 package fakeclients
 
 import (
@@ -21,7 +22,7 @@ import (
 // (measured, issue 25), so the gate is overridden here. Under client-go 0.34
 // (the v1.14.1 build) the feature is off already and this changes nothing.
 //
-// Call it from TestMain, before any informer starts.
+// Call it before any informer starts (TestMain, or before the cache runs).
 func ListAndWatch() {
 	clientgofeatures.ReplaceFeatureGates(withoutWatchList{clientgofeatures.FeatureGates()})
 }
