@@ -34,8 +34,6 @@ import (
 	"github.com/volcano-paddle/volcano-paddle/internal/fakeclients"
 	"github.com/volcano-paddle/volcano-paddle/pkg/gputopology"
 	_ "github.com/volcano-paddle/volcano-paddle/pkg/scheduler/plugins/paddle"
-
-	"github.com/volcano-paddle/volcano-paddle/internal/fakeclients"
 )
 
 func init() {
@@ -142,10 +140,6 @@ func newCache(c *Cluster, run bool) *Cache {
 		&util.FakeStatusUpdater{}, nil, &record.FakeRecorder{})
 	stop := make(chan struct{})
 	if run {
-		// The cache's informers run over fake clientsets, which cannot
-		// stream a watch list (internal/fakeclients; under Volcano v1.15.1
-		// they waited for ever otherwise).
-		fakeclients.ListAndWatch()
 		sc.Run(stop)
 	}
 	// The cache keeps and updates what it is given (binding sets a pod's
