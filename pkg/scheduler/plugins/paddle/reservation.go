@@ -126,7 +126,7 @@ func (p *paddlePlugin) reservations() *sessionReservations {
 				delete(book.plans, id)
 			}
 		}
-		pl := &planner{p: p, now: now(), taken: map[string]*api.Resource{}, drains: map[string]*nodeDrain{}}
+		pl := &planner{nodes: p.ssn.Nodes, nodeList: p.ssn.NodeList, places: p.state.places, now: now(), taken: map[string]*api.Resource{}, drains: map[string]*nodeDrain{}}
 		for _, j := range gangs {
 			// blocker computed the gang's fit, its missing pods included.
 			pods := p.fit(j).missing
@@ -167,7 +167,7 @@ func (pl *planner) replan(j *api.JobInfo, pods []*api.TaskInfo) (map[string]*api
 	since := b.since(j)
 	var cur *plan
 	if b.nodes != nil {
-		if need, ok := pl.p.planOn(pl.p.nodesNamed(b.nodes), pods, pl.taken); ok && pl.admissible(need, since) {
+		if need, ok := planOn(pl.nodesNamed(b.nodes), pods, pl.taken); ok && pl.admissible(need, since) {
 			cur = &plan{nodes: b.nodes, need: need, cost: pl.cost(need)}
 		}
 	}
@@ -197,10 +197,10 @@ func olderJob(a, b *api.JobInfo) bool {
 	return a.UID < b.UID
 }
 
-func (p *paddlePlugin) nodesNamed(names []string) []*api.NodeInfo {
+func (pl *planner) nodesNamed(names []string) []*api.NodeInfo {
 	out := make([]*api.NodeInfo, 0, len(names))
 	for _, n := range names {
-		if ni, ok := p.ssn.Nodes[n]; ok {
+		if ni, ok := pl.nodes[n]; ok {
 			out = append(out, ni)
 		}
 	}
@@ -213,7 +213,7 @@ func (p *paddlePlugin) nodesNamed(names []string) []*api.NodeInfo {
 // planOn places pods first-fit, in order, on the nodes' allocatable
 // resources less what older reservations took; it returns what each node
 // must keep for them.
-func (p *paddlePlugin) planOn(nodes []*api.NodeInfo, pods []*api.TaskInfo, taken map[string]*api.Resource) (map[string]*api.Resource, bool) {
+func planOn(nodes []*api.NodeInfo, pods []*api.TaskInfo, taken map[string]*api.Resource) (map[string]*api.Resource, bool) {
 	if len(nodes) == 0 {
 		return nil, false
 	}
@@ -251,12 +251,15 @@ func (p *paddlePlugin) planOn(nodes []*api.NodeInfo, pods []*api.TaskInfo, taken
 }
 
 // planner chooses the session's reservations: what older gangs took, and
-// each node's running pods, computed once.
+// each node's running pods, computed once. It holds the session's nodes and
+// their places as values, never the plugin.
 type planner struct {
-	p      *paddlePlugin
-	now    time.Time
-	taken  map[string]*api.Resource
-	drains map[string]*nodeDrain
+	nodes    map[string]*api.NodeInfo
+	nodeList []*api.NodeInfo
+	places   map[string]place
+	now      time.Time
+	taken    map[string]*api.Resource
+	drains   map[string]*nodeDrain
 }
 
 // nodeDrain is a node's use: its idle resources and the pods holding the
@@ -380,7 +383,7 @@ func (a planCost) less(b planCost) bool {
 func (pl *planner) cost(need map[string]*api.Resource) planCost {
 	var c planCost
 	for n, r := range need {
-		age, busy := pl.drainAge(pl.p.ssn.Nodes[n], r)
+		age, busy := pl.drainAge(pl.nodes[n], r)
 		c.age = max(c.age, age)
 		c.busy += busy
 	}
@@ -394,7 +397,7 @@ func (pl *planner) cost(need map[string]*api.Resource) planCost {
 // stays admissible; a move to an admissible plan keeps the bound.
 func (pl *planner) admissible(need map[string]*api.Resource, since time.Time) bool {
 	for name, r := range need {
-		n := pl.p.ssn.Nodes[name]
+		n := pl.nodes[name]
 		d := pl.drain(n)
 		want := pl.withTaken(name, r)
 		if want.LessEqual(d.idle, api.Zero) {
@@ -428,8 +431,8 @@ func (pl *planner) order(pods []*api.TaskInfo) []*api.NodeInfo {
 		n   *api.NodeInfo
 		age time.Duration
 	}
-	nodes := make([]keyed, 0, len(pl.p.ssn.NodeList))
-	for _, n := range pl.p.ssn.NodeList {
+	nodes := make([]keyed, 0, len(pl.nodeList))
+	for _, n := range pl.nodeList {
 		k := keyed{n: n}
 		count := 1
 		if size > 0 {
@@ -473,7 +476,7 @@ func (pl *planner) choose(pods []*api.TaskInfo, since time.Time) *plan {
 	byRack := map[string][]*api.NodeInfo{}
 	var racks []string
 	for _, n := range nodes {
-		rack := pl.p.state.places[n.Name].rack
+		rack := pl.places[n.Name].rack
 		if rack == "" {
 			continue
 		}
@@ -485,7 +488,7 @@ func (pl *planner) choose(pods []*api.TaskInfo, since time.Time) *plan {
 	sort.Strings(racks)
 	var best *plan
 	for _, rack := range racks {
-		need, ok := pl.p.planOn(byRack[rack], pods, pl.taken)
+		need, ok := planOn(byRack[rack], pods, pl.taken)
 		if !ok || !pl.admissible(need, since) {
 			continue
 		}
@@ -494,7 +497,7 @@ func (pl *planner) choose(pods []*api.TaskInfo, since time.Time) *plan {
 		}
 	}
 	if best == nil {
-		need, ok := pl.p.planOn(nodes, pods, pl.taken)
+		need, ok := planOn(nodes, pods, pl.taken)
 		if !ok || !pl.admissible(need, since) {
 			return nil
 		}
