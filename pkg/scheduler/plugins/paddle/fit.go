@@ -11,11 +11,11 @@ import (
 	"volcano.sh/volcano/pkg/scheduler/framework"
 )
 
-// fitEstimate says whether the pods a gang still needs fit on the nodes'
+// gangEstimate says whether the pods a gang still needs fit on the nodes'
 // free resources right now, placed greedily. It looks at resources and node
 // selectors only (not taints or affinities), so it is an estimate used to
 // order gangs and to explain why one waits, never to reject a placement.
-type fitEstimate struct {
+type gangEstimate struct {
 	needed    int // pods the gang still needs to reach minAvailable
 	placeable int // of those, how many fit on free resources now
 	// missing are those pods, in allocation order (missingPods); gpus is
@@ -29,12 +29,12 @@ type fitEstimate struct {
 	short []string
 }
 
-func (f *fitEstimate) fits() bool { return f.placeable >= f.needed }
+func (f *gangEstimate) fitsNow() bool { return f.placeable >= f.needed }
 
-// estimateFit places the gang's missing pods, pservers first, on copies of
+// estimateGang places the gang's missing pods, pservers first, on copies of
 // the nodes' idle (and, for feasibility, allocatable) resources.
-func estimateFit(ssn *framework.Session, job *api.JobInfo, nodes []*api.NodeInfo, fallback bool) *fitEstimate {
-	f := &fitEstimate{needed: int(job.MinAvailable - job.ReadyTaskNum())}
+func estimateGang(ssn *framework.Session, job *api.JobInfo, nodes []*api.NodeInfo, fallback bool) *gangEstimate {
+	f := &gangEstimate{needed: int(job.MinAvailable - job.ReadyTaskNum())}
 	if f.needed <= 0 {
 		f.feasible = true
 		return f

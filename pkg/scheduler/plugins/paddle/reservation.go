@@ -111,7 +111,7 @@ func (p *paddlePlugin) reservations() *sessionReservations {
 			// queue over its share, say): dropping it would give its freed
 			// GPUs away and restart its bound.
 			for id := range book.plans {
-				if j, ok := p.ssn.Jobs[id]; ok && !blocking[id] && p.starving(j) && p.fit(j).feasible {
+				if j, ok := p.ssn.Jobs[id]; ok && !blocking[id] && p.starving(j) && p.estimate(j).feasible {
 					gangs = append(gangs, j)
 				}
 			}
@@ -129,7 +129,7 @@ func (p *paddlePlugin) reservations() *sessionReservations {
 		pl := &planner{nodes: p.ssn.Nodes, nodeList: p.ssn.NodeList, places: p.state.places, now: now(), taken: map[string]*api.Resource{}, drains: map[string]*nodeDrain{}}
 		for _, j := range gangs {
 			// blocker computed the gang's fit, its missing pods included.
-			pods := p.fit(j).missing
+			pods := p.estimate(j).missing
 			if len(pods) == 0 {
 				continue
 			}
