@@ -78,18 +78,18 @@ func (p *paddlePlugin) estimate(job *api.JobInfo) *gangEstimate {
 	return f
 }
 
-// waiting reports whether a job is a gang still short of minAvailable.
-func waiting(job *api.JobInfo) bool {
-	return !job.IsReady() && len(job.TaskStatusIndex[api.Pending]) > 0
+// starving: see starvationPolicy.starving.
+func (p *paddlePlugin) starving(job *api.JobInfo) bool {
+	return p.starvation().starving(job, now())
 }
 
-// starving: a guarded gang (see guarded) that has waited longer than
-// StarvationAfter.
-func (p *paddlePlugin) starving(job *api.JobInfo) bool {
-	if p.args.StarvationAfter <= 0 || !waiting(job) || !p.guarded(job) {
-		return false
-	}
-	return now().Sub(job.CreationTimestamp.Time) > p.args.StarvationAfter
+// guarded: see starvationPolicy.guarded.
+func (p *paddlePlugin) guarded(job *api.JobInfo) bool {
+	return p.starvation().guarded(job)
+}
+
+func (p *paddlePlugin) starvation() starvationPolicy {
+	return starvationPolicy{after: p.args.StarvationAfter, taskNameJobs: p.args.StarvationTaskNameJobs, isPaddle: p.isPaddle}
 }
 
 // jobOrderFn runs after Volcano's priority and gang plugins have ordered by

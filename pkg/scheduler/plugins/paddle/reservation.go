@@ -8,8 +8,6 @@ import (
 
 	"k8s.io/klog/v2"
 	"volcano.sh/volcano/pkg/scheduler/api"
-
-	"github.com/volcano-paddle/volcano-paddle/pkg/paddleapi"
 )
 
 // ReasonReservedForStarvingGang: a node's free resources are reserved for
@@ -53,31 +51,6 @@ type reservation struct {
 type sessionReservations struct {
 	list   []*reservation
 	byNode map[string][]*reservation
-}
-
-// guarded: the job may trigger the starvation guard and is subject to it.
-// Only jobs the paddle job plugin marked (its pods carry the mode label), or,
-// when the operator opts in, jobs recognised by task names alone: a plain
-// job with a task named "worker" is neither held nor kept off reserved
-// nodes.
-func (p *paddlePlugin) guarded(job *api.JobInfo) bool {
-	if markedPaddle(job) {
-		return true
-	}
-	return p.args.StarvationTaskNameJobs && p.isPaddle(job)
-}
-
-// markedPaddle: a pod of the job carries the mode label the paddle job
-// plugin sets on every pod it creates.
-func markedPaddle(job *api.JobInfo) bool {
-	for _, t := range job.Tasks {
-		if t.Pod != nil {
-			if _, ok := t.Pod.Labels[paddleapi.ModeLabel]; ok {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // reservations computes, once per session, the nodes each queue's blocker
