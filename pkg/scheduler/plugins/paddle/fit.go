@@ -8,70 +8,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"volcano.sh/volcano/pkg/scheduler/api"
-	"volcano.sh/volcano/pkg/scheduler/framework"
 )
-
-// fitEstimate says whether the pods a gang still needs fit on the nodes'
-// free resources right now, placed greedily. It looks at resources and node
-// selectors only (not taints or affinities), so it is an estimate used to
-// order gangs and to explain why one waits, never to reject a placement.
-type fitEstimate struct {
-	needed    int // pods the gang still needs to reach minAvailable
-	placeable int // of those, how many fit on free resources now
-	// missing are those pods, in allocation order (missingPods); gpus is
-	// what they request.
-	missing []*api.TaskInfo
-	gpus    int
-	// feasible: the gang would fit on the cluster's allocatable resources
-	// if it were empty (a gang that can never fit must not hold others back).
-	feasible bool
-	// short describes, per task spec, what is missing.
-	short []string
-}
-
-func (f *fitEstimate) fits() bool { return f.placeable >= f.needed }
-
-// estimateFit places the gang's missing pods, pservers first, on copies of
-// the nodes' idle (and, for feasibility, allocatable) resources.
-func estimateFit(ssn *framework.Session, job *api.JobInfo, nodes []*api.NodeInfo, fallback bool) *fitEstimate {
-	f := &fitEstimate{needed: int(job.MinAvailable - job.ReadyTaskNum())}
-	if f.needed <= 0 {
-		f.feasible = true
-		return f
-	}
-	pending := missingPods(job, fallback)
-	f.missing = pending
-	for _, t := range pending {
-		f.gpus += gpusOf(t.InitResreq)
-	}
-	if len(pending) < f.needed {
-		f.short = append(f.short, fmt.Sprintf("%d pods of the gang are not created or not schedulable yet", f.needed-len(pending)))
-	}
-	f.placeable = greedyPlace(pending, nodes, func(n *api.NodeInfo) *api.Resource { return n.Idle }, &f.short)
-	var ignored []string
-	f.feasible = greedyPlace(pending, nodes, func(n *api.NodeInfo) *api.Resource { return n.Allocatable }, &ignored) == len(pending)
-	return f
-}
-
-// missingPods are the pending pods a gang still needs to reach
-// minAvailable, in allocation order (pservers first).
-func missingPods(job *api.JobInfo, fallback bool) []*api.TaskInfo {
-	needed := int(job.MinAvailable - job.ReadyTaskNum())
-	if needed <= 0 {
-		return nil
-	}
-	pending := make([]*api.TaskInfo, 0, len(job.TaskStatusIndex[api.Pending]))
-	for _, t := range job.TaskStatusIndex[api.Pending] {
-		if !t.SchGated && !t.InitResreq.IsEmpty() {
-			pending = append(pending, t)
-		}
-	}
-	sort.Slice(pending, func(i, j int) bool { return taskLess(pending[i], pending[j], fallback) })
-	if len(pending) > needed {
-		pending = pending[:needed]
-	}
-	return pending
-}
 
 // greedyPlace fits tasks first-fit on copies of avail(node), remembering per
 // task spec where the last one went (earlier nodes are full for that spec).

@@ -149,12 +149,12 @@ func gpuPods(n *api.NodeInfo) []gputopology.PodRequest {
 	return pods
 }
 
-// fit scores where a pod's g GPUs would sit on the node: the GPUs NVIDIA's
+// fitScore scores where a pod's g GPUs would sit on the node: the GPUs NVIDIA's
 // device plugin will give it (predicted on the free ones), best in one fit
 // domain and tightly, without breaking a fully free node when a partly used
 // one would do. Nodes without a usable topology are scored by count
 // (tightest fit), never rejected. The caller holds mu.
-func (g *gpuState) fit(n *api.NodeInfo, size int, verbose bool) (float64, string) {
+func (g *gpuState) fitScore(n *api.NodeInfo, size int, verbose bool) (float64, string) {
 	why := func(format string, args ...interface{}) string {
 		if !verbose {
 			return ""

@@ -105,7 +105,7 @@ func TestGPUFitScores(t *testing.T) {
 	}
 	score := func(c tc) float64 {
 		st := newTestGPUState()
-		s, _ := st.fit(nodeInfo(t, c.node, c.pods...), c.g, true)
+		s, _ := st.fitScore(nodeInfo(t, c.node, c.pods...), c.g, true)
 		return s
 	}
 	better := []struct{ hi, lo tc }{
@@ -156,7 +156,7 @@ func TestBadAnnotationIsIgnored(t *testing.T) {
 		if st.node(ni).model != nil {
 			t.Errorf("%s: an unusable annotation produced a model", n.Name)
 		}
-		if s, _ := st.fit(ni, 2, true); s <= 0 {
+		if s, _ := st.fitScore(ni, 2, true); s <= 0 {
 			t.Errorf("%s: scores %.0f", n.Name, s)
 		}
 	}

@@ -63,33 +63,33 @@ func compareInts(a, b int) int {
 	return 0
 }
 
-// fit returns the session's estimate for a job, computing it once.
-func (p *paddlePlugin) fit(job *api.JobInfo) *fitEstimate {
+// estimate returns the session's estimate for a job, computing it once.
+func (p *paddlePlugin) estimate(job *api.JobInfo) *gangEstimate {
 	p.state.mu.Lock()
-	f, ok := p.state.fits[job.UID]
+	f, ok := p.state.estimates[job.UID]
 	p.state.mu.Unlock()
 	if ok {
 		return f
 	}
-	f = estimateFit(p.ssn, job, p.ssn.NodeList, p.args.TaskNameFallback)
+	f = estimateGang(p.ssn, job, p.ssn.NodeList, p.args.TaskNameFallback)
 	p.state.mu.Lock()
-	p.state.fits[job.UID] = f
+	p.state.estimates[job.UID] = f
 	p.state.mu.Unlock()
 	return f
 }
 
-// waiting reports whether a job is a gang still short of minAvailable.
-func waiting(job *api.JobInfo) bool {
-	return !job.IsReady() && len(job.TaskStatusIndex[api.Pending]) > 0
+// starving: see starvationPolicy.starving.
+func (p *paddlePlugin) starving(job *api.JobInfo) bool {
+	return p.starvation().starving(job, now())
 }
 
-// starving: a guarded gang (see guarded) that has waited longer than
-// StarvationAfter.
-func (p *paddlePlugin) starving(job *api.JobInfo) bool {
-	if p.args.StarvationAfter <= 0 || !waiting(job) || !p.guarded(job) {
-		return false
-	}
-	return now().Sub(job.CreationTimestamp.Time) > p.args.StarvationAfter
+// guarded: see starvationPolicy.guarded.
+func (p *paddlePlugin) guarded(job *api.JobInfo) bool {
+	return p.starvation().guarded(job)
+}
+
+func (p *paddlePlugin) starvation() starvationPolicy {
+	return starvationPolicy{after: p.args.StarvationAfter, taskNameJobs: p.args.StarvationTaskNameJobs, isPaddle: p.isPaddle}
 }
 
 // jobOrderFn runs after Volcano's priority and gang plugins have ordered by
@@ -122,7 +122,7 @@ func (p *paddlePlugin) jobOrderFn(l, r interface{}) int {
 		return 0
 	}
 	if p.args.GangFitOrder {
-		lf, rf := p.fit(lj).fits(), p.fit(rj).fits()
+		lf, rf := p.estimate(lj).fitsNow(), p.estimate(rj).fitsNow()
 		switch {
 		case lf && !rf:
 			return -1
@@ -133,7 +133,7 @@ func (p *paddlePlugin) jobOrderFn(l, r interface{}) int {
 	// Only between guarded gangs: the guard is what bounds the wait of the
 	// larger one (it starves after StarvationAfter and goes first).
 	if p.args.SmallGangsFirst && p.args.StarvationAfter > 0 && p.guarded(lj) && p.guarded(rj) {
-		return compareInts(p.fit(lj).gpus, p.fit(rj).gpus)
+		return compareInts(p.estimate(lj).gpus, p.estimate(rj).gpus)
 	}
 	return 0
 }
@@ -154,8 +154,8 @@ func (p *paddlePlugin) queueBlockers() map[api.QueueID]*api.JobInfo {
 			if !p.starving(j) || !p.guarded(j) {
 				continue
 			}
-			f := p.fit(j)
-			if f.fits() {
+			f := p.estimate(j)
+			if f.fitsNow() {
 				continue
 			}
 			if !f.feasible {
@@ -220,7 +220,7 @@ func (p *paddlePlugin) explainFit(job *api.JobInfo) {
 	if !p.isPaddle(job) {
 		return
 	}
-	if f := p.fit(job); !f.fits() {
+	if f := p.estimate(job); !f.fitsNow() {
 		job.JobFitErrors = fmt.Sprintf("paddle: %d of the %d pods the gang still needs fit on free resources now (before taints and affinity): %s",
 			f.placeable, f.needed, strings.Join(f.short, "; "))
 	}

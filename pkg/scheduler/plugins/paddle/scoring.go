@@ -227,7 +227,7 @@ func (c *scoreContext) score(n *api.NodeInfo) (float64, string) {
 		}
 	}
 	if c.gpus > 0 {
-		s, w := c.state.gpu.fit(n, c.gpus, c.verbose)
+		s, w := c.state.gpu.fitScore(n, c.gpus, c.verbose)
 		weight := a.GPUTopologyWeight
 		if !c.paddle {
 			// Other workloads' GPU pods: never more than a user's own

@@ -19,9 +19,9 @@ type sessionState struct {
 
 	// mu guards jobs and fits: the allocate action calls event handlers and
 	// scoring from one goroutine today, but the framework does not promise it.
-	mu   sync.Mutex
-	jobs map[api.JobID]*jobState
-	fits map[api.JobID]*fitEstimate
+	mu        sync.Mutex
+	jobs      map[api.JobID]*jobState
+	estimates map[api.JobID]*gangEstimate
 
 	// gpu is each node's GPUs (gpu.go).
 	gpu *gpuState
@@ -68,7 +68,7 @@ func placedStatus(s api.TaskStatus) bool {
 }
 
 func newSessionState(ssn *framework.Session, a Args) *sessionState {
-	s := &sessionState{args: a, places: buildPlaces(ssn, a), jobs: map[api.JobID]*jobState{}, fits: map[api.JobID]*fitEstimate{},
+	s := &sessionState{args: a, places: buildPlaces(ssn, a), jobs: map[api.JobID]*jobState{}, estimates: map[api.JobID]*gangEstimate{},
 		gpu: newGPUState(a.GPUAssignmentsMaxAge, now())}
 	for id, job := range ssn.Jobs {
 		mode, ok := jobMode(job, a.TaskNameFallback)

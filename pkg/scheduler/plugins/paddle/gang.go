@@ -1,0 +1,132 @@
+package paddle
+
+import (
+	"fmt"
+	"sort"
+	"time"
+
+	"volcano.sh/volcano/pkg/scheduler/api"
+	"volcano.sh/volcano/pkg/scheduler/framework"
+
+	"github.com/volcano-paddle/volcano-paddle/pkg/paddleapi"
+)
+
+// This file is the gang: what it still needs and whether that fits now
+// (gangEstimate), whether it waits, how long it has waited, whether the
+// starvation guard covers it and whether it starves (starvationPolicy).
+
+// gangEstimate says whether the pods a gang still needs fit on the nodes'
+// free resources right now, placed greedily. It looks at resources and node
+// selectors only (not taints or affinities), so it is an estimate used to
+// order gangs and to explain why one waits, never to reject a placement.
+type gangEstimate struct {
+	needed    int // pods the gang still needs to reach minAvailable
+	placeable int // of those, how many fit on free resources now
+	// missing are those pods, in allocation order (missingPods); gpus is
+	// what they request.
+	missing []*api.TaskInfo
+	gpus    int
+	// feasible: the gang would fit on the cluster's allocatable resources
+	// if it were empty (a gang that can never fit must not hold others back).
+	feasible bool
+	// short describes, per task spec, what is missing.
+	short []string
+}
+
+func (f *gangEstimate) fitsNow() bool { return f.placeable >= f.needed }
+
+// estimateGang places the gang's missing pods, pservers first, on copies of
+// the nodes' idle (and, for feasibility, allocatable) resources.
+func estimateGang(ssn *framework.Session, job *api.JobInfo, nodes []*api.NodeInfo, fallback bool) *gangEstimate {
+	f := &gangEstimate{needed: int(job.MinAvailable - job.ReadyTaskNum())}
+	if f.needed <= 0 {
+		f.feasible = true
+		return f
+	}
+	pending := missingPods(job, fallback)
+	f.missing = pending
+	for _, t := range pending {
+		f.gpus += gpusOf(t.InitResreq)
+	}
+	if len(pending) < f.needed {
+		f.short = append(f.short, fmt.Sprintf("%d pods of the gang are not created or not schedulable yet", f.needed-len(pending)))
+	}
+	f.placeable = greedyPlace(pending, nodes, func(n *api.NodeInfo) *api.Resource { return n.Idle }, &f.short)
+	var ignored []string
+	f.feasible = greedyPlace(pending, nodes, func(n *api.NodeInfo) *api.Resource { return n.Allocatable }, &ignored) == len(pending)
+	return f
+}
+
+// missingPods are the pending pods a gang still needs to reach
+// minAvailable, in allocation order (pservers first).
+func missingPods(job *api.JobInfo, fallback bool) []*api.TaskInfo {
+	needed := int(job.MinAvailable - job.ReadyTaskNum())
+	if needed <= 0 {
+		return nil
+	}
+	pending := make([]*api.TaskInfo, 0, len(job.TaskStatusIndex[api.Pending]))
+	for _, t := range job.TaskStatusIndex[api.Pending] {
+		if !t.SchGated && !t.InitResreq.IsEmpty() {
+			pending = append(pending, t)
+		}
+	}
+	sort.Slice(pending, func(i, j int) bool { return taskLess(pending[i], pending[j], fallback) })
+	if len(pending) > needed {
+		pending = pending[:needed]
+	}
+	return pending
+}
+
+// waiting reports whether a job is a gang still short of minAvailable.
+func waiting(job *api.JobInfo) bool {
+	return !job.IsReady() && len(job.TaskStatusIndex[api.Pending]) > 0
+}
+
+// starvationPolicy is what the scheduler arguments say about starvation:
+// which gangs the guard covers and how long one may wait.
+type starvationPolicy struct {
+	after        time.Duration // StarvationAfter; 0 turns the guard off
+	taskNameJobs bool          // StarvationTaskNameJobs
+	// isPaddle: the session recognised the job as Paddle (by its mode
+	// label or, with TaskNameFallback, its task names).
+	isPaddle func(*api.JobInfo) bool
+}
+
+// guarded: the job may trigger the starvation guard and is subject to it.
+// Only jobs the paddle job plugin marked (its pods carry the mode label), or,
+// when the operator opts in, jobs recognised by task names alone: a plain
+// job with a task named "worker" is neither held nor kept off reserved
+// nodes.
+func (s starvationPolicy) guarded(job *api.JobInfo) bool {
+	if markedPaddle(job) {
+		return true
+	}
+	return s.taskNameJobs && s.isPaddle(job)
+}
+
+// waited is how long the gang has waited at now, from its creation.
+func waited(job *api.JobInfo, now time.Time) time.Duration {
+	return now.Sub(job.CreationTimestamp.Time)
+}
+
+// starving: a guarded gang (see guarded) still waiting that has waited
+// longer than StarvationAfter.
+func (s starvationPolicy) starving(job *api.JobInfo, now time.Time) bool {
+	if s.after <= 0 || !waiting(job) || !s.guarded(job) {
+		return false
+	}
+	return waited(job, now) > s.after
+}
+
+// markedPaddle: a pod of the job carries the mode label the paddle job
+// plugin sets on every pod it creates.
+func markedPaddle(job *api.JobInfo) bool {
+	for _, t := range job.Tasks {
+		if t.Pod != nil {
+			if _, ok := t.Pod.Labels[paddleapi.ModeLabel]; ok {
+				return true
+			}
+		}
+	}
+	return false
+}
