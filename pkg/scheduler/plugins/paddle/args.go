@@ -3,6 +3,7 @@ package paddle
 import (
 	"fmt"
 	"math"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -226,10 +227,22 @@ func ParseArgs(raw framework.Arguments) (Args, []string) {
 	}
 	duration(ArgStarvationAfter, &a.StarvationAfter, "must not be negative (0 turns aging off)")
 	duration(ArgGPUAssignMaxAge, &a.GPUAssignmentsMaxAge, "must not be negative (0 always predicts)")
+	// Volcano hands the plugin only its own arguments map, so every key in
+	// it is meant for this plugin: one it does not know is a typo, most
+	// often the key without its "paddle." prefix.
+	unknown := make([]string, 0, len(raw))
 	for k := range raw {
-		if strings.HasPrefix(k, "paddle.") && !known[k] {
-			problems = append(problems, fmt.Sprintf("%s: unknown argument, ignored (known: %s)", k, strings.Join(knownKeys(), ", ")))
+		if !known[k] {
+			unknown = append(unknown, k)
 		}
+	}
+	sort.Strings(unknown)
+	for _, k := range unknown {
+		if known["paddle."+k] {
+			problems = append(problems, fmt.Sprintf("%s: unknown argument, ignored; the key is %q (every key of this plugin starts with \"paddle.\")", k, "paddle."+k))
+			continue
+		}
+		problems = append(problems, fmt.Sprintf("%s: unknown argument, ignored (known: %s)", k, strings.Join(knownKeys(), ", ")))
 	}
 	return a, problems
 }
@@ -283,11 +296,19 @@ func toDuration(v interface{}) (time.Duration, error) {
 		return d, nil
 	}
 	f, err := toFloat(v)
-	if err != nil {
+	if err != nil || math.IsNaN(f) {
 		return 0, fmt.Errorf("not a duration like 30m")
+	}
+	// Past this a conversion to time.Duration overflows (a huge number
+	// of seconds would come out negative).
+	if math.Abs(f) > maxDurationSeconds {
+		return 0, fmt.Errorf("too large: at most %s", time.Duration(math.MaxInt64).Round(time.Hour))
 	}
 	return time.Duration(f * float64(time.Second)), nil
 }
+
+// maxDurationSeconds is the longest time.Duration, in seconds.
+const maxDurationSeconds = float64(math.MaxInt64) / float64(time.Second)
 
 func (a Args) String() string {
 	return fmt.Sprintf("affinity=%g packing=%g gpuTopology=%g (allJobs=%t, assignmentsMaxAge=%s) rackLabel=%q spineLabel=%q gangFitOrder=%t smallGangsFirst=%t starvationAfter=%s taskNameFallback=%t starvationGuard=%s (taskNameJobs=%t)",

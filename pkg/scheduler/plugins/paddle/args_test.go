@@ -63,6 +63,13 @@ func TestParseArgsBadValues(t *testing.T) {
 		{ArgGPUAssignMaxAge, "-1m", "must not be negative"},
 		{ArgGPUAssignMaxAge, "stale", "not a duration"},
 		{"paddle.afinity.weight", 3, "unknown argument"},
+		// The key without its prefix is not ignored silently.
+		{"affinity.weight", 3, `the key is "paddle.affinity.weight"`},
+		{"weight", 3, "unknown argument"},
+		// Seconds past what a time.Duration holds overflowed to a negative
+		// duration and were refused as negative.
+		{ArgStarvationAfter, 1e300, "too large"},
+		{ArgGPUAssignMaxAge, -1e300, "too large"},
 	}
 	for _, tc := range cases {
 		a, problems := ParseArgs(framework.Arguments{tc.key: tc.val})
