@@ -5,17 +5,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
-	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 	schedulingv1 "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
 	vcscheduler "volcano.sh/volcano/pkg/scheduler"
 	"volcano.sh/volcano/pkg/scheduler/actions/allocate"
@@ -36,6 +33,7 @@ import (
 
 	_ "volcano.sh/volcano/pkg/scheduler/actions"
 
+	tb "github.com/volcano-paddle/volcano-paddle/internal/testbuilders"
 	"github.com/volcano-paddle/volcano-paddle/pkg/gputopology"
 	"github.com/volcano-paddle/volcano-paddle/pkg/paddleapi"
 )
@@ -191,56 +189,30 @@ func gpuNode(name, rack string) *v1.Node {
 }
 
 func node(name, rack, spine, cpu, mem string, gpus int, topo *gputopology.Topology) *v1.Node {
-	alloc := v1.ResourceList{
-		v1.ResourceCPU: resource.MustParse(cpu), v1.ResourceMemory: resource.MustParse(mem),
-		v1.ResourcePods: resource.MustParse("110"),
-	}
-	if gpus > 0 {
-		alloc[gpuResource] = *resource.NewQuantity(int64(gpus), resource.DecimalSI)
-	}
-	labels := map[string]string{}
-	if rack != "" {
-		labels[paddleapi.DefaultRackLabel] = rack
-	}
-	if spine != "" {
-		labels[paddleapi.DefaultSpineLabel] = spine
-	}
-	n := util.BuildNode(name, alloc, labels)
+	n := tb.MakeNode().Name(name).CPU(cpu).Memory(mem).GPUs(gpus).Rack(rack).Spine(spine)
 	if topo != nil {
-		n.Annotations = map[string]string{gputopology.Annotation: topo.Encode()}
+		n.Topology(topo)
 	}
-	return n
+	return n.Obj()
 }
 
 // paddlePod is a pod as the paddle job plugin and Volcano's controller make
 // it: task-spec label/annotation, index, role, mode.
 func paddlePod(job, task string, index int, role paddleapi.Role, mode paddleapi.Mode, nodeName string, cpu string, gpus int) *v1.Pod {
-	req := v1.ResourceList{v1.ResourceCPU: resource.MustParse(cpu), v1.ResourceMemory: resource.MustParse("1Gi")}
-	if gpus > 0 {
-		req[gpuResource] = *resource.NewQuantity(int64(gpus), resource.DecimalSI)
-	}
-	phase := v1.PodPending
+	p := tb.MakePod().Namespace("ns").Name(fmt.Sprintf("%s-%s-%d", job, task, index)).PodGroup(job).
+		Task(task, index).CPU(cpu).Memory("1Gi").GPUs(gpus)
 	if nodeName != "" {
-		phase = v1.PodRunning
+		p.Node(nodeName)
 	}
-	labels := map[string]string{batch.TaskSpecKey: task, batch.TaskIndex: strconv.Itoa(index)}
 	if role != "" {
-		labels[paddleapi.RoleLabel] = string(role)
-		labels[paddleapi.IndexLabel] = strconv.Itoa(index)
-		labels[paddleapi.ModeLabel] = string(mode)
+		p.Paddle(role, index, mode)
 	}
-	p := util.BuildPod("ns", fmt.Sprintf("%s-%s-%d", job, task, index), nodeName, phase, req, job, labels, nil)
-	p.Annotations[batch.TaskSpecKey] = task
-	return p
+	return p.Obj()
 }
 
 // filler is a running pod of some other workload that uses resources.
 func filler(name, nodeName, cpu string, gpus int) *v1.Pod {
-	req := v1.ResourceList{v1.ResourceCPU: resource.MustParse(cpu), v1.ResourceMemory: resource.MustParse("1Gi")}
-	if gpus > 0 {
-		req[gpuResource] = *resource.NewQuantity(int64(gpus), resource.DecimalSI)
-	}
-	return util.BuildPod("ns", name, nodeName, v1.PodRunning, req, "fillers", map[string]string{}, nil)
+	return tb.MakePod().Namespace("ns").Name(name).PodGroup("fillers").Node(nodeName).CPU(cpu).Memory("1Gi").GPUs(gpus).Obj()
 }
 
 func group(name string, min int32, created time.Time) *schedulingv1.PodGroup {
