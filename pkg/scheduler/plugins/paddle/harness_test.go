@@ -11,11 +11,9 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
 	schedulingv1 "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
 	vcscheduler "volcano.sh/volcano/pkg/scheduler"
-	"volcano.sh/volcano/pkg/scheduler/actions/allocate"
 	"volcano.sh/volcano/pkg/scheduler/api"
 	"volcano.sh/volcano/pkg/scheduler/conf"
 	"volcano.sh/volcano/pkg/scheduler/framework"
@@ -28,8 +26,6 @@ import (
 	"volcano.sh/volcano/pkg/scheduler/plugins/predicates"
 	"volcano.sh/volcano/pkg/scheduler/plugins/priority"
 	"volcano.sh/volcano/pkg/scheduler/plugins/proportion"
-	"volcano.sh/volcano/pkg/scheduler/uthelper"
-	"volcano.sh/volcano/pkg/scheduler/util"
 
 	_ "volcano.sh/volcano/pkg/scheduler/actions"
 
@@ -153,20 +149,14 @@ func openSession(t *testing.T, tiers []conf.Tier, cfgs []conf.Configuration, c c
 
 func runSession(t *testing.T, tiers []conf.Tier, cfgs []conf.Configuration, c cluster, p *paddlePlugin, openOnly bool) result {
 	t.Helper()
-	test := uthelper.TestCommonStruct{
-		Name:      t.Name(),
-		Plugins:   plugins(p),
-		Nodes:     c.nodes,
-		Pods:      c.pods,
-		PodGroups: c.groups,
-		Queues:    []*schedulingv1.Queue{util.BuildQueue("default", 1, nil)},
-
-		HyperNodesSetByTier: c.hyperNodesByTier,
-		HyperNodes:          c.hyperNodes,
+	s := tb.MakeSession(t.Name()).Nodes(c.nodes...).Pods(c.pods...).PodGroups(c.groups...).
+		HyperNodes(c.hyperNodesByTier, c.hyperNodes)
+	for name, b := range plugins(p) {
+		s.Plugin(name, b)
 	}
-	ssn := test.RegisterSession(tiers, cfgs)
+	ssn := s.Open(tiers, cfgs)
 	if !openOnly {
-		test.Run([]framework.Action{allocate.New()})
+		s.Allocate()
 	}
 	r := result{placed: map[string]string{}, ssn: ssn, jobs: map[api.JobID]*api.JobInfo{}}
 	for id, job := range ssn.Jobs {
@@ -178,7 +168,7 @@ func runSession(t *testing.T, tiers []conf.Tier, cfgs []conf.Configuration, c cl
 		}
 	}
 	var once sync.Once
-	r.close = func() { once.Do(test.Close) }
+	r.close = func() { once.Do(s.Close) }
 	t.Cleanup(r.close)
 	return r
 }
@@ -216,9 +206,7 @@ func filler(name, nodeName, cpu string, gpus int) *v1.Pod {
 }
 
 func group(name string, min int32, created time.Time) *schedulingv1.PodGroup {
-	pg := util.BuildPodGroup(name, "ns", "default", min, nil, schedulingv1.PodGroupInqueue)
-	pg.CreationTimestamp = metav1.NewTime(created)
-	return pg
+	return tb.MakePodGroup().Name(name).Namespace("ns").MinMember(min).Created(created).Obj()
 }
 
 func rackOf(c cluster, nodeName string) string {

@@ -1,0 +1,100 @@
+package testbuilders
+
+import (
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
+	schedulingv1 "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
+	"volcano.sh/volcano/pkg/scheduler/actions/allocate"
+	"volcano.sh/volcano/pkg/scheduler/conf"
+	"volcano.sh/volcano/pkg/scheduler/framework"
+	"volcano.sh/volcano/pkg/scheduler/uthelper"
+	"volcano.sh/volcano/pkg/scheduler/util"
+)
+
+// PodGroupWrapper builds a Volcano PodGroup; Obj returns it.
+type PodGroupWrapper struct{ schedulingv1.PodGroup }
+
+// MakePodGroup starts an Inqueue PodGroup in queue "default".
+func MakePodGroup() *PodGroupWrapper {
+	return &PodGroupWrapper{schedulingv1.PodGroup{
+		Spec:   schedulingv1.PodGroupSpec{Queue: "default"},
+		Status: schedulingv1.PodGroupStatus{Phase: schedulingv1.PodGroupInqueue},
+	}}
+}
+
+// Obj returns the PodGroup.
+func (g *PodGroupWrapper) Obj() *schedulingv1.PodGroup { return &g.PodGroup }
+
+func (g *PodGroupWrapper) Name(name string) *PodGroupWrapper    { g.SetName(name); return g }
+func (g *PodGroupWrapper) Namespace(ns string) *PodGroupWrapper { g.SetNamespace(ns); return g }
+func (g *PodGroupWrapper) Queue(q string) *PodGroupWrapper      { g.Spec.Queue = q; return g }
+func (g *PodGroupWrapper) MinMember(n int32) *PodGroupWrapper   { g.Spec.MinMember = n; return g }
+
+// Created sets the creation time (the gang's age).
+func (g *PodGroupWrapper) Created(t time.Time) *PodGroupWrapper {
+	g.CreationTimestamp = metav1.NewTime(t)
+	return g
+}
+
+// SessionWrapper builds a scheduler session over Volcano's test helper
+// (uthelper.TestCommonStruct: a fake cache fed with the objects, the real
+// framework.OpenSession and actions).
+type SessionWrapper struct {
+	test uthelper.TestCommonStruct
+	ssn  *framework.Session
+}
+
+// MakeSession starts a session named name (uthelper names its fake
+// clients by it) with the queue "default" and no plugins.
+func MakeSession(name string) *SessionWrapper {
+	return &SessionWrapper{test: uthelper.TestCommonStruct{
+		Name:    name,
+		Plugins: map[string]framework.PluginBuilder{},
+		Queues:  []*schedulingv1.Queue{util.BuildQueue("default", 1, nil)},
+	}}
+}
+
+// Plugin registers the builder of a plugin the tiers name.
+func (s *SessionWrapper) Plugin(name string, b framework.PluginBuilder) *SessionWrapper {
+	s.test.Plugins[name] = b
+	return s
+}
+
+func (s *SessionWrapper) Nodes(n ...*v1.Node) *SessionWrapper {
+	s.test.Nodes = append(s.test.Nodes, n...)
+	return s
+}
+
+func (s *SessionWrapper) Pods(p ...*v1.Pod) *SessionWrapper {
+	s.test.Pods = append(s.test.Pods, p...)
+	return s
+}
+
+func (s *SessionWrapper) PodGroups(g ...*schedulingv1.PodGroup) *SessionWrapper {
+	s.test.PodGroups = append(s.test.PodGroups, g...)
+	return s
+}
+
+// HyperNodes sets Volcano's HyperNodes: tier -> names, name -> member
+// node names.
+func (s *SessionWrapper) HyperNodes(byTier map[int]sets.Set[string], members map[string]sets.Set[string]) *SessionWrapper {
+	s.test.HyperNodesSetByTier, s.test.HyperNodes = byTier, members
+	return s
+}
+
+// Open opens the session with the tiers and configurations; Close ends it.
+func (s *SessionWrapper) Open(tiers []conf.Tier, cfgs []conf.Configuration) *framework.Session {
+	s.ssn = s.test.RegisterSession(tiers, cfgs)
+	return s.ssn
+}
+
+// Allocate runs Volcano's allocate action on the open session.
+func (s *SessionWrapper) Allocate() {
+	s.test.Run([]framework.Action{allocate.New()})
+}
+
+// Close ends the session (plugins' OnSessionClose run).
+func (s *SessionWrapper) Close() { s.test.Close() }
