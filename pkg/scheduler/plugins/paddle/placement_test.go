@@ -15,11 +15,17 @@ import (
 // (balanced and least-requested resources) then spreads a PS job over both
 // racks. With paddle the trainers sit with their pservers and the pservers
 // on separate nodes of one rack.
-func psCluster() cluster {
-	c := cluster{}
+// twoRacks is four GPU nodes, n0 and n1 in rack0, n2 and n3 in rack1.
+func twoRacks() []*v1.Node {
+	var nodes []*v1.Node
 	for i, rack := range []string{"rack0", "rack0", "rack1", "rack1"} {
-		c.nodes = append(c.nodes, gpuNode([]string{"n0", "n1", "n2", "n3"}[i], rack))
+		nodes = append(nodes, gpuNode([]string{"n0", "n1", "n2", "n3"}[i], rack))
 	}
+	return nodes
+}
+
+func psCluster() cluster {
+	c := cluster{nodes: twoRacks()}
 	c.pods = append(c.pods, filler("busy-0", "n0", "40", 0), filler("busy-2", "n2", "2", 0), filler("busy-3", "n3", "2", 0))
 	for i := 0; i < 2; i++ {
 		c.pods = append(c.pods, paddlePod("wd", "ps", i, paddleapi.RolePServer, paddleapi.ModePS, "", "8", 0))
@@ -70,10 +76,7 @@ func TestPSStockSplitsRacks(t *testing.T) {
 // one rack, never across racks. The nodes of rack0 are busier on CPU, which
 // is what makes stock spread it.
 func collectiveCluster() cluster {
-	c := cluster{}
-	for i, rack := range []string{"rack0", "rack0", "rack1", "rack1"} {
-		c.nodes = append(c.nodes, gpuNode([]string{"n0", "n1", "n2", "n3"}[i], rack))
-	}
+	c := cluster{nodes: twoRacks()}
 	c.pods = append(c.pods,
 		filler("busy-0", "n0", "30", 0), filler("busy-2", "n2", "30", 0), filler("busy-3", "n3", "20", 0))
 	for i := 0; i < 2; i++ {
