@@ -74,9 +74,12 @@ type planner struct {
 	nodes    map[string]*api.NodeInfo
 	nodeList []*api.NodeInfo
 	places   map[string]place
-	now      time.Time
-	taken    map[string]*api.Resource
-	drains   map[string]*nodeDrain
+	// book is the reservation book's plans (reservation.go), whose lock
+	// the caller holds.
+	book   map[api.JobID]*booked
+	now    time.Time
+	taken  map[string]*api.Resource
+	drains map[string]*nodeDrain
 }
 
 // nodeDrain is a node's use: its idle resources and the pods holding the
@@ -335,7 +338,7 @@ func (pl *planner) choose(pods []*api.TaskInfo, since time.Time) *plan {
 // the guard does not cover took its room) and no plan is admissible, the
 // gang reserves afresh and its bound starts again.
 func (pl *planner) replan(j *api.JobInfo, pods []*api.TaskInfo) (map[string]*api.Resource, bool) {
-	b := book.plans[j.UID]
+	b := pl.book[j.UID]
 	if b == nil {
 		b = &booked{waited: pl.now.Sub(j.CreationTimestamp.Time)}
 	}
@@ -361,6 +364,6 @@ func (pl *planner) replan(j *api.JobInfo, pods []*api.TaskInfo) (map[string]*api
 	if cur == nil {
 		return nil, false
 	}
-	book.plans[j.UID] = b
+	pl.book[j.UID] = b
 	return cur.need, true
 }

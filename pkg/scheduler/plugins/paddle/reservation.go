@@ -98,7 +98,7 @@ func (p *paddlePlugin) reservations() *sessionReservations {
 				delete(book.plans, id)
 			}
 		}
-		pl := &planner{nodes: p.ssn.Nodes, nodeList: p.ssn.NodeList, places: p.state.places, now: now(), taken: map[string]*api.Resource{}, drains: map[string]*nodeDrain{}}
+		pl := &planner{book: book.plans, nodes: p.ssn.Nodes, nodeList: p.ssn.NodeList, places: p.state.places, now: now(), taken: map[string]*api.Resource{}, drains: map[string]*nodeDrain{}}
 		for _, j := range gangs {
 			// blocker computed the gang's fit, its missing pods included.
 			pods := p.estimate(j).missing
