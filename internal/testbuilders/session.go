@@ -12,6 +12,10 @@ import (
 	"volcano.sh/volcano/pkg/scheduler/framework"
 	"volcano.sh/volcano/pkg/scheduler/uthelper"
 	"volcano.sh/volcano/pkg/scheduler/util"
+
+	// NVML link stubs: a test binary linking Volcano's scheduler (uthelper)
+	// and pkg/gputopology needs them; see internal/nvmlbind.
+	_ "github.com/volcano-paddle/volcano-paddle/internal/nvmlbind"
 )
 
 // PodGroupWrapper builds a Volcano PodGroup; Obj returns it.

@@ -12,6 +12,10 @@ import (
 	"k8s.io/klog/v2"
 	"volcano.sh/volcano/pkg/scheduler/api"
 	"volcano.sh/volcano/pkg/scheduler/framework"
+
+	// NVML link stubs: the scheduler binary links this plugin and Volcano's
+	// plugin loader, so it needs them; see internal/nvmlbind.
+	_ "github.com/volcano-paddle/volcano-paddle/internal/nvmlbind"
 )
 
 // PluginName is the name in the scheduler ConfigMap.
