@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Regenerates pkg/scheduler/plugins/paddle/nvmlbind.c: the NVML functions
-# go-nvml's wrappers leave unresolved in a scheduler binary (see nvmlbind.go).
+# Regenerates internal/nvmlbind/nvmlbind.c: the NVML functions
+# go-nvml's wrappers leave unresolved in a scheduler binary (see internal/nvmlbind/nvmlbind.go).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-out=pkg/scheduler/plugins/paddle/nvmlbind.c
+out=internal/nvmlbind/nvmlbind.c
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 mv "$out" "$tmp/keep.c"
