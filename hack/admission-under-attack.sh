@@ -3,7 +3,8 @@
 #   A. three unauthenticated ~44 KB AdmissionReviews posted straight to the
 #      webhook's HTTPS port (a 3,000-replica task whose container repeats
 #      PADDLE_PORT 1,000 times), while a small Paddle job is created;
-#   B. two schema-valid `kubectl create` of ~100 KB jobs of the same kind,
+#   B. two schema-valid `kubectl create` of ~100 KB jobs (3,000 replicas,
+#      2,500 env entries),
 #      while a small Paddle job is created.
 # It prints how long each big request took and what it was answered, and how
 # long the small job's creation took. Only loopback is used.
@@ -22,8 +23,9 @@ port=$(ss -ltnpH | awk -v p="pid=$pid," 'index($0,p){split($4,a,":");print a[len
 python3 - "$work" <<'EOF'
 import json, sys
 work = sys.argv[1]
-def job(name, replicas, repeats):
+def job(name, replicas, repeats, distinct=0):
     env = [{"name": "PADDLE_PORT", "value": "36000"}] * repeats
+    env += [{"name": "V%d" % i, "value": "x"} for i in range(distinct)]
     return {"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job",
             "metadata": {"name": name, "namespace": "attack"},
             "spec": {"schedulerName": "volcano", "minAvailable": 1, "plugins": {"paddle": []},
@@ -37,7 +39,9 @@ review = {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "reque
     "object": job("attack", 3000, 1000)}}
 json.dump(review, open(work + "/review.json", "w"))
 for i in (1, 2):
-    json.dump(job("big-%d" % i, 3000, 2500), open(work + "/big-%d.json" % i, "w"))
+    # Schema-valid: the CRD refuses repeated env names (a list map), so
+    # the variable is given once and the size comes from other names.
+    json.dump(job("big-%d" % i, 3000, 1, 2500), open(work + "/big-%d.json" % i, "w"))
 small = job("small", 2, 0)
 small["spec"]["minAvailable"] = 2
 json.dump(small, open(work + "/small.json", "w"))
@@ -60,7 +64,7 @@ for i in 1 2 3; do
       "https://127.0.0.1:$port/jobs/paddle/validate" || true); t1=$(now)
     echo "  post $i answered in $(python3 -c "print(f'{$t1-$t0:.2f}')") s: $(echo "$out" | python3 -c 'import json,sys
 try:
-  r=json.load(sys.stdin)["response"]; print("allowed" if r["allowed"] else r["result"]["message"][:160])
+  r=json.load(sys.stdin)["response"]; print("allowed" if r["allowed"] else r["status"]["message"][:160])
 except Exception as e: print("no review:", e)')" ) &
 done
 small
