@@ -13,8 +13,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	batchv1alpha1 "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 
 	"github.com/volcano-paddle/volcano-paddle/internal/localcluster"
@@ -78,15 +80,30 @@ func phaseWatch(t *testing.T, c *localcluster.Cluster, ns, name string) func() [
 	var mu sync.Mutex
 	seen := map[string]bool{}
 	done := make(chan struct{})
+	// A watch without a resource version starts with the job as it is
+	// now, then sees every change: no state in between is missed, as a
+	// poll could miss a short Restarting.
+	w, err := c.Volcano.BatchV1alpha1().Jobs(ns).Watch(ctx, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("metadata.name", name).String()})
+	if err != nil {
+		t.Fatalf("watching job %s/%s: %v", ns, name, err)
+	}
 	go func() {
 		defer close(done)
-		for ctx.Err() == nil {
-			if j, err := c.Volcano.BatchV1alpha1().Jobs(ns).Get(ctx, name, metav1.GetOptions{}); err == nil {
-				mu.Lock()
-				seen[fmt.Sprintf("%s v%d retries %d", j.Status.State.Phase, j.Status.Version, j.Status.RetryCount)] = true
-				mu.Unlock()
+		defer w.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case e, ok := <-w.ResultChan():
+				if !ok {
+					return
+				}
+				if j, isJob := e.Object.(*batchv1alpha1.Job); isJob {
+					mu.Lock()
+					seen[fmt.Sprintf("%s v%d retries %d", j.Status.State.Phase, j.Status.Version, j.Status.RetryCount)] = true
+					mu.Unlock()
+				}
 			}
-			time.Sleep(50 * time.Millisecond)
 		}
 	}()
 	return func() []string {
@@ -277,17 +294,13 @@ func TestElasticLossNotice(t *testing.T) {
 	if err := c.Kube.CoreV1().Pods(ns).Delete(ctx, "ln-worker-1", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	var took time.Duration
-	for {
-		if !beats()["asdfgh"] {
-			took = time.Since(start)
-			break
-		}
-		if time.Since(start) > 5*time.Second {
-			t.Fatalf("heartbeat of the deleted pod's launcher still there after 5s")
-		}
-		time.Sleep(10 * time.Millisecond)
+	// A fine interval: the notice is measured against a 1 s goal.
+	if err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 5*time.Second, true, func(context.Context) (bool, error) {
+		return !beats()["asdfgh"], nil
+	}); err != nil {
+		t.Fatalf("heartbeat of the deleted pod's launcher still there after 5s")
 	}
+	took := time.Since(start)
 	t.Logf("heartbeat key of the deleted pod's launcher gone %s after the delete call", took.Round(time.Millisecond))
 	if took > time.Second {
 		t.Errorf("loss notice took %s, want at most 1s", took)

@@ -70,7 +70,14 @@ func TestAdmissionUnderLoad(t *testing.T) {
 }
 
 func admitUnderLoad(t *testing.T, big []byte, refusal string) {
-	srv := httptest.NewServer(HandlerWithPrecheck(func(ar admissionv1.AdmissionReview) *admissionv1.AdmissionResponse { return precheck(ar, false) }, Admit))
+	h := HandlerWithPrecheck(func(ar admissionv1.AdmissionReview) *admissionv1.AdmissionResponse { return precheck(ar, false) }, Admit)
+	// arrived tells when a request has reached the webhook, so the small
+	// job is posted only once the hostile ones are in flight.
+	arrived := make(chan struct{}, 4)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		arrived <- struct{}{}
+		h(w, r)
+	}))
 	defer srv.Close()
 	small, _ := json.Marshal(review(admissionv1.Create, job(map[string][]string{"paddle": nil}, map[string]int32{"ps": 1, "worker": 2}), nil))
 	t.Logf("hostile review: %d bytes", len(big))
@@ -81,7 +88,14 @@ func admitUnderLoad(t *testing.T, big []byte, refusal string) {
 		wg.Add(1)
 		go func() { defer wg.Done(); bigs[i] = postReview(srv.URL, big) }()
 	}
-	time.Sleep(100 * time.Millisecond) // the hostile ones are in flight first
+	deadline := time.After(5 * time.Second)
+	for range bigs {
+		select {
+		case <-arrived:
+		case <-deadline:
+			t.Fatal("the hostile requests did not reach the webhook within 5s")
+		}
+	}
 	s := postReview(srv.URL, small)
 	wg.Wait()
 
