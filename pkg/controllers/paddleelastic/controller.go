@@ -389,16 +389,16 @@ func (c *Controller) syncEnded(ctx context.Context, w work) error {
 		return nil // gone already: Volcano re-creates it
 	}
 	job, err := c.jobs.Jobs(w.namespace).Get(pod.Labels[batch.JobNameKey])
-	if err != nil || !jobplugin.IsElastic(job) || job.DeletionTimestamp != nil {
+	if err != nil || job.DeletionTimestamp != nil {
+		return nil
+	}
+	a, elastic := jobplugin.ElasticJobArgs(job)
+	if !elastic {
 		return nil
 	}
 	switch job.Status.State.Phase {
 	case batch.Running, batch.Pending:
 	default:
-		return nil
-	}
-	a, errs := jobplugin.ParseArgs(job.Spec.Plugins[jobplugin.PluginName])
-	if len(errs) > 0 {
 		return nil
 	}
 	switch {

@@ -327,12 +327,22 @@ func labelElasticPod(pod *v1.Pod) { pod.Labels[ElasticLabel] = "true" }
 // IsElastic reports whether a job's plugin arguments declare it elastic
 // (without validating the job).
 func IsElastic(job *batch.Job) bool {
-	args, ok := job.Spec.Plugins[PluginName]
-	if !ok {
-		return false
+	_, ok := ElasticJobArgs(job)
+	return ok
+}
+
+// ElasticJobArgs are the plugin arguments of a job they declare elastic
+// (without validating the job); ok is false for any other job.
+func ElasticJobArgs(job *batch.Job) (a *Args, ok bool) {
+	args, uses := job.Spec.Plugins[PluginName]
+	if !uses {
+		return nil, false
 	}
 	a, errs := ParseArgs(args)
-	return len(errs) == 0 && a.Elastic.Enabled()
+	if len(errs) > 0 || !a.Elastic.Enabled() {
+		return nil, false
+	}
+	return a, true
 }
 
 // elasticReplicaChanges is the resize rule of an elastic job (l, valid):
