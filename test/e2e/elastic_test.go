@@ -247,6 +247,22 @@ func TestElasticResizeAndReplace(t *testing.T) {
 
 func ptr(p corev1.Pod) *corev1.Pod { return &p }
 
+// heartbeats are the Paddle launchers whose heartbeat key is in the job's
+// etcd, by the pod name each key holds (Paddle's layout:
+// /paddle/<job_id>/heartbeat/<name>, controllers/master.py: ETCDMaster).
+func heartbeats(ctx context.Context, t *testing.T, g *paddleelastic.Gateway, jobID string) map[string]bool {
+	t.Helper()
+	kvs, err := g.Prefix(ctx, "/paddle/"+jobID+"/heartbeat/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]bool{}
+	for _, kv := range kvs {
+		out[kv.Value] = true
+	}
+	return out
+}
+
 // The loss notice, against a real etcd holding what Paddle's launchers
 // write: deleting a pod removes exactly its launcher's heartbeat key,
 // within 1 s.
@@ -275,17 +291,7 @@ func TestElasticLossNotice(t *testing.T) {
 			}
 		}
 	}
-	beats := func() map[string]bool {
-		kvs, err := g.Prefix(ctx, "/paddle/"+jobID+"/heartbeat/")
-		if err != nil {
-			t.Fatal(err)
-		}
-		out := map[string]bool{}
-		for _, kv := range kvs {
-			out[kv.Value] = true
-		}
-		return out
-	}
+	beats := func() map[string]bool { return heartbeats(ctx, t, g, jobID) }
 	if b := beats(); len(b) != 3 {
 		t.Fatalf("heartbeats %v", b)
 	}
@@ -343,17 +349,7 @@ func TestElasticHeartbeatsKept(t *testing.T) {
 	if names, err := paddleelastic.NoticeLoss(ctx, g, jobID, ips["notice"], k); err != nil || len(names) != 1 || names[0] != "notice" {
 		t.Fatalf("notice: %v %v", names, err)
 	}
-	beats := func() map[string]bool {
-		kvs, err := g.Prefix(ctx, "/paddle/"+jobID+"/heartbeat/")
-		if err != nil {
-			t.Fatal(err)
-		}
-		out := map[string]bool{}
-		for _, kv := range kvs {
-			out[kv.Value] = true
-		}
-		return out
-	}
+	beats := func() map[string]bool { return heartbeats(ctx, t, g, jobID) }
 	// Let the watch start, then wipe as a joiner does.
 	if err := framework.Poll(ctx, 5*time.Second, func(context.Context) (bool, error) { return len(beats()) == 3, nil }); err != nil {
 		t.Fatal(err)

@@ -157,6 +157,7 @@ func (r *Rule) Admit(ctx context.Context, ar admissionv1.AdmissionReview) *admis
 	if err := decode(req.Object.Raw, &pod); err != nil {
 		return deny(fmt.Sprintf("decoding the pod: %v", err), metav1.StatusReasonBadRequest)
 	}
+	jobs := r.jobsOnce(req.Namespace)
 	now := claimOf(&pod)
 	was := claim{}
 	if req.Operation == admissionv1.Update {
@@ -167,14 +168,14 @@ func (r *Rule) Admit(ctx context.Context, ar admissionv1.AdmissionReview) *admis
 		if was.fingerprint == now.fingerprint {
 			return allow()
 		}
-		if removesOnly(was, now) && r.jobsGone(ctx, req.Namespace, was) {
+		if removesOnly(was, now) && jobsGone(ctx, jobs, was) {
 			// The garbage collector orphaning the pods of a Job deleted
 			// with --cascade=orphan: that job can no longer be moved.
 			return allow()
 		}
 	}
 	for _, c := range []claim{now, was} {
-		if why := r.claimsPaddleJob(ctx, req.Namespace, c); why != "" {
+		if why := claimsPaddleJob(ctx, jobs, c); why != "" {
 			klog.InfoS("Refused a pod that claims a Paddle job", "pod", klog.KRef(req.Namespace, podName(&pod, req)),
 				"user", req.UserInfo.Username, "operation", req.Operation, "reason", why)
 			return deny(fmt.Sprintf("pod %s/%s %s; only the Volcano job controller (%s) may create pods of a Paddle job or change how a pod names its job: create a Volcano Job instead",
@@ -187,7 +188,7 @@ func (r *Rule) Admit(ctx context.Context, ar admissionv1.AdmissionReview) *admis
 // claimsPaddleJob says how a claim names a Paddle job, or "" when it does
 // not. A job name that does not exist counts: a Paddle job created later
 // under that name would select the pod (its Service selects by label).
-func (r *Rule) claimsPaddleJob(ctx context.Context, ns string, c claim) string {
+func claimsPaddleJob(ctx context.Context, jobs jobLookup, c claim) string {
 	if c.empty() {
 		return ""
 	}
@@ -197,7 +198,7 @@ func (r *Rule) claimsPaddleJob(ctx context.Context, ns string, c claim) string {
 	ctx, cancel := context.WithTimeout(ctx, lookupTimeout)
 	defer cancel()
 	for _, name := range c.jobs {
-		job, err := r.Job(ctx, ns, name)
+		job, err := jobs(ctx, name)
 		switch {
 		case apierrors.IsNotFound(err):
 			return fmt.Sprintf("names Volcano job %q, which does not exist (a Paddle job created under that name would take the pod in)", name)
@@ -211,6 +212,27 @@ func (r *Rule) claimsPaddleJob(ctx context.Context, ns string, c claim) string {
 		}
 	}
 	return ""
+}
+
+// jobLookup reads a Volcano Job of the request's namespace.
+type jobLookup func(ctx context.Context, name string) (*batch.Job, error)
+
+// jobsOnce reads each job at most once per request: an update's old and
+// new claims often name the same job, and each read is an API call.
+func (r *Rule) jobsOnce(ns string) jobLookup {
+	type result struct {
+		job *batch.Job
+		err error
+	}
+	seen := map[string]result{}
+	return func(ctx context.Context, name string) (*batch.Job, error) {
+		if res, ok := seen[name]; ok {
+			return res.job, res.err
+		}
+		job, err := r.Job(ctx, ns, name)
+		seen[name] = result{job, err}
+		return job, err
+	}
 }
 
 // removesOnly reports whether now keeps a subset of was's claim fields.
@@ -229,11 +251,11 @@ func removesOnly(was, now claim) bool {
 
 // jobsGone reports whether every job a claim names is gone or being
 // deleted.
-func (r *Rule) jobsGone(ctx context.Context, ns string, c claim) bool {
+func jobsGone(ctx context.Context, jobs jobLookup, c claim) bool {
 	ctx, cancel := context.WithTimeout(ctx, lookupTimeout)
 	defer cancel()
 	for _, name := range c.jobs {
-		job, err := r.Job(ctx, ns, name)
+		job, err := jobs(ctx, name)
 		switch {
 		case apierrors.IsNotFound(err):
 		case err != nil || job.DeletionTimestamp == nil:
