@@ -61,6 +61,33 @@ func untouched(ctx context.Context, c *localcluster.Cluster, ns string, want map
 	return nil
 }
 
+// waitElastic waits until the elastic job has exactly running workers
+// running and pending ones waiting for a node, none being deleted, and
+// returns the workers by name.
+func waitElastic(t *testing.T, c *localcluster.Cluster, ns, job string, running, pending int) map[string]corev1.Pod {
+	t.Helper()
+	var pods map[string]corev1.Pod
+	err := framework.Poll(context.Background(), 90*time.Second, func(ctx context.Context) (bool, error) {
+		pods = workerPods(t, c, ns, job)
+		r, p := 0, 0
+		for _, pod := range pods {
+			switch {
+			case pod.DeletionTimestamp != nil:
+				return false, nil
+			case pod.Status.Phase == corev1.PodRunning && pod.Spec.NodeName != "":
+				r++
+			case pod.Spec.NodeName == "":
+				p++
+			}
+		}
+		return r == running && p == pending, nil
+	})
+	if err != nil {
+		t.Fatalf("%s: want %d workers running and %d pending: %v\n%s", job, running, pending, err, framework.DescribePods(c, ns))
+	}
+	return pods
+}
+
 // An elastic job grows into GPUs another workload frees (its pending pods
 // above minAvailable are bound), and shrinks back to its minimum for a
 // gang that does not fit: the pods above the minimum are evicted and
@@ -82,18 +109,17 @@ func TestLeversElasticGrowsAndShrinks(t *testing.T) {
 	framework.CreateJob(t, c, elasticJob(ns, "el", 2, 4, 4, etcd))
 	framework.WaitJobPhase(t, c, ns, "el", batchv1alpha1.Running, 60*time.Second)
 	phases := phaseWatch(t, c, ns, "el")
-	atMin := waitWorkers(t, c, ns, "el", 2)
-	for _, n := range []string{"el-worker-2", "el-worker-3"} {
-		if p, ok, err := podOf(ctx, c, ns, n); err != nil || !ok || p.Spec.NodeName != "" {
-			t.Fatalf("%s above the minimum should wait for GPUs (exists %t, err %v)\n%s", n, ok, err, framework.DescribePods(c, ns))
-		}
+	atMin := waitElastic(t, c, ns, "el", 2, 2)
+	if err := c.WaitSchedulerSessions(ctx, 3, 60*time.Second); err != nil {
+		t.Fatal(err)
 	}
+	waitElastic(t, c, ns, "el", 2, 2) // still: no GPU is free
 
 	// The other workload ends: the job grows into its GPUs.
 	deletePods(t, c, ns, "other-workload")
-	grown := waitWorkers(t, c, ns, "el", 4)
+	grown := waitElastic(t, c, ns, "el", 4, 0)
 	for n, p := range atMin {
-		if grown[n].UID != p.UID {
+		if p.Spec.NodeName != "" && grown[n].UID != p.UID {
 			t.Errorf("%s was replaced while the job grew", n)
 		}
 	}
@@ -111,24 +137,9 @@ func TestLeversElasticGrowsAndShrinks(t *testing.T) {
 	if got := framework.JobPods(t, c, ns, "gang")[0].Spec.NodeName; got != leversNode {
 		t.Errorf("gang placed on %s, want %s", got, leversNode)
 	}
-	// Two workers above the minimum went; the minimum kept running.
-	if err := framework.Poll(ctx, 60*time.Second, func(ctx context.Context) (bool, error) {
-		running, pending := 0, 0
-		for _, p := range workerPods(t, c, ns, "el") {
-			switch {
-			case p.DeletionTimestamp != nil:
-				return false, nil
-			case p.Status.Phase == corev1.PodRunning:
-				running++
-			case p.Spec.NodeName == "":
-				pending++
-			}
-		}
-		return running == 2 && pending == 2, nil
-	}); err != nil {
-		t.Fatalf("the elastic job did not shrink to its 2 workers with 2 pending: %v\n%s", err, framework.DescribePods(c, ns))
-	}
-	survivors := workerPods(t, c, ns, "el")
+	// Two workers above the minimum went (re-created, Pending); the
+	// minimum kept running.
+	survivors := waitElastic(t, c, ns, "el", 2, 2)
 	kept := 0
 	for n, p := range survivors {
 		if p.Status.Phase != corev1.PodRunning {

@@ -121,12 +121,9 @@ func TestCheckpointRestartDefault(t *testing.T) {
 			if tc.job != nil {
 				tc.job(job)
 			}
-			a, errs := ParseArgs(tc.args)
-			if len(errs) > 0 {
-				t.Fatal(errs)
-			}
-			l, errs := ValidateJob(job, a)
-			if len(errs) > 0 {
+			a, errs := ParseArgs(tc.args) // every case's arguments are valid
+			l, invalid := ValidateJob(job, a)
+			if errs = append(errs, invalid...); len(errs) > 0 {
 				t.Fatal(errs)
 			}
 			var got []Defaulted
