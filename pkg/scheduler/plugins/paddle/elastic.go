@@ -114,21 +114,6 @@ func shrinkable(gang, job *api.JobInfo) bool {
 	return job.UID != gang.UID && job.Queue == gang.Queue && job.Priority <= gang.Priority && elasticJob(job)
 }
 
-// elasticDonors are the session's elastic jobs with pods above their
-// minimum, computed once per session (the guard's estimates read them for
-// every waiting gang).
-func (p *paddlePlugin) elasticDonors() []*api.JobInfo {
-	p.donorsOnce.Do(func() {
-		for _, j := range p.ssn.Jobs {
-			if surplus(j) > 0 && elasticJob(j) {
-				p.donors = append(p.donors, j)
-			}
-		}
-		sort.Slice(p.donors, func(a, b int) bool { return p.donors[a].UID < p.donors[b].UID })
-	})
-	return p.donors
-}
-
 // ReasonGrowthYields: the pod would grow an elastic job while a gang of
 // its queue waits for the GPUs that shrinking elastic jobs would free.
 const ReasonGrowthYields = "PaddleElasticGrowthYields"

@@ -73,7 +73,7 @@ func (p *paddlePlugin) estimate(job *api.JobInfo) *gangEstimate {
 	}
 	var release func() map[string]*api.Resource
 	if p.args.ShrinkElastic {
-		release = func() map[string]*api.Resource { return releasableFor(job, p.elasticDonors()) }
+		release = func() map[string]*api.Resource { return releasableFor(job, p.victimJobs().elastic) }
 	}
 	f = estimateGang(job, p.ssn.NodeList, p.args.TaskNameFallback, release)
 	p.state.mu.Lock()

@@ -31,8 +31,8 @@ type paddlePlugin struct {
 	blockers     map[api.QueueID]*api.JobInfo
 	reserveOnce  *sync.Once
 	reserved     *sessionReservations
-	donorsOnce   *sync.Once
-	donors       []*api.JobInfo
+	victimsOnce  *sync.Once
+	victimJobsOf *victimJobs
 	waitersOnce  *sync.Once
 	waiters      map[api.QueueID]*api.JobInfo
 }
@@ -57,7 +57,7 @@ func (p *paddlePlugin) OnSessionOpen(ssn *framework.Session) {
 	p.state = newSessionState(ssn, p.args)
 	p.blockersOnce = &sync.Once{}
 	p.reserveOnce = &sync.Once{}
-	p.donorsOnce = &sync.Once{}
+	p.victimsOnce = &sync.Once{}
 	p.waitersOnce = &sync.Once{}
 
 	ssn.AddTaskOrderFn(p.Name(), p.taskOrderFn)
@@ -79,7 +79,7 @@ func (p *paddlePlugin) OnSessionOpen(ssn *framework.Session) {
 }
 
 func (p *paddlePlugin) OnSessionClose(ssn *framework.Session) {
-	p.ssn, p.state, p.blockers, p.reserved, p.donors, p.waiters = nil, nil, nil, nil, nil, nil
+	p.ssn, p.state, p.blockers, p.reserved, p.victimJobsOf, p.waiters = nil, nil, nil, nil, nil, nil
 }
 
 // predicateFn keeps tasks off what the starvation guard reserved

@@ -1,6 +1,7 @@
 package paddle
 
 import (
+	"sort"
 	"time"
 
 	"volcano.sh/volcano/pkg/scheduler/api"
@@ -37,9 +38,52 @@ func (p *paddlePlugin) levers(gang *api.JobInfo) victimPolicy {
 	if p.estimate(gang).fitsNow() {
 		return vp
 	}
-	vp.shrink = p.args.ShrinkElastic
-	vp.checkpoint = p.args.PreemptCheckpointable && p.starving(gang)
+	// Only where some job could give way: otherwise the actions would run
+	// predicates and node scoring for every pending pod of every waiting
+	// gang, every session, for nothing.
+	vj := p.victimJobs()
+	vp.shrink = p.args.ShrinkElastic && vj.any(vj.elastic, gang)
+	vp.checkpoint = p.args.PreemptCheckpointable && p.starving(gang) && vj.any(vj.checkpointable, gang)
 	return vp
+}
+
+// victimJobs are the session's jobs a lever could take from: elastic jobs
+// with pods above their minimum, checkpointable jobs with running pods.
+type victimJobs struct {
+	elastic, checkpointable []*api.JobInfo
+}
+
+// any: some job of jobs could give way to gang (not the gang itself, no
+// higher priority).
+func (vj *victimJobs) any(jobs []*api.JobInfo, gang *api.JobInfo) bool {
+	for _, j := range jobs {
+		if j.UID != gang.UID && j.Priority <= gang.Priority {
+			return true
+		}
+	}
+	return false
+}
+
+// victimJobs is computed once per session.
+func (p *paddlePlugin) victimJobs() *victimJobs {
+	p.victimsOnce.Do(func() {
+		vj := &victimJobs{}
+		for _, j := range p.ssn.Jobs {
+			if surplus(j) > 0 && elasticJob(j) {
+				vj.elastic = append(vj.elastic, j)
+			}
+			if checkpointable(j) && len(j.TaskStatusIndex[api.Running])+len(j.TaskStatusIndex[api.Bound]) > 0 {
+				vj.checkpointable = append(vj.checkpointable, j)
+			}
+		}
+		byUID := func(js []*api.JobInfo) {
+			sort.Slice(js, func(a, b int) bool { return js[a].UID < js[b].UID })
+		}
+		byUID(vj.elastic)
+		byUID(vj.checkpointable)
+		p.victimJobsOf = vj
+	})
+	return p.victimJobsOf
 }
 
 // jobStarvingFn: only a gang some lever applies to may preempt or reclaim.

@@ -96,3 +96,38 @@ func TestLeversWithVolcanoActions(t *testing.T) {
 		})
 	}
 }
+
+// Volcano's preempt and reclaim actions take a job as a preemptor only
+// while JobStarving says so: paddle says so only for a waiting gang some
+// job could give way to, so that without elastic or checkpointable jobs
+// the actions do no work at all.
+func TestJobStarvingOnlyWhereALeverApplies(t *testing.T) {
+	cases := []struct {
+		name    string
+		running []*v1.Pod
+		min     int32
+		gangAge time.Duration
+		want    bool
+	}{
+		{name: "only jobs that opted in to nothing", running: leverPods("plain", []int{4, 4}, 2, "n0", time.Hour, nil), min: 1},
+		{name: "an elastic job above its minimum", running: leverPods("other", []int{4, 4}, 2, "n0", time.Hour, elasticPod), min: 1, want: true},
+		{name: "an elastic job at its minimum", running: leverPods("other", []int{4, 4}, 2, "n0", time.Hour, elasticPod), min: 2},
+		{name: "a checkpointable job, the gang not starving", running: leverPods("other", []int{4, 4}, 2, "n0", time.Hour, checkpointablePod), min: 2},
+		{name: "a checkpointable job, the gang starving", running: leverPods("other", []int{4, 4}, 2, "n0", time.Hour, checkpointablePod), min: 2,
+			gangAge: starvingAge, want: true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			resetBook(t)
+			c := cluster{nodes: []*v1.Node{gpuNode("n0", "rack0")}, pods: tc.running}
+			c.pods = append(c.pods, paddlePod("gang", "trainer", 0, paddleapi.RoleTrainer, paddleapi.ModeCollective, "", "1", 4))
+			c.groups = []*schedulingv1.PodGroup{group("gang", 1, time.Now().Add(-tc.gangAge)),
+				group(tc.running[0].Annotations[schedulingv1.KubeGroupNameAnnotationKey], tc.min, time.Now().Add(-time.Hour))}
+			tiers, cfgs := paddleTiers(t)
+			r := openSession(t, tiers, cfgs, c)
+			if got := r.ssn.JobStarving(jobByName(t, r, "gang")); got != tc.want {
+				t.Errorf("JobStarving(gang) = %t, want %t", got, tc.want)
+			}
+		})
+	}
+}
