@@ -10,14 +10,7 @@ import (
 // deploy/stock must restore exactly Volcano's Helm default tiers, the same
 // file the benchmarks and tests call "stock" (read from the module cache).
 func TestStockConfMatchesVolcano(t *testing.T) {
-	stock, err := StockSchedulerConf()
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, err := os.ReadFile(stock)
-	if err != nil {
-		t.Fatal(err)
-	}
+	stock, want := readConf(t, StockSchedulerConf)
 	root, err := RepoRoot()
 	if err != nil {
 		t.Fatal(err)
@@ -33,16 +26,8 @@ func TestStockConfMatchesVolcano(t *testing.T) {
 
 // deploy/paddle's tiers are the stock tiers with paddle added.
 func TestDeployConfIsStockPlusPaddle(t *testing.T) {
-	ours, err := DeploySchedulerConf()
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(ours)
-	if err != nil {
-		t.Fatal(err)
-	}
-	stock, _ := StockSchedulerConf()
-	s, _ := os.ReadFile(stock)
+	_, b := readConf(t, DeploySchedulerConf)
+	_, s := readConf(t, StockSchedulerConf)
 	for _, line := range strings.Split(strings.TrimSpace(string(s)), "\n") {
 		if !strings.Contains(string(b), line) {
 			t.Errorf("deploy/paddle/volcano-scheduler.conf lacks stock line %q", line)
@@ -51,4 +36,18 @@ func TestDeployConfIsStockPlusPaddle(t *testing.T) {
 	if !strings.Contains(string(b), "- name: paddle") {
 		t.Error("deploy/paddle/volcano-scheduler.conf does not enable paddle")
 	}
+}
+
+// readConf reads the scheduler configuration that locate finds.
+func readConf(t *testing.T, locate func() (string, error)) (string, []byte) {
+	t.Helper()
+	path, err := locate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return path, b
 }
