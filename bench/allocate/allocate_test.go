@@ -60,11 +60,7 @@ func Workload(pods int, seed int64) ([]*v1.Pod, []*schedulingv1.PodGroup) {
 }
 
 func configs(b *testing.B) []*simsched.Config {
-	stockPath, err := localcluster.StockSchedulerConf()
-	if err != nil {
-		b.Fatal(err)
-	}
-	oursPath, err := localcluster.DeploySchedulerConf()
+	stockPath, oursPath, err := localcluster.SchedulerConfs()
 	if err != nil {
 		b.Fatal(err)
 	}

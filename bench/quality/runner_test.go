@@ -11,8 +11,10 @@ import (
 // metrics are finite. (The benchmarks report the numbers; a test does not
 // judge them.)
 func TestRunSmallScenario(t *testing.T) {
-	stockPath, _ := localcluster.StockSchedulerConf()
-	oursPath, _ := localcluster.DeploySchedulerConf()
+	stockPath, oursPath, err := localcluster.SchedulerConfs()
+	if err != nil {
+		t.Fatal(err)
+	}
 	stock, err := simsched.LoadConfig("stock", stockPath)
 	if err != nil {
 		t.Fatal(err)

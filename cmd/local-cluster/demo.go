@@ -42,10 +42,7 @@ func runDemo(args []string) error {
 	keep := fs.Bool("keep", false, "keep the cluster running afterwards (stop it with `make down`)")
 	examples := fs.String("examples", "", "folder of example jobs (default: deploy/examples)")
 	timeout := fs.Duration("timeout", 3*time.Minute, "how long to wait for the jobs")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	p, err := localPaths()
+	p, err := parseArgs(fs, args)
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -75,4 +76,25 @@ func running(p paths) (*state, error) {
 	}
 	_ = os.Remove(p.state)
 	return nil, nil
+}
+
+// stateFor parses the args of a command that takes no flags (down, status),
+// so that -h and stray flags are answered, and reads the local cluster's
+// paths and its state (nil when none runs).
+func stateFor(command string, args []string) (paths, *state, error) {
+	p, err := parseArgs(flag.NewFlagSet(command, flag.ContinueOnError), args)
+	if err != nil {
+		return paths{}, nil, err
+	}
+	s, err := running(p)
+	return p, s, err
+}
+
+// parseArgs parses a command's args into fs, so that -h and stray flags are
+// answered, and returns the local cluster's paths.
+func parseArgs(fs *flag.FlagSet, args []string) (paths, error) {
+	if err := fs.Parse(args); err != nil {
+		return paths{}, err
+	}
+	return localPaths()
 }

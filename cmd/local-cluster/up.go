@@ -34,6 +34,17 @@ func (f *clusterFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.dnsTTL, "dns-ttl", 30, "CoreDNS kubernetes `ttl` seconds on the real node")
 }
 
+// parseClusterFlags parses the args of serve or up (up passes its args on
+// to serve, so both take these flags) and returns the flags with the local
+// cluster's paths.
+func parseClusterFlags(command string, args []string) (*clusterFlags, paths, error) {
+	fs := flag.NewFlagSet(command, flag.ContinueOnError)
+	cf := &clusterFlags{}
+	cf.register(fs)
+	p, err := parseArgs(fs, args)
+	return cf, p, err
+}
+
 func (f *clusterFlags) options(name string, p paths, logf func(string, ...interface{})) (localcluster.Options, error) {
 	opts := localcluster.Options{
 		Name: name, KubeconfigPath: p.kubeconfig, Verbosity: f.verbosity, Logf: logf,
@@ -59,13 +70,7 @@ func (f *clusterFlags) options(name string, p paths, logf func(string, ...interf
 // runServe runs the cluster in the foreground until SIGINT/SIGTERM, keeping
 // .local/cluster.json up to date for up, down and status.
 func runServe(args []string) error {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	var cf clusterFlags
-	cf.register(fs)
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	p, err := localPaths()
+	cf, p, err := parseClusterFlags("serve", args)
 	if err != nil {
 		return err
 	}
@@ -137,13 +142,7 @@ loop:
 // runUp starts `serve` detached from the terminal and returns when the
 // cluster is ready, streaming its progress.
 func runUp(args []string) error {
-	fs := flag.NewFlagSet("up", flag.ContinueOnError)
-	var cf clusterFlags
-	cf.register(fs)
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	p, err := localPaths()
+	_, p, err := parseClusterFlags("up", args)
 	if err != nil {
 		return err
 	}
@@ -264,15 +263,7 @@ nothing is pulled. See docs/testing.md.
 }
 
 func runDown(args []string) error {
-	fs := flag.NewFlagSet("down", flag.ContinueOnError)
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	p, err := localPaths()
-	if err != nil {
-		return err
-	}
-	s, err := running(p)
+	p, s, err := stateFor("down", args)
 	if err != nil {
 		return err
 	}
@@ -328,15 +319,7 @@ func cleanupRealNode() error {
 }
 
 func runStatus(args []string) error {
-	fs := flag.NewFlagSet("status", flag.ContinueOnError)
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	p, err := localPaths()
-	if err != nil {
-		return err
-	}
-	s, err := running(p)
+	p, s, err := stateFor("status", args)
 	if err != nil {
 		return err
 	}

@@ -5,12 +5,11 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
-	utilfeature "k8s.io/apiserver/pkg/util/feature"
-	componentbaseoptions "k8s.io/component-base/config/options"
 
 	"volcano.sh/volcano/cmd/controller-manager/app/options"
 	"volcano.sh/volcano/pkg/controllers/framework"
-	commonutil "volcano.sh/volcano/pkg/util"
+
+	"github.com/volcano-paddle/volcano-paddle/internal/cmdutil"
 )
 
 // flagProvider is Volcano v1.15's framework.FlagProvider (a controller that
@@ -25,9 +24,10 @@ type flagProvider interface {
 // embedded Volcano release registers (volcano.sh/volcano
 // cmd/controller-manager/main.go: options, controller flags, feature gates,
 // leader election) plus --log-flush-frequency, and returns the options they
-// fill. klog's flags come from the go flag set (cliflag.InitFlags).
-func addFlags(fs *pflag.FlagSet, logFlushFreq *time.Duration) *options.ServerOption {
-	fs.DurationVar(logFlushFreq, "log-flush-frequency", 5*time.Second, "Maximum number of seconds between log flushes")
+// fill and the flush period. klog's flags come from the go flag set
+// (cliflag.InitFlags).
+func addFlags(fs *pflag.FlagSet) (*options.ServerOption, *time.Duration) {
+	logFlushFreq := cmdutil.AddFlags(fs)
 	s := options.NewServerOption()
 	var known []string
 	framework.ForeachController(func(c framework.Controller) { known = append(known, c.Name()) })
@@ -38,10 +38,6 @@ func addFlags(fs *pflag.FlagSet, logFlushFreq *time.Duration) *options.ServerOpt
 			fp.AddFlags(fs)
 		}
 	})
-	utilfeature.DefaultMutableFeatureGate.AddFlag(fs)
-
-	commonutil.LeaderElectionDefault(&s.LeaderElection)
-	s.LeaderElection.ResourceName = "vc-controller-manager"
-	componentbaseoptions.BindLeaderElectionFlags(&s.LeaderElection, fs)
-	return s
+	cmdutil.AddLeaderElectionFlags(fs, &s.LeaderElection, "vc-controller-manager")
+	return s, logFlushFreq
 }

@@ -6,16 +6,9 @@
 package main
 
 import (
-	goflag "flag"
-	"fmt"
-	"os"
-	"runtime"
-	"time"
-
 	"github.com/spf13/pflag"
 	_ "go.uber.org/automaxprocs"
 	_ "k8s.io/client-go/plugin/pkg/client/auth"
-	cliflag "k8s.io/component-base/cli/flag"
 	_ "k8s.io/component-base/metrics/prometheus/restclient"
 	"k8s.io/klog/v2"
 
@@ -39,41 +32,17 @@ import (
 	_ "github.com/volcano-paddle/volcano-paddle/pkg/controllers/paddleelastic"
 	_ "github.com/volcano-paddle/volcano-paddle/pkg/controllers/paddleobjects"
 
-	"github.com/volcano-paddle/volcano-paddle/internal/volcanorelease"
-	"github.com/volcano-paddle/volcano-paddle/pkg/version"
+	"github.com/volcano-paddle/volcano-paddle/internal/cmdutil"
 )
 
 func main() {
-	runtime.GOMAXPROCS(runtime.NumCPU())
-	klog.InitFlags(nil)
-	volcanorelease.InitKlog(goflag.CommandLine)
-	version.Stamp()
+	cmdutil.Init()
+	s, logFlushFreq := addFlags(pflag.CommandLine)
+	cmdutil.ParseFlags("vc-controller-manager-paddle", &s.PrintVersion)
+	cmdutil.ExitOnError("", s.CheckOptionOrDie())
+	cmdutil.ParseCAFiles(s.CaCertFile, s.CertFile, s.KeyFile, func() error { return s.ParseCAFiles(nil) })
 
-	var logFlushFreq time.Duration
-	s := addFlags(pflag.CommandLine, &logFlushFreq)
-	cliflag.InitFlags()
-
-	if s.PrintVersion {
-		version.Print(os.Stdout, "vc-controller-manager-paddle")
-		return
-	}
-	if err := s.CheckOptionOrDie(); err != nil {
-		fmt.Fprintf(os.Stderr, "%v\n", err)
-		os.Exit(1)
-	}
-	if s.CaCertFile != "" && s.CertFile != "" && s.KeyFile != "" {
-		if err := s.ParseCAFiles(nil); err != nil {
-			fmt.Fprintf(os.Stderr, "failed to parse CA file: %v\n", err)
-			os.Exit(1)
-		}
-	}
-
-	klog.StartFlushDaemon(logFlushFreq)
+	cmdutil.StartLogging("vc-controller-manager-paddle", *logFlushFreq)
 	defer klog.Flush()
-	klog.InfoS("Starting vc-controller-manager-paddle", "version", version.Version, "volcano", version.VolcanoVersion())
-
-	if err := app.Run(s); err != nil {
-		fmt.Fprintf(os.Stderr, "%v\n", err)
-		os.Exit(1)
-	}
+	cmdutil.ExitOnError("", app.Run(s))
 }

@@ -5,16 +5,9 @@
 package main
 
 import (
-	goflag "flag"
-	"fmt"
-	"os"
-	"runtime"
-	"time"
-
 	"github.com/spf13/pflag"
 	_ "go.uber.org/automaxprocs"
 	_ "k8s.io/client-go/plugin/pkg/client/auth"
-	cliflag "k8s.io/component-base/cli/flag"
 	"k8s.io/klog/v2"
 
 	"volcano.sh/volcano/cmd/scheduler/app"
@@ -27,47 +20,19 @@ import (
 	// The paddle scheduler plugin; enable it in the ConfigMap tiers.
 	_ "github.com/volcano-paddle/volcano-paddle/pkg/scheduler/plugins/paddle"
 
-	"github.com/volcano-paddle/volcano-paddle/internal/volcanorelease"
-	"github.com/volcano-paddle/volcano-paddle/pkg/version"
+	"github.com/volcano-paddle/volcano-paddle/internal/cmdutil"
 )
 
 func main() {
-	runtime.GOMAXPROCS(runtime.NumCPU())
-	klog.InitFlags(nil)
-	volcanorelease.InitKlog(goflag.CommandLine)
-	version.Stamp()
-
-	var logFlushFreq time.Duration
-	s := addFlags(pflag.CommandLine, &logFlushFreq)
+	cmdutil.Init()
+	s, logFlushFreq := addFlags(pflag.CommandLine)
 	s.RegisterOptions()
+	cmdutil.ParseFlags("vc-scheduler-paddle", &s.PrintVersion)
+	cmdutil.ExitOnError("", s.CheckOptionOrDie())
+	cmdutil.ExitOnError("vc-scheduler-paddle", checkSchedulerConf(s.SchedulerConf, *allowWithoutPaddle))
+	cmdutil.ParseCAFiles(s.CaCertFile, s.CertFile, s.KeyFile, func() error { return s.ParseCAFiles(nil) })
 
-	cliflag.InitFlags()
-
-	if s.PrintVersion {
-		version.Print(os.Stdout, "vc-scheduler-paddle")
-		return
-	}
-	if err := s.CheckOptionOrDie(); err != nil {
-		fmt.Fprintf(os.Stderr, "%v\n", err)
-		os.Exit(1)
-	}
-	if err := checkSchedulerConf(s.SchedulerConf, *allowWithoutPaddle); err != nil {
-		fmt.Fprintf(os.Stderr, "vc-scheduler-paddle: %v\n", err)
-		os.Exit(1)
-	}
-	if s.CaCertFile != "" && s.CertFile != "" && s.KeyFile != "" {
-		if err := s.ParseCAFiles(nil); err != nil {
-			fmt.Fprintf(os.Stderr, "failed to parse CA file: %v\n", err)
-			os.Exit(1)
-		}
-	}
-
-	klog.StartFlushDaemon(logFlushFreq)
+	cmdutil.StartLogging("vc-scheduler-paddle", *logFlushFreq)
 	defer klog.Flush()
-	klog.InfoS("Starting vc-scheduler-paddle", "version", version.Version, "volcano", version.VolcanoVersion())
-
-	if err := app.Run(s); err != nil {
-		fmt.Fprintf(os.Stderr, "%v\n", err)
-		os.Exit(1)
-	}
+	cmdutil.ExitOnError("", app.Run(s))
 }

@@ -7,16 +7,9 @@
 package main
 
 import (
-	goflag "flag"
-	"fmt"
-	"os"
-	"runtime"
-	"time"
-
 	"github.com/spf13/pflag"
 	_ "go.uber.org/automaxprocs"
 	_ "k8s.io/client-go/plugin/pkg/client/auth"
-	cliflag "k8s.io/component-base/cli/flag"
 	"k8s.io/klog/v2"
 
 	"volcano.sh/volcano/cmd/webhook-manager/app"
@@ -40,39 +33,18 @@ import (
 	// pods of Paddle jobs.
 	_ "github.com/volcano-paddle/volcano-paddle/pkg/webhooks/paddlepods"
 
-	"github.com/volcano-paddle/volcano-paddle/internal/volcanorelease"
-	"github.com/volcano-paddle/volcano-paddle/pkg/version"
+	"github.com/volcano-paddle/volcano-paddle/internal/cmdutil"
 )
 
 func main() {
-	runtime.GOMAXPROCS(runtime.NumCPU())
-	klog.InitFlags(nil)
-	volcanorelease.InitKlog(goflag.CommandLine)
-	version.Stamp()
+	cmdutil.Init()
+	config, logFlushFreq := addFlags(pflag.CommandLine)
+	cmdutil.ParseFlags("vc-webhook-manager-paddle", &config.PrintVersion)
 
-	var logFlushFreq time.Duration
-	config := addFlags(pflag.CommandLine, &logFlushFreq)
-	cliflag.InitFlags()
-
-	if config.PrintVersion {
-		version.Print(os.Stdout, "vc-webhook-manager-paddle")
-		return
-	}
-
-	klog.StartFlushDaemon(logFlushFreq)
+	cmdutil.StartLogging("vc-webhook-manager-paddle", *logFlushFreq)
 	defer klog.Flush()
-	klog.InfoS("Starting vc-webhook-manager-paddle", "version", version.Version, "volcano", version.VolcanoVersion())
 
-	if err := config.CheckPortOrDie(); err != nil {
-		fmt.Fprintf(os.Stderr, "configured port is invalid: %v\n", err)
-		os.Exit(1)
-	}
-	if err := config.ParseCAFiles(nil); err != nil {
-		fmt.Fprintf(os.Stderr, "failed to parse CA file: %v\n", err)
-		os.Exit(1)
-	}
-	if err := app.Run(config); err != nil {
-		fmt.Fprintf(os.Stderr, "%v\n", err)
-		os.Exit(1)
-	}
+	cmdutil.ExitOnError("configured port is invalid", config.CheckPortOrDie())
+	cmdutil.ExitOnError("failed to parse CA file", config.ParseCAFiles(nil))
+	cmdutil.ExitOnError("", app.Run(config))
 }

@@ -4,6 +4,8 @@
 package fakeclients
 
 import (
+	"os"
+
 	clientgofeatures "k8s.io/client-go/features"
 )
 
@@ -25,6 +27,14 @@ import (
 // Call it before any informer starts (TestMain, or before the cache runs).
 func ListAndWatch() {
 	clientgofeatures.ReplaceFeatureGates(withoutWatchList{clientgofeatures.FeatureGates()})
+}
+
+// RunTests is the TestMain of a package whose tests run informers over fake
+// clientsets: ListAndWatch, then the tests (m is the *testing.M; taken by
+// its method so that the simulator's binaries do not link package testing).
+func RunTests(m interface{ Run() int }) {
+	ListAndWatch()
+	os.Exit(m.Run())
 }
 
 // withoutWatchList answers false for WatchListClient and defers every other

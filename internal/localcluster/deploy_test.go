@@ -12,14 +12,7 @@ import (
 // deploy/stock must restore exactly Volcano's Helm default tiers, the same
 // file the benchmarks and tests call "stock" (read from the module cache).
 func TestStockConfMatchesVolcano(t *testing.T) {
-	stock, err := StockSchedulerConf()
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, err := os.ReadFile(stock)
-	if err != nil {
-		t.Fatal(err)
-	}
+	stock, want := readConf(t, StockSchedulerConf)
 	root, err := RepoRoot()
 	if err != nil {
 		t.Fatal(err)
@@ -38,15 +31,7 @@ func TestStockConfMatchesVolcano(t *testing.T) {
 // preemptable and reclaimable functions turned off (so that paddle alone
 // chooses victims: docs/scheduler-plugin.md); nothing else differs.
 func TestDeployConfIsStockPlusPaddle(t *testing.T) {
-	ours, err := DeploySchedulerConf()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stock, err := StockSchedulerConf()
-	if err != nil {
-		t.Fatal(err)
-	}
-	o, s := readSchedConf(t, ours), readSchedConf(t, stock)
+	o, s := readSchedConf(t, DeploySchedulerConf), readSchedConf(t, StockSchedulerConf)
 	if want := strings.Replace(s.Actions, "allocate,", "allocate, preempt, reclaim,", 1); o.Actions != want {
 		t.Errorf("actions %q, want %q", o.Actions, want)
 	}
@@ -92,15 +77,26 @@ type schedConf struct {
 	} `json:"tiers"`
 }
 
-func readSchedConf(t *testing.T, path string) schedConf {
+func readSchedConf(t *testing.T, locate func() (string, error)) schedConf {
 	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	path, b := readConf(t, locate)
 	var c schedConf
 	if err := yaml.Unmarshal(b, &c); err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}
 	return c
+}
+
+// readConf reads the scheduler configuration that locate finds.
+func readConf(t *testing.T, locate func() (string, error)) (string, []byte) {
+	t.Helper()
+	path, err := locate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return path, b
 }

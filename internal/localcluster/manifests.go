@@ -142,34 +142,27 @@ func installVolcanoWebhooks(ctx context.Context, client kubernetes.Interface, ba
 		cc.Service, cc.URL, cc.CABundle = nil, &url, caBundle
 		return nil
 	}
+	admission := client.AdmissionregistrationV1()
 	for _, u := range objs {
+		var err error
 		switch u.GetKind() {
 		case "MutatingWebhookConfiguration":
-			var cfg admissionv1.MutatingWebhookConfiguration
-			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &cfg); err != nil {
-				return nil, err
-			}
-			for i := range cfg.Webhooks {
-				if err := rewrite(&cfg.Webhooks[i].ClientConfig); err != nil {
-					return nil, fmt.Errorf("%s: %w", cfg.Name, err)
+			err = createRewritten(ctx, u, func(cfg *admissionv1.MutatingWebhookConfiguration) (ccs []*admissionv1.WebhookClientConfig) {
+				for i := range cfg.Webhooks {
+					ccs = append(ccs, &cfg.Webhooks[i].ClientConfig)
 				}
-			}
-			if _, err := client.AdmissionregistrationV1().MutatingWebhookConfigurations().Create(ctx, &cfg, metav1.CreateOptions{}); err != nil {
-				return nil, fmt.Errorf("creating %s: %w", cfg.Name, err)
-			}
+				return ccs
+			}, rewrite, admission.MutatingWebhookConfigurations().Create)
 		case "ValidatingWebhookConfiguration":
-			var cfg admissionv1.ValidatingWebhookConfiguration
-			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &cfg); err != nil {
-				return nil, err
-			}
-			for i := range cfg.Webhooks {
-				if err := rewrite(&cfg.Webhooks[i].ClientConfig); err != nil {
-					return nil, fmt.Errorf("%s: %w", cfg.Name, err)
+			err = createRewritten(ctx, u, func(cfg *admissionv1.ValidatingWebhookConfiguration) (ccs []*admissionv1.WebhookClientConfig) {
+				for i := range cfg.Webhooks {
+					ccs = append(ccs, &cfg.Webhooks[i].ClientConfig)
 				}
-			}
-			if _, err := client.AdmissionregistrationV1().ValidatingWebhookConfigurations().Create(ctx, &cfg, metav1.CreateOptions{}); err != nil {
-				return nil, fmt.Errorf("creating %s: %w", cfg.Name, err)
-			}
+				return ccs
+			}, rewrite, admission.ValidatingWebhookConfigurations().Create)
+		}
+		if err != nil {
+			return nil, err
 		}
 	}
 	if len(paths) == 0 {
@@ -177,6 +170,28 @@ func installVolcanoWebhooks(ctx context.Context, client kubernetes.Interface, ba
 	}
 	sort.Strings(paths)
 	return dedupe(paths), nil
+}
+
+// createRewritten converts u into a webhook configuration T (mutating or
+// validating), passes the client config of each of its webhooks
+// (clientConfigs) to rewrite, and creates it.
+func createRewritten[T any](ctx context.Context, u *unstructured.Unstructured,
+	clientConfigs func(*T) []*admissionv1.WebhookClientConfig,
+	rewrite func(*admissionv1.WebhookClientConfig) error,
+	create func(context.Context, *T, metav1.CreateOptions) (*T, error)) error {
+	cfg := new(T)
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, cfg); err != nil {
+		return err
+	}
+	for _, cc := range clientConfigs(cfg) {
+		if err := rewrite(cc); err != nil {
+			return fmt.Errorf("%s: %w", u.GetName(), err)
+		}
+	}
+	if _, err := create(ctx, cfg, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("creating %s: %w", u.GetName(), err)
+	}
+	return nil
 }
 
 func dedupe(sorted []string) []string {

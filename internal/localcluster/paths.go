@@ -69,3 +69,15 @@ func StockSchedulerConf() (string, error) {
 	}
 	return filepath.Join(dir, "installer", "helm", "chart", "volcano", "config", "volcano-scheduler.conf"), nil
 }
+
+// SchedulerConfs are the two configurations every comparison of stock
+// Volcano with paddle runs: StockSchedulerConf and DeploySchedulerConf.
+func SchedulerConfs() (stock, paddle string, err error) {
+	if stock, err = StockSchedulerConf(); err != nil {
+		return "", "", err
+	}
+	if paddle, err = DeploySchedulerConf(); err != nil {
+		return "", "", err
+	}
+	return stock, paddle, nil
+}

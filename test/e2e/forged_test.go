@@ -106,9 +106,7 @@ func TestForgedPodsRefused(t *testing.T) {
 	c := framework.Cluster(t)
 	ns := framework.Namespace(t, c)
 	ctx := context.Background()
-	job := framework.CreateJob(t, c, paddleJob(ns, "victim", nil, 3,
-		framework.Task{Name: "ps", Replicas: 1}, framework.Task{Name: "worker", Replicas: 2}))
-	framework.WaitJobPhase(t, c, ns, job.Name, batchv1alpha1.Running, 60*time.Second)
+	job := runningPSJob(t, c, ns, "victim")
 	mallory := podOnlyUser(t, c, ns, "mallory")
 	var worker corev1.Pod
 	for _, p := range framework.JobPods(t, c, ns, job.Name) {

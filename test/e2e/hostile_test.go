@@ -180,9 +180,7 @@ func TestPaddleResizeWithoutWebhookHeld(t *testing.T) {
 	ctx := context.Background()
 	withoutPaddleWebhooks(t, c)
 
-	job := framework.CreateJob(t, c, paddleJob(ns, "resize", nil, 3,
-		framework.Task{Name: "ps", Replicas: 1}, framework.Task{Name: "worker", Replicas: 2}))
-	framework.WaitJobPhase(t, c, ns, job.Name, batchv1alpha1.Running, 60*time.Second)
+	job := runningPSJob(t, c, ns, "resize")
 	before := podUIDs(framework.JobPods(t, c, ns, job.Name))
 	if len(before) != 3 {
 		t.Fatalf("%d pods, want 3", len(before))
@@ -300,9 +298,7 @@ func TestPaddleObjectsRecreated(t *testing.T) {
 	c := framework.Cluster(t)
 	ns := framework.Namespace(t, c)
 	ctx := context.Background()
-	job := framework.CreateJob(t, c, paddleJob(ns, "keep", nil, 3,
-		framework.Task{Name: "ps", Replicas: 1}, framework.Task{Name: "worker", Replicas: 2}))
-	framework.WaitJobPhase(t, c, ns, job.Name, batchv1alpha1.Running, 60*time.Second)
+	job := runningPSJob(t, c, ns, "keep")
 
 	svcs := c.Kube.CoreV1().Services(ns)
 	svc, err := svcs.Get(ctx, job.Name, metav1.GetOptions{})

@@ -69,6 +69,39 @@ func paddleJob(ns, name string, args []string, min int32, tasks ...framework.Tas
 	return j
 }
 
+// runningPSJob creates a Paddle PS job of one pserver and two workers (tasks
+// ps and worker) and returns it once it runs: the job the tests that act on
+// a running job start from.
+func runningPSJob(t *testing.T, c *localcluster.Cluster, ns, name string) *batchv1alpha1.Job {
+	t.Helper()
+	job := framework.CreateJob(t, c, paddleJob(ns, name, nil, 3,
+		framework.Task{Name: "ps", Replicas: 1}, framework.Task{Name: "worker", Replicas: 2}))
+	return framework.WaitJobPhase(t, c, ns, job.Name, batchv1alpha1.Running, 60*time.Second)
+}
+
+// restartedAnew reads whether job name restarted: Running again after at
+// least one retry, with want pods, every one of them new (a UID not in
+// uids, the pods before) and running. It returns the job as read.
+func restartedAnew(ctx context.Context, c *localcluster.Cluster, ns, name string, uids map[string]types.UID, want int) (*batchv1alpha1.Job, bool, error) {
+	j, err := c.Volcano.BatchV1alpha1().Jobs(ns).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return nil, false, err
+	}
+	if j.Status.State.Phase != batchv1alpha1.Running || j.Status.RetryCount < 1 {
+		return j, false, nil
+	}
+	pods, err := c.Kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: batchv1alpha1.JobNameKey + "=" + name})
+	if err != nil || len(pods.Items) != want {
+		return j, false, err
+	}
+	for _, p := range pods.Items {
+		if p.UID == uids[p.Name] || p.Status.Phase != corev1.PodRunning {
+			return j, false, nil
+		}
+	}
+	return j, true, nil
+}
+
 // Seed 000: Volcano's CTR example, rewritten without its in-pod discovery
 // script: tasks pserver/trainer, port 30236, trainers finish and the job
 // completes, pservers are stopped by CompleteJob.
@@ -200,21 +233,11 @@ func TestPaddleRestartNewIncarnation(t *testing.T) {
 	// Every pod must be replaced (new UID) and the job Running again.
 	var version int32
 	err := framework.Poll(ctx, 120*time.Second, func(ctx context.Context) (bool, error) {
-		j, err := c.Volcano.BatchV1alpha1().Jobs(ns).Get(ctx, job.Name, metav1.GetOptions{})
-		if err != nil || j.Status.State.Phase != batchv1alpha1.Running || j.Status.RetryCount < 1 {
-			return false, err
+		j, done, err := restartedAnew(ctx, c, ns, job.Name, uids, 4)
+		if j != nil {
+			version = j.Status.Version
 		}
-		version = j.Status.Version
-		pods, err := c.Kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: batchv1alpha1.JobNameKey + "=" + job.Name})
-		if err != nil || len(pods.Items) != 4 {
-			return false, err
-		}
-		for _, p := range pods.Items {
-			if p.UID == uids[p.Name] || p.Status.Phase != corev1.PodRunning {
-				return false, nil
-			}
-		}
-		return true, nil
+		return done, err
 	})
 	if err != nil {
 		t.Fatalf("job did not restart with 4 new running pods: %v\n%s", err, framework.DescribePods(c, ns))

@@ -27,15 +27,13 @@ func TestPrecreatedConfigMapRefused(t *testing.T) {
 	c := framework.Cluster(t)
 	ns := framework.Namespace(t, c)
 	ctx := context.Background()
-	job := framework.CreateJob(t, c, paddleJob(ns, "pre", nil, 3,
-		framework.Task{Name: "ps", Replicas: 1}, framework.Task{Name: "worker", Replicas: 2}))
-	running := framework.WaitJobPhase(t, c, ns, job.Name, batchv1alpha1.Running, 60*time.Second)
+	running := runningPSJob(t, c, ns, "pre")
 	cms := c.Kube.CoreV1().ConfigMaps(ns)
 	// Volcano bumps the version once or twice per restart.
 	var squatted []*corev1.ConfigMap
 	for _, v := range []int{1, 2} {
 		cm, err := cms.Create(ctx, &corev1.ConfigMap{
-			ObjectMeta: metav1.ObjectMeta{Name: jobplugin.ConfigMapName(job.Name, int(running.Status.Version)+v)},
+			ObjectMeta: metav1.ObjectMeta{Name: jobplugin.ConfigMapName(running.Name, int(running.Status.Version)+v)},
 			Data:       map[string]string{"PADDLE_TRAINER_ENDPOINTS": "evil:1"},
 		}, metav1.CreateOptions{})
 		if err != nil {
@@ -43,14 +41,14 @@ func TestPrecreatedConfigMapRefused(t *testing.T) {
 		}
 		squatted = append(squatted, cm)
 	}
-	pods := framework.JobPods(t, c, ns, job.Name)
+	pods := framework.JobPods(t, c, ns, running.Name)
 	patch := []byte(`{"metadata":{"annotations":{"` + framework.FailAfter + `":"0s"}}}`)
 	if _, err := c.Kube.CoreV1().Pods(ns).Patch(ctx, pods[0].Name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	var named string
 	if err := framework.Poll(ctx, 60*time.Second, func(ctx context.Context) (bool, error) {
-		for _, e := range jobEvents(t, c, ns, job.Name) {
+		for _, e := range jobEvents(t, c, ns, running.Name) {
 			if e.Type != corev1.EventTypeWarning {
 				continue
 			}
@@ -66,7 +64,7 @@ func TestPrecreatedConfigMapRefused(t *testing.T) {
 		t.Fatalf("no Warning event names the foreign ConfigMap: %v", err)
 	}
 	t.Logf("event: %s", named)
-	for _, p := range framework.JobPods(t, c, ns, job.Name) {
+	for _, p := range framework.JobPods(t, c, ns, running.Name) {
 		for _, cm := range squatted {
 			if podRefersTo(p, cm.Name) {
 				t.Errorf("pod %s reads the foreign ConfigMap %s", p.Name, cm.Name)
@@ -87,11 +85,11 @@ func TestPrecreatedConfigMapRefused(t *testing.T) {
 	}
 	uids := podUIDs(pods)
 	if err := framework.Poll(ctx, 120*time.Second, func(ctx context.Context) (bool, error) {
-		j, err := c.Volcano.BatchV1alpha1().Jobs(ns).Get(ctx, job.Name, metav1.GetOptions{})
+		j, err := c.Volcano.BatchV1alpha1().Jobs(ns).Get(ctx, running.Name, metav1.GetOptions{})
 		if err != nil || j.Status.State.Phase != batchv1alpha1.Running || j.Status.Version <= running.Status.Version {
 			return false, err
 		}
-		now := framework.JobPods(t, c, ns, job.Name)
+		now := framework.JobPods(t, c, ns, running.Name)
 		for _, p := range now {
 			if uids[p.Name] == p.UID || p.Status.Phase != corev1.PodRunning {
 				return false, nil

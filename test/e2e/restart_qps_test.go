@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	batchv1alpha1 "volcano.sh/apis/pkg/apis/batch/v1alpha1"
@@ -32,24 +31,11 @@ func restartOnce(t *testing.T, c *localcluster.Cluster, ns, name string, timeout
 	}
 	var phase batchv1alpha1.JobPhase
 	err := framework.Poll(ctx, timeout, func(ctx context.Context) (bool, error) {
-		j, err := c.Volcano.BatchV1alpha1().Jobs(ns).Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			return false, err
+		j, done, err := restartedAnew(ctx, c, ns, name, uids, len(uids))
+		if j != nil {
+			phase = j.Status.State.Phase
 		}
-		phase = j.Status.State.Phase
-		if phase != batchv1alpha1.Running || j.Status.RetryCount < 1 {
-			return false, nil
-		}
-		now, err := c.Kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: batchv1alpha1.JobNameKey + "=" + name})
-		if err != nil || len(now.Items) != len(uids) {
-			return false, err
-		}
-		for _, p := range now.Items {
-			if p.UID == uids[p.Name] || p.Status.Phase != corev1.PodRunning {
-				return false, nil
-			}
-		}
-		return true, nil
+		return done, err
 	})
 	if err != nil {
 		return 0, fmt.Errorf("job %s stayed %s: %w", name, phase, err)

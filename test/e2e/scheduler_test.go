@@ -250,11 +250,7 @@ func judge(t *testing.T, c *localcluster.Cluster, ns string, p placement) qualit
 // stock configuration and once by ours, in one run.
 func TestPlacementStockVsPaddle(t *testing.T) {
 	c := framework.Cluster(t)
-	stock, err := localcluster.StockSchedulerConf()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ours, err := localcluster.DeploySchedulerConf()
+	stock, ours, err := localcluster.SchedulerConfs()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -41,7 +41,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
-	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
@@ -49,10 +48,10 @@ import (
 	"k8s.io/klog/v2"
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 	vcclientset "volcano.sh/apis/pkg/client/clientset/versioned"
-	vcscheme "volcano.sh/apis/pkg/client/clientset/versioned/scheme"
 	batchlisters "volcano.sh/apis/pkg/client/listers/batch/v1alpha1"
 	"volcano.sh/volcano/pkg/controllers/framework"
 
+	"github.com/volcano-paddle/volcano-paddle/pkg/controllers/controllerkit"
 	jobplugin "github.com/volcano-paddle/volcano-paddle/pkg/controllers/job/plugins/paddle"
 )
 
@@ -162,8 +161,7 @@ func (c *Controller) Initialize(opt *framework.ControllerOption) error {
 	jobInformer := opt.VCSharedInformerFactory.Batch().V1alpha1().Jobs()
 	c.jobs = jobInformer.Lister()
 	// Only the pods of elastic jobs and their etcd pods.
-	c.factory = informers.NewSharedInformerFactoryWithOptions(opt.KubeClient, 0,
-		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = jobplugin.ElasticLabel }))
+	c.factory = controllerkit.LabelledInformers(opt.KubeClient, jobplugin.ElasticLabel)
 	podInformer := c.factory.Core().V1().Pods()
 	c.pods = podInformer.Lister()
 	c.init()
@@ -171,17 +169,13 @@ func (c *Controller) Initialize(opt *framework.ControllerOption) error {
 		return err
 	}
 	c.synced = []cache.InformerSynced{jobInformer.Informer().HasSynced, podInformer.Informer().HasSynced}
-	b := record.NewBroadcaster()
-	b.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: opt.KubeClient.CoreV1().Events("")})
-	c.recorder = b.NewRecorder(vcscheme.Scheme, v1.EventSource{Component: "vc-controller-manager-paddle"})
+	c.recorder = controllerkit.NewRecorder(opt.KubeClient)
 	return nil
 }
 
 func (c *Controller) init() {
-	c.queue = workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[work](),
-		workqueue.TypedRateLimitingQueueConfig[work]{Name: Name})
-	c.notices = workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[work](),
-		workqueue.TypedRateLimitingQueueConfig[work]{Name: Name + "-notices"})
+	c.queue = controllerkit.NewQueue[work](Name)
+	c.notices = controllerkit.NewQueue[work](Name + "-notices")
 	c.noticed = map[types.UID]bool{}
 	c.ips = map[types.UID]string{}
 	c.keepers = map[types.UID]*keeperRun{}
@@ -334,12 +328,9 @@ func (c *Controller) Run(stopCh <-chan struct{}) {
 	defer utilruntime.HandleCrash()
 	defer c.queue.ShutDown()
 	defer c.notices.ShutDown()
-	c.factory.Start(stopCh)
-	if !cache.WaitForCacheSync(stopCh, c.synced...) {
-		klog.ErrorS(nil, "Caches did not sync", "controller", Name)
+	if !controllerkit.Start(stopCh, Name, c.factory, c.synced) {
 		return
 	}
-	klog.InfoS("Started", "controller", Name)
 	go wait.Until(func() {
 		for c.processNext(c.queue, 10) {
 		}

@@ -24,6 +24,7 @@ import (
 	vcinformer "volcano.sh/apis/pkg/client/informers/externalversions"
 	"volcano.sh/volcano/pkg/controllers/framework"
 
+	"github.com/volcano-paddle/volcano-paddle/pkg/controllers/controllerkit"
 	jobplugin "github.com/volcano-paddle/volcano-paddle/pkg/controllers/job/plugins/paddle"
 )
 
@@ -155,8 +156,7 @@ func newFixture(t *testing.T, job *batch.Job, pods ...*v1.Pod) *fixture {
 	stop := make(chan struct{})
 	t.Cleanup(func() { close(stop) })
 	opt.VCSharedInformerFactory.Start(stop)
-	c.factory.Start(stop)
-	if !cache.WaitForCacheSync(stop, c.synced...) {
+	if !controllerkit.Start(stop, Name, c.factory, c.synced) {
 		t.Fatal("caches did not sync")
 	}
 	return &fixture{c: c, kube: kube, vc: vc, kv: kv, rec: rec}

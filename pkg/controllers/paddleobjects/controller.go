@@ -28,7 +28,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
-	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
@@ -36,11 +35,11 @@ import (
 	"k8s.io/klog/v2"
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 	vcclientset "volcano.sh/apis/pkg/client/clientset/versioned"
-	vcscheme "volcano.sh/apis/pkg/client/clientset/versioned/scheme"
 	batchlisters "volcano.sh/apis/pkg/client/listers/batch/v1alpha1"
 	schedulinglisters "volcano.sh/apis/pkg/client/listers/scheduling/v1beta1"
 	"volcano.sh/volcano/pkg/controllers/framework"
 
+	"github.com/volcano-paddle/volcano-paddle/pkg/controllers/controllerkit"
 	jobplugin "github.com/volcano-paddle/volcano-paddle/pkg/controllers/job/plugins/paddle"
 )
 
@@ -87,16 +86,13 @@ func (c *Controller) Initialize(opt *framework.ControllerOption) error {
 	jobInformer := opt.VCSharedInformerFactory.Batch().V1alpha1().Jobs()
 	c.jobs = jobInformer.Lister()
 	// Only objects labelled with a Volcano job: the job plugin's Service
-	// and ConfigMaps carry that label, and a cluster-wide informer on every
-	// Service would cost the controller memory for nothing.
-	c.factory = informers.NewSharedInformerFactoryWithOptions(opt.KubeClient, 0,
-		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = batch.JobNameKey }))
+	// and ConfigMaps carry that label.
+	c.factory = controllerkit.LabelledInformers(opt.KubeClient, batch.JobNameKey)
 	svcInformer := c.factory.Core().V1().Services()
 	c.services = svcInformer.Lister()
 	cmInformer := c.factory.Core().V1().ConfigMaps()
 	c.cms = cmInformer.Lister()
-	c.queue = workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
-		workqueue.TypedRateLimitingQueueConfig[string]{Name: Name})
+	c.queue = controllerkit.NewQueue[string](Name)
 
 	if _, err := jobInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
 		// At start-up every existing job is looked at once: a Service
@@ -138,10 +134,7 @@ func (c *Controller) Initialize(opt *framework.ControllerOption) error {
 	}
 	c.synced = []cache.InformerSynced{jobInformer.Informer().HasSynced, svcInformer.Informer().HasSynced, cmInformer.Informer().HasSynced,
 		pgInformer.Informer().HasSynced}
-
-	b := record.NewBroadcaster()
-	b.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: opt.KubeClient.CoreV1().Events("")})
-	c.recorder = b.NewRecorder(vcscheme.Scheme, v1.EventSource{Component: "vc-controller-manager-paddle"})
+	c.recorder = controllerkit.NewRecorder(opt.KubeClient)
 	return nil
 }
 
@@ -170,12 +163,9 @@ func metaOf(obj interface{}) (metav1.Object, error) {
 func (c *Controller) Run(stopCh <-chan struct{}) {
 	defer utilruntime.HandleCrash()
 	defer c.queue.ShutDown()
-	c.factory.Start(stopCh)
-	if !cache.WaitForCacheSync(stopCh, c.synced...) {
-		klog.ErrorS(nil, "Caches did not sync", "controller", Name)
+	if !controllerkit.Start(stopCh, Name, c.factory, c.synced) {
 		return
 	}
-	klog.InfoS("Started", "controller", Name)
 	go wait.Until(func() {
 		for c.processNext() {
 		}

@@ -18,6 +18,7 @@ import (
 	"volcano.sh/volcano/pkg/controllers/framework"
 	pluginsinterface "volcano.sh/volcano/pkg/controllers/job/plugins/interface"
 
+	"github.com/volcano-paddle/volcano-paddle/pkg/controllers/controllerkit"
 	jobplugin "github.com/volcano-paddle/volcano-paddle/pkg/controllers/job/plugins/paddle"
 )
 
@@ -80,8 +81,7 @@ func newController(t *testing.T, jobs ...*batch.Job) (*Controller, *fake.Clients
 	stop := make(chan struct{})
 	t.Cleanup(func() { close(stop) })
 	opt.VCSharedInformerFactory.Start(stop)
-	c.factory.Start(stop)
-	if !cache.WaitForCacheSync(stop, c.synced...) {
+	if !controllerkit.Start(stop, Name, c.factory, c.synced) {
 		t.Fatal("caches did not sync")
 	}
 	// Every Paddle job is queued once at start-up.

@@ -1,7 +1,6 @@
 package paddleobjects
 
 import (
-	"os"
 	"testing"
 
 	"github.com/volcano-paddle/volcano-paddle/internal/fakeclients"
@@ -9,7 +8,4 @@ import (
 
 // TestMain: the informers here run over fake clientsets, which cannot stream
 // a watch list (internal/fakeclients).
-func TestMain(m *testing.M) {
-	fakeclients.ListAndWatch()
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { fakeclients.RunTests(m) }

@@ -50,23 +50,28 @@ var jobRule = []whv1.RuleWithOperations{{
 var (
 	validating = &router.AdmissionService{
 		Path: Path,
-		Func: func(ar admissionv1.AdmissionReview) *admissionv1.AdmissionResponse {
-			return Admit(context.Background(), ar)
-		},
+		Func: withoutContext(Admit),
 		ValidatingConfig: &whv1.ValidatingWebhookConfiguration{
 			Webhooks: []whv1.ValidatingWebhook{{Name: "validatepaddlejob.volcano.sh", Rules: jobRule}},
 		},
 	}
 	mutating = &router.AdmissionService{
 		Path: MutatePath,
-		Func: func(ar admissionv1.AdmissionReview) *admissionv1.AdmissionResponse {
-			return Mutate(context.Background(), ar)
-		},
+		Func: withoutContext(Mutate),
 		MutatingConfig: &whv1.MutatingWebhookConfiguration{
 			Webhooks: []whv1.MutatingWebhook{{Name: "mutatepaddlejob.volcano.sh", Rules: jobRule}},
 		},
 	}
 )
+
+// withoutContext is admit as router.AdmissionService.Func, which takes no
+// context. Volcano's router.Serve would call it; init serves the requests
+// with our handler instead, which passes the request's context.
+func withoutContext(admit admitFunc) router.AdmitFunc {
+	return func(ar admissionv1.AdmissionReview) *admissionv1.AdmissionResponse {
+		return admit(context.Background(), ar)
+	}
+}
 
 func init() {
 	for _, s := range []struct {

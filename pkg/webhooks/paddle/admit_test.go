@@ -131,22 +131,12 @@ func TestAdmitWarnings(t *testing.T) {
 	j.Spec.Tasks[0].Template.Spec.RestartPolicy = v1.RestartPolicyOnFailure
 	j.Spec.Tasks[1].Template.Spec.Containers[0].Command = []string{"/bin/sh", "-c", "cd /work && python train.py"}
 	j.Spec.Tasks[1].Policies = []batch.LifecyclePolicy{{Event: bus.PodFailedEvent, Action: bus.RestartPodAction}}
-	resp := Admit(context.Background(), review(admissionv1.Create, j, nil))
-	if !resp.Allowed {
-		t.Fatalf("denied: %v", resp.Result)
-	}
-	all := strings.Join(resp.Warnings, "\n")
-	for _, want := range []string{
+	admitWarns(t, j,
 		"spec.minAvailable: 2 is below the 4 pods",
 		"spec.tasks[0].template.spec.restartPolicy: OnFailure",
 		"spec.tasks[1].template.spec.containers[0]: the shell runs the trainer without exec",
 		"spec.tasks[1].policies: RestartPod",
-		`no TaskCompleted -> CompleteJob on the trainer task "worker"`,
-	} {
-		if !strings.Contains(all, want) {
-			t.Errorf("warnings lack %q:\n%s", want, all)
-		}
-	}
+		`no TaskCompleted -> CompleteJob on the trainer task "worker"`)
 
 	clean := job(map[string][]string{"paddle": nil}, map[string]int32{"ps": 2, "worker": 2})
 	clean.Spec.Tasks[1].Template.Spec.Containers[0].Command = []string{"sh", "-c", "cd /work\nexec python train.py"}
@@ -162,17 +152,23 @@ func TestAdmitWarnings(t *testing.T) {
 func TestAdmitShowsSizeWarnings(t *testing.T) {
 	j := job(map[string][]string{"paddle": nil}, map[string]int32{"ps": 1, "worker": 10000})
 	j.Spec.Tasks[1].Policies = []batch.LifecyclePolicy{{Event: bus.TaskCompletedEvent, Action: bus.CompleteJobAction}}
+	admitWarns(t, j,
+		"spec.tasks[1]: the barrier init container waits for the 1 pservers only",
+		"spec.tasks[1]: the trainer lists of 10000 trainers exceed what Linux lets one environment variable hold")
+}
+
+// admitWarns: the validating admission allows j, and its warnings contain
+// each of want.
+func admitWarns(t *testing.T, j *batch.Job, want ...string) {
+	t.Helper()
 	resp := Admit(context.Background(), review(admissionv1.Create, j, nil))
 	if !resp.Allowed {
 		t.Fatalf("denied: %v", resp.Result)
 	}
 	all := strings.Join(resp.Warnings, "\n")
-	for _, want := range []string{
-		"spec.tasks[1]: the barrier init container waits for the 1 pservers only",
-		"spec.tasks[1]: the trainer lists of 10000 trainers exceed what Linux lets one environment variable hold",
-	} {
-		if !strings.Contains(all, want) {
-			t.Errorf("warnings lack %q:\n%s", want, all)
+	for _, w := range want {
+		if !strings.Contains(all, w) {
+			t.Errorf("warnings lack %q:\n%s", w, all)
 		}
 	}
 }

@@ -25,6 +25,7 @@ package paddlepods
 import (
 	"context"
 	"fmt"
+	"iter"
 	"net/http"
 	"sort"
 	"strings"
@@ -195,23 +196,43 @@ func claimsPaddleJob(ctx context.Context, jobs jobLookup, c claim) string {
 	if len(c.paddle) > 0 {
 		return "carries the Paddle job plugin's " + strings.Join(c.paddle, ", ")
 	}
-	ctx, cancel := context.WithTimeout(ctx, lookupTimeout)
-	defer cancel()
-	for _, name := range c.jobs {
-		job, err := jobs(ctx, name)
+	for r := range c.readJobs(ctx, jobs) {
 		switch {
-		case apierrors.IsNotFound(err):
-			return fmt.Sprintf("names Volcano job %q, which does not exist (a Paddle job created under that name would take the pod in)", name)
-		case err != nil:
+		case apierrors.IsNotFound(r.err):
+			return fmt.Sprintf("names Volcano job %q, which does not exist (a Paddle job created under that name would take the pod in)", r.name)
+		case r.err != nil:
 			// Fail closed: the rule cannot tell, and the API server
 			// retries nothing; the user can.
-			return fmt.Sprintf("names Volcano job %q, which could not be read (%v); try again", name, err)
+			return fmt.Sprintf("names Volcano job %q, which could not be read (%v); try again", r.name, r.err)
 		}
-		if _, ok := job.Spec.Plugins[pluginName]; ok {
-			return fmt.Sprintf("names Paddle job %q", name)
+		if _, ok := r.job.Spec.Plugins[pluginName]; ok {
+			return fmt.Sprintf("names Paddle job %q", r.name)
 		}
 	}
 	return ""
+}
+
+// jobRead is one job a claim names, as read.
+type jobRead struct {
+	name string
+	job  *batch.Job
+	err  error
+}
+
+// readJobs reads the jobs c names, in order, one as the caller's range
+// asks for it, all within one lookupTimeout; a range that stops early reads
+// no more.
+func (c claim) readJobs(ctx context.Context, jobs jobLookup) iter.Seq[jobRead] {
+	return func(yield func(jobRead) bool) {
+		ctx, cancel := context.WithTimeout(ctx, lookupTimeout)
+		defer cancel()
+		for _, name := range c.jobs {
+			job, err := jobs(ctx, name)
+			if !yield(jobRead{name: name, job: job, err: err}) {
+				return
+			}
+		}
+	}
 }
 
 // jobLookup reads a Volcano Job of the request's namespace.
@@ -252,13 +273,10 @@ func removesOnly(was, now claim) bool {
 // jobsGone reports whether every job a claim names is gone or being
 // deleted.
 func jobsGone(ctx context.Context, jobs jobLookup, c claim) bool {
-	ctx, cancel := context.WithTimeout(ctx, lookupTimeout)
-	defer cancel()
-	for _, name := range c.jobs {
-		job, err := jobs(ctx, name)
+	for r := range c.readJobs(ctx, jobs) {
 		switch {
-		case apierrors.IsNotFound(err):
-		case err != nil || job.DeletionTimestamp == nil:
+		case apierrors.IsNotFound(r.err):
+		case r.err != nil || r.job.DeletionTimestamp == nil:
 			return false
 		}
 	}

@@ -38,28 +38,28 @@ func Main(m *testing.M) {
 	c := shared
 	sharedMu.Unlock()
 	if c != nil {
-		if err := c.Stop(); err != nil {
-			fmt.Fprintf(os.Stderr, "stopping the local cluster: %v\n", err)
-			code = 1
-		}
-		if code == 0 && !anyFailed {
-			_ = c.RemoveLogs()
-		} else {
-			fmt.Fprintf(os.Stderr, "local cluster component logs kept in %s\n", c.LogDir)
-		}
+		code = stopped("local cluster", "local cluster", c, c.Stop(), code)
 	}
 	if rc, err := stopRealNodeCluster(); rc != nil {
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "stopping the local cluster with the real node: %v\n", err)
-			code = 1
-		}
-		if code == 0 && !anyFailed {
-			_ = rc.RemoveLogs()
-		} else {
-			fmt.Fprintf(os.Stderr, "real-node cluster component logs kept in %s\n", rc.LogDir)
-		}
+		code = stopped("local cluster with the real node", "real-node cluster", rc, err, code)
 	}
 	os.Exit(code)
+}
+
+// stopped reports a stop of cluster c that ended with err, and removes the
+// cluster's logs when the run is clean (code 0, no test failed) or says
+// where they are kept; it returns the exit code, 1 once a stop failed.
+func stopped(what, logsOf string, c *localcluster.Cluster, err error, code int) int {
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "stopping the %s: %v\n", what, err)
+		code = 1
+	}
+	if code == 0 && !anyFailed {
+		_ = c.RemoveLogs()
+	} else {
+		fmt.Fprintf(os.Stderr, "%s component logs kept in %s\n", logsOf, c.LogDir)
+	}
+	return code
 }
 
 // Cluster returns the cluster shared by the tests of this binary, starting
