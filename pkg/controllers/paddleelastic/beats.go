@@ -159,7 +159,7 @@ func (k *BeatKeeper) watch(ctx context.Context) error {
 
 // restore puts back the wiped keys of live launchers.
 func (k *BeatKeeper) restore(ctx context.Context, wiped []watchEvent) {
-	records, err := k.G.Prefix(ctx, infoPrefix(k.JobID))
+	records, err := k.G.Prefix(ctx, InfoPrefix(k.JobID))
 	if err != nil {
 		klog.V(2).InfoS("Reading Paddle rendezvous records", "job", k.JobID, "err", err)
 		return
@@ -178,7 +178,7 @@ func (k *BeatKeeper) restore(ctx context.Context, wiped []watchEvent) {
 	for _, e := range wiped {
 		key, err1 := unb64(e.PrevKV.Key)
 		name, err2 := unb64(e.PrevKV.Value)
-		if err1 != nil || err2 != nil || key != heartbeatKey(k.JobID, name) || k.wasNoticed(name) {
+		if err1 != nil || err2 != nil || key != HeartbeatKey(k.JobID, name) || k.wasNoticed(name) {
 			continue
 		}
 		ip, ok := ipOf[name]

@@ -170,3 +170,23 @@ func (g *Gateway) Grant(ctx context.Context, ttl int) (string, error) {
 	}
 	return resp.ID, nil
 }
+
+// KeepAlive refreshes a lease once, as a Paddle launcher's heartbeat does
+// every ttl/2 (controllers/master.py: register_heartbeat, etcd3's
+// Lease.refresh), and returns the lease's TTL in seconds: 0 once it has
+// expired. The gateway streams the answers of etcd's LeaseKeepAlive; one
+// request gets one answer.
+func (g *Gateway) KeepAlive(ctx context.Context, lease string) (int, error) {
+	var resp struct {
+		Result struct {
+			TTL string `json:"TTL"`
+		} `json:"result"`
+	}
+	if err := g.post(ctx, "/v3/lease/keepalive", map[string]string{"ID": lease}, &resp); err != nil {
+		return 0, err
+	}
+	if resp.Result.TTL == "" {
+		return 0, nil
+	}
+	return strconv.Atoi(resp.Result.TTL)
+}

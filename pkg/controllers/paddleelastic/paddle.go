@@ -32,9 +32,13 @@ import (
 // (launch/job/status.py: Status.COMPLETED).
 const StatusCompleted = "completed"
 
-func heartbeatKey(jobID, name string) string { return "/paddle/" + jobID + "/heartbeat/" + name }
-func infoPrefix(jobID string) string         { return "/" + jobID + "/info/" }
-func statusKey(jobID string) string          { return "/paddle/" + jobID }
+// HeartbeatKey is the heartbeat key of the launcher named name.
+func HeartbeatKey(jobID, name string) string { return "/paddle/" + jobID + "/heartbeat/" + name }
+
+// InfoPrefix is where the rendezvous records of a job's launchers are.
+func InfoPrefix(jobID string) string { return "/" + jobID + "/info/" }
+
+func statusKey(jobID string) string { return "/paddle/" + jobID }
 
 // rendezvousRecord is the part of a launcher's rendezvous record we read.
 type rendezvousRecord struct {
@@ -45,7 +49,7 @@ type rendezvousRecord struct {
 // LaunchersAt returns the Paddle pod names of the launchers whose
 // rendezvous record puts them at ip.
 func LaunchersAt(ctx context.Context, g *Gateway, jobID, ip string) ([]string, error) {
-	kvs, err := g.Prefix(ctx, infoPrefix(jobID))
+	kvs, err := g.Prefix(ctx, InfoPrefix(jobID))
 	if err != nil {
 		return nil, err
 	}
@@ -87,7 +91,7 @@ func NoticeLoss(ctx context.Context, g *Gateway, jobID, ip string, keeper *BeatK
 	}
 	var deleted []string
 	for _, n := range names {
-		k, err := g.Delete(ctx, heartbeatKey(jobID, n))
+		k, err := g.Delete(ctx, HeartbeatKey(jobID, n))
 		if err != nil {
 			return deleted, fmt.Errorf("deleting heartbeat of Paddle pod %s: %w", n, err)
 		}
