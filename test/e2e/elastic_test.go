@@ -11,7 +11,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
@@ -231,18 +230,7 @@ func TestElasticResizeAndReplace(t *testing.T) {
 	}
 
 	// Deleting the job removes its etcd.
-	bg := metav1.DeletePropagationBackground
-	if err := c.Volcano.BatchV1alpha1().Jobs(ns).Delete(ctx, "el", metav1.DeleteOptions{PropagationPolicy: &bg}); err != nil {
-		t.Fatal(err)
-	}
-	if err := framework.Poll(ctx, 60*time.Second, func(ctx context.Context) (bool, error) {
-		_, e1 := c.Kube.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
-		_, e2 := c.Kube.CoreV1().Services(ns).Get(ctx, name, metav1.GetOptions{})
-		_, e3 := c.Kube.NetworkingV1().NetworkPolicies(ns).Get(ctx, name, metav1.GetOptions{})
-		return apierrors.IsNotFound(e1) && apierrors.IsNotFound(e2) && apierrors.IsNotFound(e3), nil
-	}); err != nil {
-		t.Errorf("etcd objects left after the job was deleted: %v", err)
-	}
+	deleteElasticJob(t, c, ns, "el", 60*time.Second)
 }
 
 func ptr(p corev1.Pod) *corev1.Pod { return &p }

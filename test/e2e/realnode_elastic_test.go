@@ -30,9 +30,9 @@ import (
 func TestRealNodeElasticEtcd(t *testing.T) {
 	c := framework.RealNodeCluster(t)
 	ns := framework.Namespace(t, c)
-	ctx := context.Background()
 	rec := framework.RecordPods(t, c, ns)
 	image := framework.Image(t, c, "etcd")
+	ctx := context.Background()
 	job := framework.ProbeJob(t, c, ns, "re", []string{"--elastic-max=3", "--etcd-image=" + image}, nil, 0,
 		framework.ProbeTask{Name: "worker", Replicas: 3})
 	// Elastic: MIN 2, MAX 3; pods are replaced one by one, never the job.
@@ -124,20 +124,8 @@ func TestRealNodeElasticEtcd(t *testing.T) {
 	}
 
 	// Deleting the job removes its etcd.
-	bg := metav1.DeletePropagationBackground
-	if err := c.Volcano.BatchV1alpha1().Jobs(ns).Delete(ctx, "re", metav1.DeleteOptions{PropagationPolicy: &bg}); err != nil {
-		t.Fatal(err)
-	}
-	gone := time.Now()
-	if err := framework.Poll(ctx, 90*time.Second, func(ctx context.Context) (bool, error) {
-		_, e1 := c.Kube.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
-		_, e2 := c.Kube.CoreV1().Services(ns).Get(ctx, name, metav1.GetOptions{})
-		_, e3 := c.Kube.NetworkingV1().NetworkPolicies(ns).Get(ctx, name, metav1.GetOptions{})
-		return apierrors.IsNotFound(e1) && apierrors.IsNotFound(e2) && apierrors.IsNotFound(e3), nil
-	}); err != nil {
-		t.Errorf("etcd objects left after the job was deleted: %v\n%s", err, framework.DescribePods(c, ns))
-	}
-	t.Logf("etcd pod, Service and NetworkPolicy gone %s after the job was deleted", time.Since(gone).Round(100*time.Millisecond))
+	took = deleteElasticJob(t, c, ns, "re", 90*time.Second)
+	t.Logf("etcd pod, Service and NetworkPolicy gone %s after the job was deleted", took.Round(100*time.Millisecond))
 
 	// What each trainer saw, from its report (termination message): the
 	// name of PADDLE_MASTER resolved to the etcd pod's IP, etcd healthy,
@@ -168,6 +156,28 @@ func TestRealNodeElasticEtcd(t *testing.T) {
 		}
 		t.Logf("%s (uid %s): %s resolved to %s, etcd answered %s, launcher %s, %d lease refreshes", p.Name, p.UID, host, r.Resolved[host], e.Health, e.Name, e.Beats)
 	}
+}
+
+// deleteElasticJob deletes an elastic job and waits until its etcd pod,
+// Service and NetworkPolicy are gone; it returns how long that took.
+func deleteElasticJob(t *testing.T, c *localcluster.Cluster, ns, job string, timeout time.Duration) time.Duration {
+	t.Helper()
+	ctx := context.Background()
+	name := jobplugin.EtcdName(job)
+	bg := metav1.DeletePropagationBackground
+	if err := c.Volcano.BatchV1alpha1().Jobs(ns).Delete(ctx, job, metav1.DeleteOptions{PropagationPolicy: &bg}); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if err := framework.Poll(ctx, timeout, func(ctx context.Context) (bool, error) {
+		_, e1 := c.Kube.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+		_, e2 := c.Kube.CoreV1().Services(ns).Get(ctx, name, metav1.GetOptions{})
+		_, e3 := c.Kube.NetworkingV1().NetworkPolicies(ns).Get(ctx, name, metav1.GetOptions{})
+		return apierrors.IsNotFound(e1) && apierrors.IsNotFound(e2) && apierrors.IsNotFound(e3), nil
+	}); err != nil {
+		t.Errorf("etcd objects of job %s left after the job was deleted: %v\n%s", job, err, framework.DescribePods(c, ns))
+	}
+	return time.Since(start)
 }
 
 // podReady: the pod's Ready condition is true (its readiness probe, for
