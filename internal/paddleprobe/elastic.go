@@ -13,7 +13,7 @@ import (
 
 	"k8s.io/klog/v2"
 
-	"github.com/volcano-paddle/volcano-paddle/pkg/controllers/paddleelastic"
+	"github.com/volcano-paddle/volcano-paddle/internal/paddleetcd"
 )
 
 // The elastic launcher. With PADDLE_MASTER=etcd://HOST:PORT Paddle's
@@ -25,7 +25,7 @@ import (
 // (controllers/collective.py: _build_pod_with_master, ETCDMaster.sync_peers)
 // and a heartbeat key bound to a 10 s lease that it refreshes every 5 s
 // (ETCDMaster.register_heartbeat). The probe does the same through etcd's
-// v3 JSON gateway (paddleelastic.Gateway), reads its keys back, and keeps
+// v3 JSON gateway (internal/paddleetcd), reads its keys back, and keeps
 // beating until it is stopped. Unlike Paddle it neither wipes the job's
 // heartbeats when it starts nor puts back a heartbeat key someone deleted:
 // the tests check the deletions of our controller's loss notice, which
@@ -88,7 +88,7 @@ func (p *probe) elastic(ctx context.Context) error {
 		return fmt.Errorf("etcd at %s (%s): %w", ep, a, err)
 	}
 	rep.Health = health
-	g := &paddleelastic.Gateway{URL: "http://" + a}
+	g := &paddleetcd.Gateway{URL: "http://" + a}
 	lease, err := g.Grant(ctx, heartbeatTTL)
 	if err != nil {
 		return err
@@ -99,8 +99,8 @@ func (p *probe) elastic(ctx context.Context) error {
 	record, _ := json.Marshal(map[string]interface{}{
 		"name": rep.Name, "rank": -1, "replicas": 1, "dtype": "cpu", "candidate": candidate, "endpoints": candidate,
 	})
-	info := paddleelastic.InfoPrefix(jobID) + rep.Name + "/-1"
-	beat := paddleelastic.HeartbeatKey(jobID, rep.Name)
+	info := paddleetcd.InfoPrefix(jobID) + rep.Name + "/-1"
+	beat := paddleetcd.HeartbeatKey(jobID, rep.Name)
 	if err := g.Put(ctx, info, string(record), ""); err != nil {
 		return err
 	}

@@ -19,6 +19,7 @@ import (
 	batchv1alpha1 "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 
 	"github.com/volcano-paddle/volcano-paddle/internal/localcluster"
+	"github.com/volcano-paddle/volcano-paddle/internal/paddleetcd"
 	jobplugin "github.com/volcano-paddle/volcano-paddle/pkg/controllers/job/plugins/paddle"
 	"github.com/volcano-paddle/volcano-paddle/pkg/controllers/paddleelastic"
 	"github.com/volcano-paddle/volcano-paddle/test/e2e/framework"
@@ -238,7 +239,7 @@ func ptr(p corev1.Pod) *corev1.Pod { return &p }
 // heartbeats are the Paddle launchers whose heartbeat key is in the job's
 // etcd, by the pod name each key holds (Paddle's layout:
 // /paddle/<job_id>/heartbeat/<name>, controllers/master.py: ETCDMaster).
-func heartbeats(ctx context.Context, t *testing.T, g *paddleelastic.Gateway, jobID string) map[string]bool {
+func heartbeats(ctx context.Context, t *testing.T, g *paddleetcd.Gateway, jobID string) map[string]bool {
 	t.Helper()
 	kvs, err := g.Prefix(ctx, "/paddle/"+jobID+"/heartbeat/")
 	if err != nil {
@@ -266,7 +267,7 @@ func TestElasticLossNotice(t *testing.T) {
 	// Paddle's records (controllers/collective.py: _build_pod_with_master,
 	// controllers/master.py: sync_peers, register_heartbeat), one launcher
 	// per pod under a random 6-letter name.
-	g := &paddleelastic.Gateway{URL: etcdURL}
+	g := &paddleetcd.Gateway{URL: etcdURL}
 	jobID := ns + "-ln"
 	names := map[string]string{"ln-worker-0": "qwerty", "ln-worker-1": "asdfgh", "ln-worker-2": "zxcvbn"}
 	for pod, name := range names {
@@ -313,7 +314,7 @@ func TestElasticHeartbeatsKept(t *testing.T) {
 	etcdURL := framework.StartEtcd(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	g := &paddleelastic.Gateway{URL: etcdURL}
+	g := &paddleetcd.Gateway{URL: etcdURL}
 	const jobID = "ml-hb"
 	ips := map[string]string{"alivea": "198.18.0.11", "aliveb": "198.18.0.12", "gonepd": "198.18.0.13", "notice": "198.18.0.14"}
 	leases := map[string]string{}

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/volcano-paddle/volcano-paddle/internal/localcluster"
+	"github.com/volcano-paddle/volcano-paddle/internal/paddleetcd"
 	jobplugin "github.com/volcano-paddle/volcano-paddle/pkg/controllers/job/plugins/paddle"
 	"github.com/volcano-paddle/volcano-paddle/pkg/controllers/paddleelastic"
 	"github.com/volcano-paddle/volcano-paddle/test/e2e/framework"
@@ -64,7 +65,7 @@ func TestRealNodeElasticEtcd(t *testing.T) {
 	// Every trainer registers: one launcher per pod IP, each with its
 	// heartbeat. The test reaches the etcd at its pod IP, as the
 	// controller does; the trainers know only its name.
-	g := &paddleelastic.Gateway{URL: "http://" + net.JoinHostPort(etcdPod.Status.PodIP, strconv.Itoa(jobplugin.EtcdClientPort))}
+	g := &paddleetcd.Gateway{URL: "http://" + net.JoinHostPort(etcdPod.Status.PodIP, strconv.Itoa(jobplugin.EtcdClientPort))}
 	jobID := jobplugin.JobID(job)
 	launchers := map[string]string{} // pod name -> Paddle name
 	if err := framework.Poll(ctx, 180*time.Second, func(ctx context.Context) (bool, error) {
@@ -150,7 +151,7 @@ func TestRealNodeElasticEtcd(t *testing.T) {
 		r, _, _ := framework.ProbeReport(p.Last)
 		e := r.Etcd
 		if r.Error != "" || e == nil || e.Endpoint != host+":"+strconv.Itoa(jobplugin.EtcdClientPort) || r.Resolved[host] != etcdPod.Status.PodIP ||
-			e.Health == "" || len(e.Keys) != 2 || e.Keys[paddleelastic.HeartbeatKey(jobID, e.Name)] != e.Name {
+			e.Health == "" || len(e.Keys) != 2 || e.Keys[paddleetcd.HeartbeatKey(jobID, e.Name)] != e.Name {
 			t.Errorf("%s (uid %s) report %+v, etcd %+v; want %s resolved to %s and its two keys read back", p.Name, p.UID, r, e, host, etcdPod.Status.PodIP)
 			continue
 		}
