@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"net"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -111,11 +112,14 @@ func TestRealNodeElasticEtcd(t *testing.T) {
 	// The replacement registers under a new launcher name.
 	if err := framework.Poll(ctx, 120*time.Second, func(ctx context.Context) (bool, error) {
 		p, ok := workerPods(t, c, ns, "re")["re-worker-1"]
-		if !ok || p.Status.Phase != corev1.PodRunning || p.Status.PodIP == "" {
+		if !ok || p.Status.Phase != corev1.PodRunning || p.Status.PodIP == "" || p.DeletionTimestamp != nil {
 			return false, nil
 		}
+		// The lost launcher's record stays (only its heartbeat goes),
+		// should the replacement get the same IP.
 		names, err := paddleelastic.LaunchersAt(ctx, g, jobID, p.Status.PodIP)
-		if err != nil || len(names) != 1 || names[0] == lost {
+		names = slices.DeleteFunc(names, func(n string) bool { return n == lost })
+		if err != nil || len(names) != 1 {
 			return false, err
 		}
 		b := heartbeats(ctx, t, g, jobID)
