@@ -238,11 +238,13 @@ images: $(VOLCANO_APIS)
 	@$(GO) run ./cmd/paddle-images --registry $(REGISTRY) --tag $(IMAGE_TAG) --version $(IMAGE_TAG) \
 		--revision $(GIT_SHA) --built $(BUILT) --out $(IMAGES_DIR) $(if $(filter 1,$(PUSH)),--push)
 
-# The same, for the real node, rebuilt when a source changes.
-$(IMAGES_DIR)/images.json: $(GO_SOURCES) $(IMAGES_STAMP)
+# The same, for the real node, rebuilt when a source changes, plus an etcd
+# image of this release's control-plane etcd for elastic jobs' etcd pods
+# (the node cannot pull registry.k8s.io/etcd; never pushed).
+$(IMAGES_DIR)/images.json: $(GO_SOURCES) $(IMAGES_STAMP) $(CONTROLPLANE)/go.mod $(CONTROLPLANE)/go.sum
 	@echo ">> building images for the real node (Volcano $(VOLCANO))"
 	@$(GO) run ./cmd/paddle-images --registry $(REGISTRY) --tag $(IMAGE_TAG) --version $(IMAGE_TAG) \
-		--revision $(GIT_SHA) --built $(BUILT) --out $(IMAGES_DIR)
+		--revision $(GIT_SHA) --built $(BUILT) --out $(IMAGES_DIR) --etcd-module $(CONTROLPLANE)
 
 $(IMAGES_STAMP):
 	@mkdir -p $(IMAGES_DIR) && rm -f $(IMAGES_DIR)/built-for-volcano-* && touch $@

@@ -5,7 +5,14 @@
 // (internal/images); --push also pushes them. build/Dockerfile builds the
 // same images for those who use Docker.
 //
+// --etcd-module also builds an image "etcd" of the etcd server pinned by a
+// control-plane tools module (tools/controlplane-1.35): the local real node
+// runs it as elastic jobs' etcd pods (the job plugin's --etcd-image), since
+// it cannot pull registry.k8s.io/etcd. It is not one of our images: it is
+// never pushed.
+//
 //	paddle-images --registry ghcr.io/volcano-paddle --tag v0.1.0 --out .local/images [--push]
+//	paddle-images ... --etcd-module tools/controlplane-1.35 (the real node's images)
 package main
 
 import (
@@ -38,15 +45,20 @@ func main() {
 		out      = flag.String("out", ".local/images", "folder for the tarballs and images.json")
 		only     = flag.String("images", strings.Join(Binaries, ","), "comma-separated images to build")
 		push     = flag.Bool("push", false, "also push each image to the registry (credentials from the Docker config)")
+		etcdMod  = flag.String("etcd-module", "", "also build the image etcd from the etcd server of this Go module folder (the local real node's; refused with --push)")
 	)
 	flag.Parse()
-	if err := run(*registry, *tag, *ver, *revision, *built, *out, strings.Split(*only, ","), *push); err != nil {
+	if *push && *etcdMod != "" {
+		fmt.Fprintln(os.Stderr, "paddle-images: --etcd-module builds an image for the local real node only; it is not pushed")
+		os.Exit(2)
+	}
+	if err := run(*registry, *tag, *ver, *revision, *built, *out, strings.Split(*only, ","), *etcdMod, *push); err != nil {
 		fmt.Fprintf(os.Stderr, "paddle-images: %v\n", err)
 		os.Exit(1)
 	}
 }
 
-func run(registry, tag, ver, revision, built, out string, names []string, push bool) error {
+func run(registry, tag, ver, revision, built, out string, names []string, etcdMod string, push bool) error {
 	created, err := time.Parse(time.RFC3339, built)
 	if err != nil {
 		return fmt.Errorf("--built: %w", err)
@@ -66,6 +78,13 @@ func run(registry, tag, ver, revision, built, out string, names []string, push b
 	var specs []images.Spec
 	for _, n := range names {
 		specs = append(specs, images.Spec{Name: n, Binary: filepath.Join(binDir, n)})
+	}
+	if etcdMod != "" {
+		s, err := etcdImage(etcdMod, binDir)
+		if err != nil {
+			return err
+		}
+		specs = append(specs, s)
 	}
 	m := images.Meta{Registry: registry, Tag: tag, Version: ver, Revision: revision, Created: created,
 		Source: "https://github.com/volcano-paddle/volcano-paddle"}
@@ -94,6 +113,57 @@ func compile(binDir string, names []string, ver, revision, built string) error {
 		}
 	}
 	return nil
+}
+
+// etcdPackage is the etcd server's main package and module.
+const etcdPackage = "go.etcd.io/etcd/server/v3"
+
+// etcdImage compiles the etcd server of the module in dir (the version the
+// local cluster's own etcd runs) static and describes its image: the
+// binary at /usr/local/bin/etcd, where the job plugin's etcd pod finds it
+// (its command is "etcd", as in registry.k8s.io/etcd), labelled with
+// etcd's version and source.
+func etcdImage(dir, binDir string) (images.Spec, error) {
+	ver, err := goIn(dir, "list", "-m", "-f", "{{.Version}}", etcdPackage)
+	if err != nil {
+		return images.Spec{}, err
+	}
+	fmt.Printf(">> compiling etcd %s of %s (static, CGO_ENABLED=0)\n", ver, dir)
+	start := time.Now()
+	// The tools module has its own go.mod: the caller's -modfile (ours)
+	// must not reach it.
+	if _, err := goIn(dir, "build", "-trimpath", "-ldflags", "-s -w", "-o", filepath.Join(binDir, "etcd"), etcdPackage); err != nil {
+		return images.Spec{}, err
+	}
+	fmt.Printf("   compiled in %s\n", time.Since(start).Round(time.Second))
+	bin := filepath.Join(binDir, "etcd")
+	if err := checkStatic(bin); err != nil {
+		return images.Spec{}, err
+	}
+	return images.Spec{Name: "etcd", Binary: bin, Labels: map[string]string{
+		"org.opencontainers.image.version": ver,
+		"org.opencontainers.image.source":  "https://github.com/etcd-io/etcd",
+	}}, nil
+}
+
+// goIn runs the go command in a module folder other than ours, static and
+// without the caller's -modfile, and returns its output.
+func goIn(dir string, args ...string) (string, error) {
+	var flags []string
+	for _, f := range strings.Fields(os.Getenv("GOFLAGS")) {
+		if !strings.HasPrefix(f, "-modfile=") {
+			flags = append(flags, f)
+		}
+	}
+	cmd := exec.Command("go", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GOFLAGS="+strings.Join(flags, " "), "CGO_ENABLED=0", "GOOS=linux", "GOARCH=amd64")
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("go %s (in %s): %w", strings.Join(args, " "), dir, err)
+	}
+	return strings.TrimSpace(string(out)), nil
 }
 
 func goBuild(binDir string, names, flags []string, env ...string) error {

@@ -14,7 +14,10 @@
 //     and waits for every other trainer;
 //   - trainers connect to every pserver (and the gloo store) or to the
 //     master, retrying the connection to the address they resolved (as
-//     brpc and the TCP store do) but never the lookup.
+//     brpc and the TCP store do) but never the lookup;
+//   - in elastic jobs (PADDLE_MASTER=etcd://...), each pod registers with
+//     the job's etcd as Paddle's elastic launcher does and keeps its
+//     heartbeat (elastic.go).
 //
 // Every server answers a connection with who it is (pod name and UID from
 // PROBE_POD_NAME and PROBE_POD_UID, set by the downward API). The report
@@ -70,7 +73,9 @@ type Report struct {
 	Connections []Connection      `json:"connections,omitempty"`
 	// Accepted are the client addresses servers saw.
 	Accepted []string `json:"accepted,omitempty"`
-	Error    string   `json:"error,omitempty"`
+	// Etcd is what an elastic launcher did on its job's etcd.
+	Etcd  *EtcdReport `json:"etcd,omitempty"`
+	Error string      `json:"error,omitempty"`
 }
 
 // Config is what a run needs.
@@ -138,6 +143,8 @@ func (p *probe) run(ctx context.Context) error {
 	ps := list(p.Env("PADDLE_PSERVERS_IP_PORT_LIST"))
 	fluid := list(p.Env("PADDLE_PSERVERS"))
 	switch {
+	case strings.HasPrefix(p.Env("PADDLE_MASTER"), etcdScheme):
+		return p.elastic(ctx)
 	case p.FluidCTR:
 		if role == "PSERVER" {
 			return p.ctrPserver(ctx, fluid)
@@ -160,7 +167,7 @@ func (p *probe) run(ctx context.Context) error {
 		}
 		return p.injectedFailure()
 	}
-	return errors.New("no Paddle endpoints in the env (PADDLE_PSERVERS_IP_PORT_LIST, PADDLE_PSERVERS or PADDLE_TRAINER_ENDPOINTS)")
+	return errors.New("no Paddle endpoints in the env (PADDLE_PSERVERS_IP_PORT_LIST, PADDLE_PSERVERS, PADDLE_TRAINER_ENDPOINTS or an etcd:// PADDLE_MASTER)")
 }
 
 // injectedFailure fails trainer 0 while the job's version is below
@@ -191,6 +198,9 @@ func (p *probe) resolveAll(ctx context.Context) error {
 	var hosts []string
 	for _, v := range endpointVars {
 		for _, ep := range list(p.Env(v)) {
+			if v == "PADDLE_MASTER" {
+				ep = masterEndpoint(ep)
+			}
 			h, _, err := net.SplitHostPort(ep)
 			if err != nil {
 				return fmt.Errorf("%s: %q is not host:port: %w", v, ep, err)

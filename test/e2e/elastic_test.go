@@ -11,7 +11,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
@@ -20,6 +19,7 @@ import (
 	batchv1alpha1 "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 
 	"github.com/volcano-paddle/volcano-paddle/internal/localcluster"
+	"github.com/volcano-paddle/volcano-paddle/internal/paddleetcd"
 	jobplugin "github.com/volcano-paddle/volcano-paddle/pkg/controllers/job/plugins/paddle"
 	"github.com/volcano-paddle/volcano-paddle/pkg/controllers/paddleelastic"
 	"github.com/volcano-paddle/volcano-paddle/test/e2e/framework"
@@ -231,18 +231,7 @@ func TestElasticResizeAndReplace(t *testing.T) {
 	}
 
 	// Deleting the job removes its etcd.
-	bg := metav1.DeletePropagationBackground
-	if err := c.Volcano.BatchV1alpha1().Jobs(ns).Delete(ctx, "el", metav1.DeleteOptions{PropagationPolicy: &bg}); err != nil {
-		t.Fatal(err)
-	}
-	if err := framework.Poll(ctx, 60*time.Second, func(ctx context.Context) (bool, error) {
-		_, e1 := c.Kube.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
-		_, e2 := c.Kube.CoreV1().Services(ns).Get(ctx, name, metav1.GetOptions{})
-		_, e3 := c.Kube.NetworkingV1().NetworkPolicies(ns).Get(ctx, name, metav1.GetOptions{})
-		return apierrors.IsNotFound(e1) && apierrors.IsNotFound(e2) && apierrors.IsNotFound(e3), nil
-	}); err != nil {
-		t.Errorf("etcd objects left after the job was deleted: %v", err)
-	}
+	deleteElasticJob(t, c, ns, "el", 60*time.Second)
 }
 
 func ptr(p corev1.Pod) *corev1.Pod { return &p }
@@ -250,7 +239,7 @@ func ptr(p corev1.Pod) *corev1.Pod { return &p }
 // heartbeats are the Paddle launchers whose heartbeat key is in the job's
 // etcd, by the pod name each key holds (Paddle's layout:
 // /paddle/<job_id>/heartbeat/<name>, controllers/master.py: ETCDMaster).
-func heartbeats(ctx context.Context, t *testing.T, g *paddleelastic.Gateway, jobID string) map[string]bool {
+func heartbeats(ctx context.Context, t *testing.T, g *paddleetcd.Gateway, jobID string) map[string]bool {
 	t.Helper()
 	kvs, err := g.Prefix(ctx, "/paddle/"+jobID+"/heartbeat/")
 	if err != nil {
@@ -278,7 +267,7 @@ func TestElasticLossNotice(t *testing.T) {
 	// Paddle's records (controllers/collective.py: _build_pod_with_master,
 	// controllers/master.py: sync_peers, register_heartbeat), one launcher
 	// per pod under a random 6-letter name.
-	g := &paddleelastic.Gateway{URL: etcdURL}
+	g := &paddleetcd.Gateway{URL: etcdURL}
 	jobID := ns + "-ln"
 	names := map[string]string{"ln-worker-0": "qwerty", "ln-worker-1": "asdfgh", "ln-worker-2": "zxcvbn"}
 	for pod, name := range names {
@@ -325,7 +314,7 @@ func TestElasticHeartbeatsKept(t *testing.T) {
 	etcdURL := framework.StartEtcd(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	g := &paddleelastic.Gateway{URL: etcdURL}
+	g := &paddleetcd.Gateway{URL: etcdURL}
 	const jobID = "ml-hb"
 	ips := map[string]string{"alivea": "198.18.0.11", "aliveb": "198.18.0.12", "gonepd": "198.18.0.13", "notice": "198.18.0.14"}
 	leases := map[string]string{}

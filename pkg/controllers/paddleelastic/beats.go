@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"k8s.io/klog/v2"
+
+	"github.com/volcano-paddle/volcano-paddle/internal/paddleetcd"
 )
 
 // BeatKeeper puts back the heartbeat keys of live launchers when a joining
@@ -31,7 +33,7 @@ import (
 // it on a pod that is alive (Alive), and never one the loss notice deleted;
 // a key whose lease expired cannot be put back (etcd refuses the lease).
 type BeatKeeper struct {
-	G     *Gateway
+	G     *paddleetcd.Gateway
 	JobID string
 	// Alive says whether a pod of the job with this IP is running and not
 	// being deleted.
@@ -102,9 +104,9 @@ type watchEvent struct {
 }
 
 func (k *BeatKeeper) watch(ctx context.Context) error {
-	prefix := "/paddle/" + k.JobID + "/heartbeat/"
+	prefix := paddleetcd.HeartbeatPrefix(k.JobID)
 	body, _ := json.Marshal(map[string]interface{}{"create_request": map[string]interface{}{
-		"key": b64(prefix), "range_end": b64(prefixEnd(prefix)), "prev_kv": true,
+		"key": paddleetcd.Base64(prefix), "range_end": paddleetcd.Base64(paddleetcd.PrefixEnd(prefix)), "prev_kv": true,
 	}})
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimRight(k.G.URL, "/")+"/v3/watch", strings.NewReader(string(body)))
 	if err != nil {
@@ -112,7 +114,7 @@ func (k *BeatKeeper) watch(ctx context.Context) error {
 	}
 	req.Header.Set("Content-Type", "application/json")
 	// No client timeout: the stream lasts as long as the job.
-	res, err := (&http.Client{Transport: &http.Transport{Proxy: nil, DialContext: (&net.Dialer{Timeout: gatewayTimeout}).DialContext}}).Do(req)
+	res, err := (&http.Client{Transport: &http.Transport{Proxy: nil, DialContext: (&net.Dialer{Timeout: paddleetcd.Timeout}).DialContext}}).Do(req)
 	if err != nil {
 		return err
 	}
@@ -159,7 +161,7 @@ func (k *BeatKeeper) watch(ctx context.Context) error {
 
 // restore puts back the wiped keys of live launchers.
 func (k *BeatKeeper) restore(ctx context.Context, wiped []watchEvent) {
-	records, err := k.G.Prefix(ctx, infoPrefix(k.JobID))
+	records, err := k.G.Prefix(ctx, paddleetcd.InfoPrefix(k.JobID))
 	if err != nil {
 		klog.V(2).InfoS("Reading Paddle rendezvous records", "job", k.JobID, "err", err)
 		return
@@ -176,9 +178,9 @@ func (k *BeatKeeper) restore(ctx context.Context, wiped []watchEvent) {
 	}
 	var restored []string
 	for _, e := range wiped {
-		key, err1 := unb64(e.PrevKV.Key)
-		name, err2 := unb64(e.PrevKV.Value)
-		if err1 != nil || err2 != nil || key != heartbeatKey(k.JobID, name) || k.wasNoticed(name) {
+		key, err1 := paddleetcd.FromBase64(e.PrevKV.Key)
+		name, err2 := paddleetcd.FromBase64(e.PrevKV.Value)
+		if err1 != nil || err2 != nil || key != paddleetcd.HeartbeatKey(k.JobID, name) || k.wasNoticed(name) {
 			continue
 		}
 		ip, ok := ipOf[name]

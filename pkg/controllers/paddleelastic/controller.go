@@ -53,6 +53,8 @@ import (
 
 	"github.com/volcano-paddle/volcano-paddle/pkg/controllers/controllerkit"
 	jobplugin "github.com/volcano-paddle/volcano-paddle/pkg/controllers/job/plugins/paddle"
+
+	"github.com/volcano-paddle/volcano-paddle/internal/paddleetcd"
 )
 
 // Name is the controller's name for --controllers.
@@ -142,7 +144,7 @@ type Controller struct {
 }
 
 // noticeClient builds the gateway of a job's etcd (tests replace it).
-type noticeClient func(url string) *Gateway
+type noticeClient func(url string) *paddleetcd.Gateway
 
 var _ framework.Controller = &Controller{}
 
@@ -181,7 +183,7 @@ func (c *Controller) init() {
 	c.keepers = map[types.UID]*keeperRun{}
 	if c.http == nil {
 		client := newHTTPClient()
-		c.http = func(u string) *Gateway { return &Gateway{URL: u, Client: client} }
+		c.http = func(u string) *paddleetcd.Gateway { return &paddleetcd.Gateway{URL: u, Client: client} }
 	}
 }
 
@@ -201,7 +203,7 @@ func parseNetworks(s string) ([]*net.IPNet, error) {
 }
 
 func newHTTPClient() *http.Client {
-	return &http.Client{Timeout: gatewayTimeout, Transport: &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 2, IdleConnTimeout: 30 * time.Second}}
+	return &http.Client{Timeout: paddleetcd.Timeout, Transport: &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 2, IdleConnTimeout: 30 * time.Second}}
 }
 
 func (c *Controller) handlers() cache.ResourceEventHandlerFuncs {

@@ -7,34 +7,15 @@ import (
 	"net"
 	"sort"
 	"strings"
+
+	"github.com/volcano-paddle/volcano-paddle/internal/paddleetcd"
 )
 
-// The keys Paddle's elastic launcher keeps in its job's etcd
-// (python/paddle/distributed/launch/ of Paddle v2.6.2 and v3.0.0-beta2):
-//
-//   - /paddle/<job_id>/heartbeat/<pod name>: one per live launcher, bound
-//     to a 10 s lease it refreshes every 5 s; value the pod name
-//     (controllers/master.py: ETCDMaster.register_heartbeat). Any change
-//     under the prefix restarts every launcher's rendezvous (its
-//     _beat_watch callback).
-//   - /<job_id>/info/<pod name>/<rank>: the rendezvous record of each
-//     launcher of the current world, JSON with "name" (the pod name) and
-//     "candidate" (POD_IP:port) (controllers/collective.py:
-//     _build_pod_with_master, through ETCDMaster.sync_peers).
-//   - /paddle/<job_id>: the job's status; "completed" once training ended,
-//     set before the launchers exit 0 (controllers/controller.py: watch,
-//     ETCDMaster.set_status).
-//
-// The pod name is Paddle's own random name (job/pod.py), not the
-// Kubernetes pod's: the record's candidate ties it to the pod's IP.
+// What Paddle's launchers keep in their job's etcd: internal/paddleetcd.
 
 // StatusCompleted is Paddle's job status once training ended
 // (launch/job/status.py: Status.COMPLETED).
 const StatusCompleted = "completed"
-
-func heartbeatKey(jobID, name string) string { return "/paddle/" + jobID + "/heartbeat/" + name }
-func infoPrefix(jobID string) string         { return "/" + jobID + "/info/" }
-func statusKey(jobID string) string          { return "/paddle/" + jobID }
 
 // rendezvousRecord is the part of a launcher's rendezvous record we read.
 type rendezvousRecord struct {
@@ -44,8 +25,8 @@ type rendezvousRecord struct {
 
 // LaunchersAt returns the Paddle pod names of the launchers whose
 // rendezvous record puts them at ip.
-func LaunchersAt(ctx context.Context, g *Gateway, jobID, ip string) ([]string, error) {
-	kvs, err := g.Prefix(ctx, infoPrefix(jobID))
+func LaunchersAt(ctx context.Context, g *paddleetcd.Gateway, jobID, ip string) ([]string, error) {
+	kvs, err := g.Prefix(ctx, paddleetcd.InfoPrefix(jobID))
 	if err != nil {
 		return nil, err
 	}
@@ -74,7 +55,7 @@ func LaunchersAt(ctx context.Context, g *Gateway, jobID, ip string) ([]string, e
 // ETCDMaster.stop). It returns the Paddle pod names whose key it deleted.
 // The job's BeatKeeper, if any, learns the names first, so that it does
 // not put them back.
-func NoticeLoss(ctx context.Context, g *Gateway, jobID, ip string, keeper *BeatKeeper) ([]string, error) {
+func NoticeLoss(ctx context.Context, g *paddleetcd.Gateway, jobID, ip string, keeper *BeatKeeper) ([]string, error) {
 	if ip == "" {
 		return nil, nil
 	}
@@ -87,7 +68,7 @@ func NoticeLoss(ctx context.Context, g *Gateway, jobID, ip string, keeper *BeatK
 	}
 	var deleted []string
 	for _, n := range names {
-		k, err := g.Delete(ctx, heartbeatKey(jobID, n))
+		k, err := g.Delete(ctx, paddleetcd.HeartbeatKey(jobID, n))
 		if err != nil {
 			return deleted, fmt.Errorf("deleting heartbeat of Paddle pod %s: %w", n, err)
 		}
@@ -99,8 +80,8 @@ func NoticeLoss(ctx context.Context, g *Gateway, jobID, ip string, keeper *BeatK
 }
 
 // Completed reports whether Paddle marked the job's training completed.
-func Completed(ctx context.Context, g *Gateway, jobID string) (bool, error) {
-	v, ok, err := g.Get(ctx, statusKey(jobID))
+func Completed(ctx context.Context, g *paddleetcd.Gateway, jobID string) (bool, error) {
+	v, ok, err := g.Get(ctx, paddleetcd.StatusKey(jobID))
 	if err != nil {
 		return false, err
 	}

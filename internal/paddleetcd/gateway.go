@@ -1,4 +1,8 @@
-package paddleelastic
+// Package paddleetcd reads and writes what Paddle's elastic launchers keep
+// in their job's etcd (keys.go), through etcd's v3 JSON gateway over HTTP.
+// It imports nothing beyond the standard library, so that paddle-probe,
+// which plays a launcher on the real node, stays small.
+package paddleetcd
 
 import (
 	"bytes"
@@ -29,16 +33,16 @@ type KV struct {
 	Key, Value string
 }
 
-// gatewayTimeout bounds one request: the loss notice is worth something
+// Timeout bounds one request: the loss notice is worth something
 // only within the seconds before Paddle's lease expires on its own.
-const gatewayTimeout = 2 * time.Second
+const Timeout = 2 * time.Second
 
 func (g *Gateway) post(ctx context.Context, path string, req, resp interface{}) error {
 	body, err := json.Marshal(req)
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(ctx, gatewayTimeout)
+	ctx, cancel := context.WithTimeout(ctx, Timeout)
 	defer cancel()
 	r, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimRight(g.URL, "/")+path, bytes.NewReader(body))
 	if err != nil {
@@ -64,16 +68,18 @@ func (g *Gateway) post(ctx context.Context, path string, req, resp interface{}) 
 	return json.Unmarshal(data, resp)
 }
 
-func b64(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
+// Base64 encodes a key or value as the gateway wants them.
+func Base64(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
 
-func unb64(s string) (string, error) {
+// FromBase64 decodes a key or value the gateway sent.
+func FromBase64(s string) (string, error) {
 	b, err := base64.StdEncoding.DecodeString(s)
 	return string(b), err
 }
 
-// prefixEnd is the range end that makes a range request a prefix query
+// PrefixEnd is the range end that makes a range request a prefix query
 // (clientv3.GetPrefixRangeEnd).
-func prefixEnd(prefix string) string {
+func PrefixEnd(prefix string) string {
 	end := []byte(prefix)
 	for i := len(end) - 1; i >= 0; i-- {
 		if end[i] < 0xff {
@@ -92,16 +98,16 @@ func (g *Gateway) Prefix(ctx context.Context, prefix string) ([]KV, error) {
 			Value string `json:"value"`
 		} `json:"kvs"`
 	}
-	if err := g.post(ctx, "/v3/kv/range", map[string]string{"key": b64(prefix), "range_end": b64(prefixEnd(prefix))}, &resp); err != nil {
+	if err := g.post(ctx, "/v3/kv/range", map[string]string{"key": Base64(prefix), "range_end": Base64(PrefixEnd(prefix))}, &resp); err != nil {
 		return nil, err
 	}
 	out := make([]KV, 0, len(resp.KVs))
 	for _, kv := range resp.KVs {
-		k, err := unb64(kv.Key)
+		k, err := FromBase64(kv.Key)
 		if err != nil {
 			return nil, fmt.Errorf("etcd %s: key %q: %w", g.URL, kv.Key, err)
 		}
-		v, err := unb64(kv.Value)
+		v, err := FromBase64(kv.Value)
 		if err != nil {
 			return nil, fmt.Errorf("etcd %s: value of %q: %w", g.URL, k, err)
 		}
@@ -117,13 +123,13 @@ func (g *Gateway) Get(ctx context.Context, key string) (string, bool, error) {
 			Value string `json:"value"`
 		} `json:"kvs"`
 	}
-	if err := g.post(ctx, "/v3/kv/range", map[string]string{"key": b64(key)}, &resp); err != nil {
+	if err := g.post(ctx, "/v3/kv/range", map[string]string{"key": Base64(key)}, &resp); err != nil {
 		return "", false, err
 	}
 	if len(resp.KVs) == 0 {
 		return "", false, nil
 	}
-	v, err := unb64(resp.KVs[0].Value)
+	v, err := FromBase64(resp.KVs[0].Value)
 	return v, err == nil, err
 }
 
@@ -133,7 +139,7 @@ func (g *Gateway) Delete(ctx context.Context, key string) (int, error) {
 		// int64 fields come as JSON strings (grpc-gateway's proto3 JSON).
 		Deleted string `json:"deleted"`
 	}
-	if err := g.post(ctx, "/v3/kv/deleterange", map[string]string{"key": b64(key)}, &resp); err != nil {
+	if err := g.post(ctx, "/v3/kv/deleterange", map[string]string{"key": Base64(key)}, &resp); err != nil {
 		return 0, err
 	}
 	if resp.Deleted == "" {
@@ -145,7 +151,7 @@ func (g *Gateway) Delete(ctx context.Context, key string) (int, error) {
 // Put sets a key, bound to a lease unless lease is "" (tests write
 // Paddle-shaped records with it).
 func (g *Gateway) Put(ctx context.Context, key, value, lease string) error {
-	req := map[string]string{"key": b64(key), "value": b64(value)}
+	req := map[string]string{"key": Base64(key), "value": Base64(value)}
 	if lease != "" {
 		req["lease"] = lease
 	}
@@ -157,7 +163,7 @@ func (g *Gateway) Put(ctx context.Context, key, value, lease string) error {
 // (etcd3 delete_prefix).
 func (g *Gateway) DeletePrefix(ctx context.Context, prefix string) error {
 	var resp struct{}
-	return g.post(ctx, "/v3/kv/deleterange", map[string]string{"key": b64(prefix), "range_end": b64(prefixEnd(prefix))}, &resp)
+	return g.post(ctx, "/v3/kv/deleterange", map[string]string{"key": Base64(prefix), "range_end": Base64(PrefixEnd(prefix))}, &resp)
 }
 
 // Grant creates a lease of ttl seconds and returns its id.
@@ -169,4 +175,24 @@ func (g *Gateway) Grant(ctx context.Context, ttl int) (string, error) {
 		return "", err
 	}
 	return resp.ID, nil
+}
+
+// KeepAlive refreshes a lease once, as a Paddle launcher's heartbeat does
+// every ttl/2 (controllers/master.py: register_heartbeat, etcd3's
+// Lease.refresh), and returns the lease's TTL in seconds: 0 once it has
+// expired. The gateway streams the answers of etcd's LeaseKeepAlive; one
+// request gets one answer.
+func (g *Gateway) KeepAlive(ctx context.Context, lease string) (int, error) {
+	var resp struct {
+		Result struct {
+			TTL string `json:"TTL"`
+		} `json:"result"`
+	}
+	if err := g.post(ctx, "/v3/lease/keepalive", map[string]string{"ID": lease}, &resp); err != nil {
+		return 0, err
+	}
+	if resp.Result.TTL == "" {
+		return 0, nil
+	}
+	return strconv.Atoi(resp.Result.TTL)
 }
