@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/client-go/kubernetes/fake"
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 	bus "volcano.sh/apis/pkg/apis/bus/v1alpha1"
@@ -186,19 +187,26 @@ func TestValidateElastic(t *testing.T) {
 			if len(errs) == 0 {
 				_, errs = ValidateJob(job, a)
 			}
-			if tc.wantField == "" {
-				if len(errs) > 0 {
-					t.Fatalf("refused: %v", errs)
-				}
-				return
-			}
-			if len(errs) == 0 {
-				t.Fatalf("accepted; want an error on %s", tc.wantField)
-			}
-			if !strings.HasPrefix(errs[0].Field, tc.wantField) || !strings.Contains(errs[0].Error(), tc.wantText) {
-				t.Fatalf("got %v; want %s mentioning %q", errs, tc.wantField, tc.wantText)
-			}
+			expectFirstError(t, errs, tc.wantField, tc.wantText)
 		})
+	}
+}
+
+// expectFirstError checks that errs is empty when wantField is "", else that
+// its first error is on wantField (or a field below it) and mentions wantText.
+func expectFirstError(t *testing.T, errs field.ErrorList, wantField, wantText string) {
+	t.Helper()
+	if wantField == "" {
+		if len(errs) > 0 {
+			t.Fatalf("refused: %v", errs)
+		}
+		return
+	}
+	if len(errs) == 0 {
+		t.Fatalf("accepted; want an error on %s", wantField)
+	}
+	if !strings.HasPrefix(errs[0].Field, wantField) || !strings.Contains(errs[0].Error(), wantText) {
+		t.Fatalf("got %v; want %s mentioning %q", errs, wantField, wantText)
 	}
 }
 
@@ -242,18 +250,7 @@ func TestElasticValidateUpdate(t *testing.T) {
 				t.Fatal(errs)
 			}
 			errs = ValidateUpdate(tc.old(), nj, a)
-			if tc.wantField == "" {
-				if len(errs) > 0 {
-					t.Fatalf("refused: %v", errs)
-				}
-				return
-			}
-			if len(errs) == 0 {
-				t.Fatalf("allowed; want an error on %s", tc.wantField)
-			}
-			if !strings.HasPrefix(errs[0].Field, tc.wantField) || !strings.Contains(errs[0].Error(), tc.wantText) {
-				t.Fatalf("got %v; want %s mentioning %q", errs, tc.wantField, tc.wantText)
-			}
+			expectFirstError(t, errs, tc.wantField, tc.wantText)
 		})
 	}
 }
