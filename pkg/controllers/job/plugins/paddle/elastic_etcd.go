@@ -240,40 +240,11 @@ func deleteEtcd(ctx context.Context, client kubernetes.Interface, job *batch.Job
 		return nil // the owner reference covers a job whose arguments changed
 	}
 	name := EtcdName(job.Name)
-	if err := deleteIfOwned[*v1.Pod](ctx, client.CoreV1().Pods(job.Namespace), job, name); err != nil {
+	if err := deleteIfOwned[*v1.Pod](ctx, client.CoreV1().Pods(job.Namespace), job, "etcd Pod", name); err != nil {
 		return err
 	}
-	if err := deleteIfOwned[*v1.Service](ctx, client.CoreV1().Services(job.Namespace), job, name); err != nil {
+	if err := deleteIfOwned[*v1.Service](ctx, client.CoreV1().Services(job.Namespace), job, "etcd Service", name); err != nil {
 		return err
 	}
-	return deleteIfOwned[*networkingv1.NetworkPolicy](ctx, client.NetworkingV1().NetworkPolicies(job.Namespace), job, name)
-}
-
-// getDeleter is the part of a typed client-go client (PodInterface,
-// ServiceInterface, ...) that deleteIfOwned uses.
-type getDeleter[T metav1.Object] interface {
-	Get(ctx context.Context, name string, opts metav1.GetOptions) (T, error)
-	Delete(ctx context.Context, name string, opts metav1.DeleteOptions) error
-}
-
-// deleteIfOwned deletes the object name if job controls it. The UID
-// precondition keeps it from deleting an object of the same name that
-// replaced it meanwhile; one already gone or replaced is no error.
-func deleteIfOwned[T metav1.Object](ctx context.Context, c getDeleter[T], job *batch.Job, name string) error {
-	obj, err := c.Get(ctx, name, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	if !metav1.IsControlledBy(obj, job) {
-		return nil
-	}
-	uid := obj.GetUID()
-	err = c.Delete(ctx, name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
-	if err == nil || apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
-		return nil
-	}
-	return fmt.Errorf("deleting etcd object %s/%s of job %s: %w", job.Namespace, name, job.Name, err)
+	return deleteIfOwned[*networkingv1.NetworkPolicy](ctx, client.NetworkingV1().NetworkPolicies(job.Namespace), job, "etcd NetworkPolicy", name)
 }
