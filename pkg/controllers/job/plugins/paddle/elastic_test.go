@@ -128,9 +128,13 @@ func TestElasticUserEnvKept(t *testing.T) {
 }
 
 func TestValidateElastic(t *testing.T) {
-	withEnv := func(name, value string) func(*batch.Job) {
-		return func(j *batch.Job) {
-			j.Spec.Tasks[0].Template.Spec.Containers[0].Env = append(j.Spec.Tasks[0].Template.Spec.Containers[0].Env, v1.EnvVar{Name: name, Value: value})
+	// templateEnv is the elastic job with name=value in its pod template.
+	templateEnv := func(name, value string) func() *batch.Job {
+		return func() *batch.Job {
+			j := elasticJob("el", 2, 3, 4)
+			c := &j.Spec.Tasks[0].Template.Spec.Containers[0]
+			c.Env = append(c.Env, v1.EnvVar{Name: name, Value: value})
+			return j
 		}
 	}
 	cases := []struct {
@@ -163,22 +167,14 @@ func TestValidateElastic(t *testing.T) {
 			j.Spec.Plugins[PluginName] = []string{"--elastic-max=-1"}
 			return j
 		}, "spec.plugins.paddle[--elastic-max]", "or 0 for a fixed-size job"},
-		{"template pins the rank", func() *batch.Job { j := elasticJob("el", 2, 3, 4); withEnv(EnvTrainerID, "0")(j); return j }, "spec.tasks[0].template.spec.containers[0].env[0]", "IndexError"},
-		{"template PADDLE_RANK", func() *batch.Job { j := elasticJob("el", 2, 3, 4); withEnv(EnvRank, "0")(j); return j }, "spec.tasks[0].template.spec.containers[0].env[0]", "IndexError"},
-		{"template endpoints", func() *batch.Job {
-			j := elasticJob("el", 2, 3, 4)
-			withEnv(EnvDistributedTrainerEndpoints, "a:1,b:1")(j)
-			return j
-		}, "spec.tasks[0].template.spec.containers[0].env[0]", "collective_compatible"},
-		{"template elastic level -1", func() *batch.Job { j := elasticJob("el", 2, 3, 4); withEnv(EnvElasticLevel, "-1")(j); return j }, "spec.tasks[0].template.spec.containers[0].env[0]", "must be 1"},
-		{"template timeout 5", func() *batch.Job { j := elasticJob("el", 2, 3, 4); withEnv(EnvElasticTimeout, "5")(j); return j }, "spec.tasks[0].template.spec.containers[0].env[0]", "at least 10"},
-		{"template HTTP master", func() *batch.Job {
-			j := elasticJob("el", 2, 3, 4)
-			withEnv(EnvMaster, "el-worker-0.el:36000")(j)
-			return j
-		}, "spec.tasks[0].template.spec.containers[0].env[0]", "etcd://paddle-etcd-el.ml.svc:2379"},
-		{"template job id", func() *batch.Job { j := elasticJob("el", 2, 3, 4); withEnv(EnvJobID, "mine")(j); return j }, "spec.tasks[0].template.spec.containers[0].env[0]", "/paddle/ml-el"},
-		{"template fixed POD_IP", func() *batch.Job { j := elasticJob("el", 2, 3, 4); withEnv(EnvPodIP, "1.2.3.4")(j); return j }, "spec.tasks[0].template.spec.containers[0].env[0]", "status.podIP"},
+		{"template pins the rank", templateEnv(EnvTrainerID, "0"), "spec.tasks[0].template.spec.containers[0].env[0]", "IndexError"},
+		{"template PADDLE_RANK", templateEnv(EnvRank, "0"), "spec.tasks[0].template.spec.containers[0].env[0]", "IndexError"},
+		{"template endpoints", templateEnv(EnvDistributedTrainerEndpoints, "a:1,b:1"), "spec.tasks[0].template.spec.containers[0].env[0]", "collective_compatible"},
+		{"template elastic level -1", templateEnv(EnvElasticLevel, "-1"), "spec.tasks[0].template.spec.containers[0].env[0]", "must be 1"},
+		{"template timeout 5", templateEnv(EnvElasticTimeout, "5"), "spec.tasks[0].template.spec.containers[0].env[0]", "at least 10"},
+		{"template HTTP master", templateEnv(EnvMaster, "el-worker-0.el:36000"), "spec.tasks[0].template.spec.containers[0].env[0]", "etcd://paddle-etcd-el.ml.svc:2379"},
+		{"template job id", templateEnv(EnvJobID, "mine"), "spec.tasks[0].template.spec.containers[0].env[0]", "/paddle/ml-el"},
+		{"template fixed POD_IP", templateEnv(EnvPodIP, "1.2.3.4"), "spec.tasks[0].template.spec.containers[0].env[0]", "status.podIP"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
