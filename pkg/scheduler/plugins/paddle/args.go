@@ -156,21 +156,9 @@ const maxWeight = 1000
 func ParseArgs(raw framework.Arguments) (Args, []string) {
 	a := DefaultArgs()
 	r := &argReader{raw: raw, known: map[string]bool{}}
-	readArg(r, ArgAffinityWeight, &a.AffinityWeight, parseWeight)
-	readArg(r, ArgPackingWeight, &a.PackingWeight, parseWeight)
-	readArg(r, ArgGPUTopoWeight, &a.GPUTopologyWeight, parseWeight)
-	readArg(r, ArgGPUTopoAllJobs, &a.GPUTopologyAllJobs, toBool)
-	readArg(r, ArgRackLabel, &a.RackLabel, parseLabelKey)
-	readArg(r, ArgSpineLabel, &a.SpineLabel, parseLabelKey)
-	readArg(r, ArgGangFitOrder, &a.GangFitOrder, toBool)
-	readArg(r, ArgSmallGangsFirst, &a.SmallGangsFirst, toBool)
-	readArg(r, ArgTaskNameFallback, &a.TaskNameFallback, toBool)
-	readArg(r, ArgStarvationTaskNameJobs, &a.StarvationTaskNameJobs, toBool)
-	readArg(r, ArgShrinkElastic, &a.ShrinkElastic, toBool)
-	readArg(r, ArgPreemptCheckpointable, &a.PreemptCheckpointable, toBool)
-	readArg(r, ArgStarvationGuard, &a.StarvationGuard, parseGuard)
-	readArg(r, ArgStarvationAfter, &a.StarvationAfter, nonNegativeDuration("must not be negative (0 turns aging off)"))
-	readArg(r, ArgGPUAssignMaxAge, &a.GPUAssignmentsMaxAge, nonNegativeDuration("must not be negative (0 always predicts)"))
+	for _, x := range arguments(&a) {
+		x.read(r)
+	}
 	known, problems := r.known, r.problems
 	// Volcano hands the plugin only its own arguments map, so every key in
 	// it is meant for this plugin: one it does not know is a typo, most
@@ -264,10 +252,45 @@ func nonNegativeDuration(negative string) func(v interface{}) (time.Duration, er
 	}
 }
 
+// argument is one key of the plugin's arguments and how ParseArgs reads it.
+type argument struct {
+	key  string
+	read func(r *argReader)
+}
+
+func arg[T any](key string, dst *T, parse func(v interface{}) (T, error)) argument {
+	return argument{key: key, read: func(r *argReader) { readArg(r, key, dst, parse) }}
+}
+
+// arguments lists every argument of the plugin, reading into a, in the order
+// ParseArgs reads them and the unknown-key problem lists them: a new
+// argument is added here alone.
+func arguments(a *Args) []argument {
+	return []argument{
+		arg(ArgAffinityWeight, &a.AffinityWeight, parseWeight),
+		arg(ArgPackingWeight, &a.PackingWeight, parseWeight),
+		arg(ArgGPUTopoWeight, &a.GPUTopologyWeight, parseWeight),
+		arg(ArgGPUTopoAllJobs, &a.GPUTopologyAllJobs, toBool),
+		arg(ArgGPUAssignMaxAge, &a.GPUAssignmentsMaxAge, nonNegativeDuration("must not be negative (0 always predicts)")),
+		arg(ArgRackLabel, &a.RackLabel, parseLabelKey),
+		arg(ArgSpineLabel, &a.SpineLabel, parseLabelKey),
+		arg(ArgGangFitOrder, &a.GangFitOrder, toBool),
+		arg(ArgSmallGangsFirst, &a.SmallGangsFirst, toBool),
+		arg(ArgStarvationAfter, &a.StarvationAfter, nonNegativeDuration("must not be negative (0 turns aging off)")),
+		arg(ArgTaskNameFallback, &a.TaskNameFallback, toBool),
+		arg(ArgStarvationGuard, &a.StarvationGuard, parseGuard),
+		arg(ArgStarvationTaskNameJobs, &a.StarvationTaskNameJobs, toBool),
+		arg(ArgShrinkElastic, &a.ShrinkElastic, toBool),
+		arg(ArgPreemptCheckpointable, &a.PreemptCheckpointable, toBool),
+	}
+}
+
 func knownKeys() []string {
-	return []string{ArgAffinityWeight, ArgPackingWeight, ArgGPUTopoWeight, ArgGPUTopoAllJobs, ArgGPUAssignMaxAge, ArgRackLabel,
-		ArgSpineLabel, ArgGangFitOrder, ArgSmallGangsFirst, ArgStarvationAfter, ArgTaskNameFallback, ArgStarvationGuard, ArgStarvationTaskNameJobs,
-		ArgShrinkElastic, ArgPreemptCheckpointable}
+	var keys []string
+	for _, x := range arguments(&Args{}) {
+		keys = append(keys, x.key)
+	}
+	return keys
 }
 
 // YAML gives ints, floats, bools or strings depending on how a value is
