@@ -65,11 +65,7 @@ func TestElasticPodEnv(t *testing.T) {
 					EnvProtobufImpl:   "python",
 					EnvSelectedGPUs:   "0",
 				}
-				for k, v := range want {
-					if env[k] != v {
-						t.Errorf("%s: %s=%q, want %q", pod.Name, k, env[k], v)
-					}
-				}
+				expectEnv(t, pod.Name, env, want)
 				// Paddle strips characters, not a prefix: the host must survive.
 				if got := pythonStrip(env[EnvMaster], "etcd://"); got != host+":2379" {
 					t.Errorf("%s: Paddle reads the etcd address as %q, want %q", pod.Name, got, host+":2379")
