@@ -1,6 +1,7 @@
 package paddle
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"sort"
@@ -154,100 +155,11 @@ const maxWeight = 1000
 // its default. Unknown keys under "paddle." are reported too (likely typos).
 func ParseArgs(raw framework.Arguments) (Args, []string) {
 	a := DefaultArgs()
-	var problems []string
-	bad := func(key string, v interface{}, why string, def interface{}) {
-		problems = append(problems, fmt.Sprintf("%s=%v: %s; using the default %v", key, v, why, def))
+	r := &argReader{raw: raw, known: map[string]bool{}}
+	for _, x := range arguments(&a) {
+		x.read(r)
 	}
-	known := map[string]bool{}
-	weight := func(key string, dst *float64) {
-		known[key] = true
-		v, ok := raw[key]
-		if !ok {
-			return
-		}
-		f, err := toFloat(v)
-		switch {
-		case err != nil:
-			bad(key, v, err.Error(), *dst)
-		case f < 0 || f > maxWeight || math.IsNaN(f):
-			bad(key, v, fmt.Sprintf("a weight must be between 0 and %d", maxWeight), *dst)
-		default:
-			*dst = f
-		}
-	}
-	boolean := func(key string, dst *bool) {
-		known[key] = true
-		v, ok := raw[key]
-		if !ok {
-			return
-		}
-		b, err := toBool(v)
-		if err != nil {
-			bad(key, v, err.Error(), *dst)
-			return
-		}
-		*dst = b
-	}
-	label := func(key string, dst *string) {
-		known[key] = true
-		v, ok := raw[key]
-		if !ok {
-			return
-		}
-		s, isString := v.(string)
-		if !isString {
-			bad(key, v, "must be a label key string", *dst)
-			return
-		}
-		if s == "" {
-			*dst = "" // explicitly off
-			return
-		}
-		if errs := validation.IsQualifiedName(s); len(errs) > 0 {
-			bad(key, v, "not a valid label key: "+strings.Join(errs, "; "), *dst)
-			return
-		}
-		*dst = s
-	}
-	weight(ArgAffinityWeight, &a.AffinityWeight)
-	weight(ArgPackingWeight, &a.PackingWeight)
-	weight(ArgGPUTopoWeight, &a.GPUTopologyWeight)
-	boolean(ArgGPUTopoAllJobs, &a.GPUTopologyAllJobs)
-	label(ArgRackLabel, &a.RackLabel)
-	label(ArgSpineLabel, &a.SpineLabel)
-	boolean(ArgGangFitOrder, &a.GangFitOrder)
-	boolean(ArgSmallGangsFirst, &a.SmallGangsFirst)
-	boolean(ArgTaskNameFallback, &a.TaskNameFallback)
-	boolean(ArgStarvationTaskNameJobs, &a.StarvationTaskNameJobs)
-	boolean(ArgShrinkElastic, &a.ShrinkElastic)
-	boolean(ArgPreemptCheckpointable, &a.PreemptCheckpointable)
-	known[ArgStarvationGuard] = true
-	if v, ok := raw[ArgStarvationGuard]; ok {
-		switch g, _ := v.(string); g {
-		case GuardReserve, GuardHoldBack:
-			a.StarvationGuard = g
-		default:
-			bad(ArgStarvationGuard, v, fmt.Sprintf("must be %s or %s", GuardReserve, GuardHoldBack), a.StarvationGuard)
-		}
-	}
-	duration := func(key string, dst *time.Duration, negative string) {
-		known[key] = true
-		v, ok := raw[key]
-		if !ok {
-			return
-		}
-		d, err := toDuration(v)
-		switch {
-		case err != nil:
-			bad(key, v, err.Error(), *dst)
-		case d < 0:
-			bad(key, v, negative, *dst)
-		default:
-			*dst = d
-		}
-	}
-	duration(ArgStarvationAfter, &a.StarvationAfter, "must not be negative (0 turns aging off)")
-	duration(ArgGPUAssignMaxAge, &a.GPUAssignmentsMaxAge, "must not be negative (0 always predicts)")
+	known, problems := r.known, r.problems
 	// Volcano hands the plugin only its own arguments map, so every key in
 	// it is meant for this plugin: one it does not know is a typo, most
 	// often the key without its "paddle." prefix.
@@ -268,10 +180,117 @@ func ParseArgs(raw framework.Arguments) (Args, []string) {
 	return a, problems
 }
 
+// argReader remembers which keys ParseArgs knows and what it found wrong.
+type argReader struct {
+	raw      framework.Arguments
+	known    map[string]bool
+	problems []string
+}
+
+// readArg sets *dst to parse(value) when key is given. A value parse rejects
+// is reported with parse's reason and *dst keeps its default.
+func readArg[T any](r *argReader, key string, dst *T, parse func(v interface{}) (T, error)) {
+	r.known[key] = true
+	v, ok := r.raw[key]
+	if !ok {
+		return
+	}
+	x, err := parse(v)
+	if err != nil {
+		r.problems = append(r.problems, fmt.Sprintf("%s=%v: %s; using the default %v", key, v, err, *dst))
+		return
+	}
+	*dst = x
+}
+
+func parseWeight(v interface{}) (float64, error) {
+	f, err := toFloat(v)
+	if err != nil {
+		return 0, err
+	}
+	if f < 0 || f > maxWeight || math.IsNaN(f) {
+		return 0, fmt.Errorf("a weight must be between 0 and %d", maxWeight)
+	}
+	return f, nil
+}
+
+// parseLabelKey accepts a qualified label key, or "" to turn the level off.
+func parseLabelKey(v interface{}) (string, error) {
+	s, isString := v.(string)
+	if !isString {
+		return "", errors.New("must be a label key string")
+	}
+	if s == "" {
+		return "", nil // explicitly off
+	}
+	if errs := validation.IsQualifiedName(s); len(errs) > 0 {
+		return "", errors.New("not a valid label key: " + strings.Join(errs, "; "))
+	}
+	return s, nil
+}
+
+func parseGuard(v interface{}) (string, error) {
+	switch g, _ := v.(string); g {
+	case GuardReserve, GuardHoldBack:
+		return g, nil
+	}
+	return "", fmt.Errorf("must be %s or %s", GuardReserve, GuardHoldBack)
+}
+
+// nonNegativeDuration parses a duration; negative says why one below 0 is
+// rejected.
+func nonNegativeDuration(negative string) func(v interface{}) (time.Duration, error) {
+	return func(v interface{}) (time.Duration, error) {
+		d, err := toDuration(v)
+		if err != nil {
+			return 0, err
+		}
+		if d < 0 {
+			return 0, errors.New(negative)
+		}
+		return d, nil
+	}
+}
+
+// argument is one key of the plugin's arguments and how ParseArgs reads it.
+type argument struct {
+	key  string
+	read func(r *argReader)
+}
+
+func arg[T any](key string, dst *T, parse func(v interface{}) (T, error)) argument {
+	return argument{key: key, read: func(r *argReader) { readArg(r, key, dst, parse) }}
+}
+
+// arguments lists every argument of the plugin, reading into a, in the order
+// ParseArgs reads them and the unknown-key problem lists them: a new
+// argument is added here alone.
+func arguments(a *Args) []argument {
+	return []argument{
+		arg(ArgAffinityWeight, &a.AffinityWeight, parseWeight),
+		arg(ArgPackingWeight, &a.PackingWeight, parseWeight),
+		arg(ArgGPUTopoWeight, &a.GPUTopologyWeight, parseWeight),
+		arg(ArgGPUTopoAllJobs, &a.GPUTopologyAllJobs, toBool),
+		arg(ArgGPUAssignMaxAge, &a.GPUAssignmentsMaxAge, nonNegativeDuration("must not be negative (0 always predicts)")),
+		arg(ArgRackLabel, &a.RackLabel, parseLabelKey),
+		arg(ArgSpineLabel, &a.SpineLabel, parseLabelKey),
+		arg(ArgGangFitOrder, &a.GangFitOrder, toBool),
+		arg(ArgSmallGangsFirst, &a.SmallGangsFirst, toBool),
+		arg(ArgStarvationAfter, &a.StarvationAfter, nonNegativeDuration("must not be negative (0 turns aging off)")),
+		arg(ArgTaskNameFallback, &a.TaskNameFallback, toBool),
+		arg(ArgStarvationGuard, &a.StarvationGuard, parseGuard),
+		arg(ArgStarvationTaskNameJobs, &a.StarvationTaskNameJobs, toBool),
+		arg(ArgShrinkElastic, &a.ShrinkElastic, toBool),
+		arg(ArgPreemptCheckpointable, &a.PreemptCheckpointable, toBool),
+	}
+}
+
 func knownKeys() []string {
-	return []string{ArgAffinityWeight, ArgPackingWeight, ArgGPUTopoWeight, ArgGPUTopoAllJobs, ArgGPUAssignMaxAge, ArgRackLabel,
-		ArgSpineLabel, ArgGangFitOrder, ArgSmallGangsFirst, ArgStarvationAfter, ArgTaskNameFallback, ArgStarvationGuard, ArgStarvationTaskNameJobs,
-		ArgShrinkElastic, ArgPreemptCheckpointable}
+	var keys []string
+	for _, x := range arguments(&Args{}) {
+		keys = append(keys, x.key)
+	}
+	return keys
 }
 
 // YAML gives ints, floats, bools or strings depending on how a value is

@@ -89,6 +89,22 @@ func (g *gpuState) node(n *api.NodeInfo) *nodeGPUs {
 	return ng
 }
 
+// nodeAnnotation parses the node's annotation key. ok is false without it
+// and when it does not parse (logged): the node is then treated as one
+// without the annotation.
+func nodeAnnotation[T any](n *api.NodeInfo, key string, parse func(string) (T, error)) (v T, ok bool) {
+	value, ok := n.Node.Annotations[key]
+	if !ok {
+		return v, false
+	}
+	v, err := parse(value)
+	if err != nil {
+		klog.V(4).InfoS("paddle: ignoring a node annotation that does not parse", "node", n.Name, "annotation", key, "err", err)
+		return v, false
+	}
+	return v, true
+}
+
 // modelOf is the node's GPU model; nil without the annotation, with one
 // that does not parse, or one whose GPU count is not the node's allocatable
 // nvidia.com/gpu (a GPU the device plugin took out as unhealthy).
@@ -96,13 +112,8 @@ func modelOf(n *api.NodeInfo) *gputopology.Model {
 	if n.Node == nil {
 		return nil
 	}
-	value, ok := n.Node.Annotations[gputopology.Annotation]
+	m, ok := nodeAnnotation(n, gputopology.Annotation, gputopology.ModelFor)
 	if !ok {
-		return nil
-	}
-	m, err := gputopology.ModelFor(value)
-	if err != nil {
-		klog.V(4).InfoS("paddle: ignoring the GPU topology of a node", "node", n.Name, "err", err)
 		return nil
 	}
 	if m.N() != gpusOf(n.Allocatable) {
@@ -116,13 +127,8 @@ func modelOf(n *api.NodeInfo) *gputopology.Model {
 // assignments are the agent's report on the node if present and younger
 // than maxAge, else nil (the model then predicts every pod's GPUs).
 func (g *gpuState) assignments(n *api.NodeInfo) *gputopology.Assignments {
-	value, ok := n.Node.Annotations[gputopology.AssignmentsAnnotation]
+	a, ok := nodeAnnotation(n, gputopology.AssignmentsAnnotation, gputopology.ParseAssignments)
 	if !ok {
-		return nil
-	}
-	a, err := gputopology.ParseAssignments(value)
-	if err != nil {
-		klog.V(4).InfoS("paddle: ignoring the GPU assignments of a node", "node", n.Name, "err", err)
 		return nil
 	}
 	if age := a.Age(g.now); age > g.maxAge {

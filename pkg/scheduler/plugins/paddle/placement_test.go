@@ -25,14 +25,20 @@ func twoRacks() []*v1.Node {
 }
 
 func psCluster() cluster {
-	c := cluster{nodes: twoRacks()}
-	c.pods = append(c.pods, filler("busy-0", "n0", "40", 0), filler("busy-2", "n2", "2", 0), filler("busy-3", "n3", "2", 0))
+	var gang []*v1.Pod
 	for i := 0; i < 2; i++ {
-		c.pods = append(c.pods, paddlePod("wd", "ps", i, paddleapi.RolePServer, paddleapi.ModePS, "", "8", 0))
-		c.pods = append(c.pods, paddlePod("wd", "worker", i, paddleapi.RoleTrainer, paddleapi.ModePS, "", "8", 4))
+		gang = append(gang, paddlePod("wd", "ps", i, paddleapi.RolePServer, paddleapi.ModePS, "", "8", 0),
+			paddlePod("wd", "worker", i, paddleapi.RoleTrainer, paddleapi.ModePS, "", "8", 4))
 	}
-	c.groups = []*schedulingv1.PodGroup{group("wd", 4, time.Now()), group("fillers", 0, time.Now())}
-	return c
+	return oneGang(twoRacks(), "wd", 4, gang,
+		filler("busy-0", "n0", "40", 0), filler("busy-2", "n2", "2", 0), filler("busy-3", "n3", "2", 0))
+}
+
+// oneGang is a cluster of nodes running the fillers (PodGroup "fillers")
+// and the pods of one gang (PodGroup gang with minMember), all created now.
+func oneGang(nodes []*v1.Node, gang string, minMember int32, pods []*v1.Pod, fillers ...*v1.Pod) cluster {
+	return cluster{nodes: nodes, pods: append(fillers, pods...),
+		groups: []*schedulingv1.PodGroup{group(gang, minMember, time.Now()), group("fillers", 0, time.Now())}}
 }
 
 func TestPSTrainersNearPservers(t *testing.T) {
@@ -76,14 +82,12 @@ func TestPSStockSplitsRacks(t *testing.T) {
 // one rack, never across racks. The nodes of rack0 are busier on CPU, which
 // is what makes stock spread it.
 func collectiveCluster() cluster {
-	c := cluster{nodes: twoRacks()}
-	c.pods = append(c.pods,
-		filler("busy-0", "n0", "30", 0), filler("busy-2", "n2", "30", 0), filler("busy-3", "n3", "20", 0))
+	var gang []*v1.Pod
 	for i := 0; i < 2; i++ {
-		c.pods = append(c.pods, paddlePod("resnet", "trainer", i, paddleapi.RoleTrainer, paddleapi.ModeCollective, "", "8", 4))
+		gang = append(gang, paddlePod("resnet", "trainer", i, paddleapi.RoleTrainer, paddleapi.ModeCollective, "", "8", 4))
 	}
-	c.groups = []*schedulingv1.PodGroup{group("resnet", 2, time.Now()), group("fillers", 0, time.Now())}
-	return c
+	return oneGang(twoRacks(), "resnet", 2, gang,
+		filler("busy-0", "n0", "30", 0), filler("busy-2", "n2", "30", 0), filler("busy-3", "n3", "20", 0))
 }
 
 func TestCollectivePacksIntoOneRack(t *testing.T) {
@@ -117,12 +121,9 @@ func TestCollectiveStockAcrossRacks(t *testing.T) {
 // n0's island 1 exactly; stock prefers n1, which has more GPUs free, and
 // breaks its whole free island.
 func fragmentedCluster() cluster {
-	c := cluster{nodes: []*v1.Node{gpuNode("n0", "rack0"), gpuNode("n1", "rack0")}}
-	c.pods = append(c.pods,
-		filler("gpu-a", "n0", "1", 4), filler("gpu-b", "n0", "1", 2), filler("gpu-c", "n1", "1", 3),
-		paddlePod("small", "trainer", 0, paddleapi.RoleTrainer, paddleapi.ModeCollective, "", "1", 2))
-	c.groups = []*schedulingv1.PodGroup{group("small", 1, time.Now()), group("fillers", 0, time.Now())}
-	return c
+	return oneGang([]*v1.Node{gpuNode("n0", "rack0"), gpuNode("n1", "rack0")}, "small", 1,
+		[]*v1.Pod{paddlePod("small", "trainer", 0, paddleapi.RoleTrainer, paddleapi.ModeCollective, "", "1", 2)},
+		filler("gpu-a", "n0", "1", 4), filler("gpu-b", "n0", "1", 2), filler("gpu-c", "n1", "1", 3))
 }
 
 func TestGPUIslandKeptWhole(t *testing.T) {

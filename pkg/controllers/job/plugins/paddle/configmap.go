@@ -130,10 +130,8 @@ func deleteConfigMaps(ctx context.Context, client kubernetes.Interface, job *bat
 		if err != nil || !metav1.IsControlledBy(cm, job) || (before >= 0 && n >= before) {
 			continue
 		}
-		uid := cm.UID
-		err = cms.Delete(ctx, cm.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
-		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
-			return fmt.Errorf("deleting ConfigMap %s/%s of Paddle job %s: %w", job.Namespace, cm.Name, job.Name, err)
+		if err := deleteSame(ctx, cms, job, "ConfigMap", cm); err != nil {
+			return err
 		}
 		klog.V(3).InfoS("Deleted ConfigMap of a past incarnation", "job", klog.KObj(job), "configMap", cm.Name)
 	}

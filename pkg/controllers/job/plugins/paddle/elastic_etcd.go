@@ -240,51 +240,11 @@ func deleteEtcd(ctx context.Context, client kubernetes.Interface, job *batch.Job
 		return nil // the owner reference covers a job whose arguments changed
 	}
 	name := EtcdName(job.Name)
-	owned := func(m metav1.Object, err error) (*metav1.Preconditions, bool, error) {
-		if apierrors.IsNotFound(err) {
-			return nil, false, nil
-		}
-		if err != nil {
-			return nil, false, err
-		}
-		if !metav1.IsControlledBy(m, job) {
-			return nil, false, nil
-		}
-		uid := m.GetUID()
-		return &metav1.Preconditions{UID: &uid}, true, nil
-	}
-	ignore := func(err error) error {
-		if err == nil || apierrors.IsNotFound(err) || apierrors.IsConflict(err) {
-			return nil
-		}
-		return fmt.Errorf("deleting etcd object %s/%s of job %s: %w", job.Namespace, name, job.Name, err)
-	}
-	pods := client.CoreV1().Pods(job.Namespace)
-	pod, err := pods.Get(ctx, name, metav1.GetOptions{})
-	if pre, ok, err := owned(pod, err); err != nil {
+	if err := deleteIfOwned[*v1.Pod](ctx, client.CoreV1().Pods(job.Namespace), job, "etcd Pod", name); err != nil {
 		return err
-	} else if ok {
-		if err := ignore(pods.Delete(ctx, name, metav1.DeleteOptions{Preconditions: pre})); err != nil {
-			return err
-		}
 	}
-	svcs := client.CoreV1().Services(job.Namespace)
-	svc, err := svcs.Get(ctx, name, metav1.GetOptions{})
-	if pre, ok, err := owned(svc, err); err != nil {
+	if err := deleteIfOwned[*v1.Service](ctx, client.CoreV1().Services(job.Namespace), job, "etcd Service", name); err != nil {
 		return err
-	} else if ok {
-		if err := ignore(svcs.Delete(ctx, name, metav1.DeleteOptions{Preconditions: pre})); err != nil {
-			return err
-		}
 	}
-	nps := client.NetworkingV1().NetworkPolicies(job.Namespace)
-	np, err := nps.Get(ctx, name, metav1.GetOptions{})
-	if pre, ok, err := owned(np, err); err != nil {
-		return err
-	} else if ok {
-		if err := ignore(nps.Delete(ctx, name, metav1.DeleteOptions{Preconditions: pre})); err != nil {
-			return err
-		}
-	}
-	return nil
+	return deleteIfOwned[*networkingv1.NetworkPolicy](ctx, client.NetworkingV1().NetworkPolicies(job.Namespace), job, "etcd NetworkPolicy", name)
 }

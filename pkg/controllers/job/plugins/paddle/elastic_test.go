@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/client-go/kubernetes/fake"
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 	bus "volcano.sh/apis/pkg/apis/bus/v1alpha1"
@@ -64,11 +65,7 @@ func TestElasticPodEnv(t *testing.T) {
 					EnvProtobufImpl:   "python",
 					EnvSelectedGPUs:   "0",
 				}
-				for k, v := range want {
-					if env[k] != v {
-						t.Errorf("%s: %s=%q, want %q", pod.Name, k, env[k], v)
-					}
-				}
+				expectEnv(t, pod.Name, env, want)
 				// Paddle strips characters, not a prefix: the host must survive.
 				if got := pythonStrip(env[EnvMaster], "etcd://"); got != host+":2379" {
 					t.Errorf("%s: Paddle reads the etcd address as %q, want %q", pod.Name, got, host+":2379")
@@ -127,9 +124,13 @@ func TestElasticUserEnvKept(t *testing.T) {
 }
 
 func TestValidateElastic(t *testing.T) {
-	withEnv := func(name, value string) func(*batch.Job) {
-		return func(j *batch.Job) {
-			j.Spec.Tasks[0].Template.Spec.Containers[0].Env = append(j.Spec.Tasks[0].Template.Spec.Containers[0].Env, v1.EnvVar{Name: name, Value: value})
+	// templateEnv is the elastic job with name=value in its pod template.
+	templateEnv := func(name, value string) func() *batch.Job {
+		return func() *batch.Job {
+			j := elasticJob("el", 2, 3, 4)
+			c := &j.Spec.Tasks[0].Template.Spec.Containers[0]
+			c.Env = append(c.Env, v1.EnvVar{Name: name, Value: value})
+			return j
 		}
 	}
 	cases := []struct {
@@ -162,22 +163,14 @@ func TestValidateElastic(t *testing.T) {
 			j.Spec.Plugins[PluginName] = []string{"--elastic-max=-1"}
 			return j
 		}, "spec.plugins.paddle[--elastic-max]", "or 0 for a fixed-size job"},
-		{"template pins the rank", func() *batch.Job { j := elasticJob("el", 2, 3, 4); withEnv(EnvTrainerID, "0")(j); return j }, "spec.tasks[0].template.spec.containers[0].env[0]", "IndexError"},
-		{"template PADDLE_RANK", func() *batch.Job { j := elasticJob("el", 2, 3, 4); withEnv(EnvRank, "0")(j); return j }, "spec.tasks[0].template.spec.containers[0].env[0]", "IndexError"},
-		{"template endpoints", func() *batch.Job {
-			j := elasticJob("el", 2, 3, 4)
-			withEnv(EnvDistributedTrainerEndpoints, "a:1,b:1")(j)
-			return j
-		}, "spec.tasks[0].template.spec.containers[0].env[0]", "collective_compatible"},
-		{"template elastic level -1", func() *batch.Job { j := elasticJob("el", 2, 3, 4); withEnv(EnvElasticLevel, "-1")(j); return j }, "spec.tasks[0].template.spec.containers[0].env[0]", "must be 1"},
-		{"template timeout 5", func() *batch.Job { j := elasticJob("el", 2, 3, 4); withEnv(EnvElasticTimeout, "5")(j); return j }, "spec.tasks[0].template.spec.containers[0].env[0]", "at least 10"},
-		{"template HTTP master", func() *batch.Job {
-			j := elasticJob("el", 2, 3, 4)
-			withEnv(EnvMaster, "el-worker-0.el:36000")(j)
-			return j
-		}, "spec.tasks[0].template.spec.containers[0].env[0]", "etcd://paddle-etcd-el.ml.svc:2379"},
-		{"template job id", func() *batch.Job { j := elasticJob("el", 2, 3, 4); withEnv(EnvJobID, "mine")(j); return j }, "spec.tasks[0].template.spec.containers[0].env[0]", "/paddle/ml-el"},
-		{"template fixed POD_IP", func() *batch.Job { j := elasticJob("el", 2, 3, 4); withEnv(EnvPodIP, "1.2.3.4")(j); return j }, "spec.tasks[0].template.spec.containers[0].env[0]", "status.podIP"},
+		{"template pins the rank", templateEnv(EnvTrainerID, "0"), "spec.tasks[0].template.spec.containers[0].env[0]", "IndexError"},
+		{"template PADDLE_RANK", templateEnv(EnvRank, "0"), "spec.tasks[0].template.spec.containers[0].env[0]", "IndexError"},
+		{"template endpoints", templateEnv(EnvDistributedTrainerEndpoints, "a:1,b:1"), "spec.tasks[0].template.spec.containers[0].env[0]", "collective_compatible"},
+		{"template elastic level -1", templateEnv(EnvElasticLevel, "-1"), "spec.tasks[0].template.spec.containers[0].env[0]", "must be 1"},
+		{"template timeout 5", templateEnv(EnvElasticTimeout, "5"), "spec.tasks[0].template.spec.containers[0].env[0]", "at least 10"},
+		{"template HTTP master", templateEnv(EnvMaster, "el-worker-0.el:36000"), "spec.tasks[0].template.spec.containers[0].env[0]", "etcd://paddle-etcd-el.ml.svc:2379"},
+		{"template job id", templateEnv(EnvJobID, "mine"), "spec.tasks[0].template.spec.containers[0].env[0]", "/paddle/ml-el"},
+		{"template fixed POD_IP", templateEnv(EnvPodIP, "1.2.3.4"), "spec.tasks[0].template.spec.containers[0].env[0]", "status.podIP"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -186,19 +179,26 @@ func TestValidateElastic(t *testing.T) {
 			if len(errs) == 0 {
 				_, errs = ValidateJob(job, a)
 			}
-			if tc.wantField == "" {
-				if len(errs) > 0 {
-					t.Fatalf("refused: %v", errs)
-				}
-				return
-			}
-			if len(errs) == 0 {
-				t.Fatalf("accepted; want an error on %s", tc.wantField)
-			}
-			if !strings.HasPrefix(errs[0].Field, tc.wantField) || !strings.Contains(errs[0].Error(), tc.wantText) {
-				t.Fatalf("got %v; want %s mentioning %q", errs, tc.wantField, tc.wantText)
-			}
+			expectFirstError(t, errs, tc.wantField, tc.wantText)
 		})
+	}
+}
+
+// expectFirstError checks that errs is empty when wantField is "", else that
+// its first error is on wantField (or a field below it) and mentions wantText.
+func expectFirstError(t *testing.T, errs field.ErrorList, wantField, wantText string) {
+	t.Helper()
+	if wantField == "" {
+		if len(errs) > 0 {
+			t.Fatalf("refused: %v", errs)
+		}
+		return
+	}
+	if len(errs) == 0 {
+		t.Fatalf("accepted; want an error on %s", wantField)
+	}
+	if !strings.HasPrefix(errs[0].Field, wantField) || !strings.Contains(errs[0].Error(), wantText) {
+		t.Fatalf("got %v; want %s mentioning %q", errs, wantField, wantText)
 	}
 }
 
@@ -242,18 +242,7 @@ func TestElasticValidateUpdate(t *testing.T) {
 				t.Fatal(errs)
 			}
 			errs = ValidateUpdate(tc.old(), nj, a)
-			if tc.wantField == "" {
-				if len(errs) > 0 {
-					t.Fatalf("refused: %v", errs)
-				}
-				return
-			}
-			if len(errs) == 0 {
-				t.Fatalf("allowed; want an error on %s", tc.wantField)
-			}
-			if !strings.HasPrefix(errs[0].Field, tc.wantField) || !strings.Contains(errs[0].Error(), tc.wantText) {
-				t.Fatalf("got %v; want %s mentioning %q", errs, tc.wantField, tc.wantText)
-			}
+			expectFirstError(t, errs, tc.wantField, tc.wantText)
 		})
 	}
 }

@@ -39,16 +39,8 @@ func TestEnvWorkedExamplePS(t *testing.T) {
 	}
 	for name, want := range perPod {
 		got := envOf(&podNamed(t, pods, name).Spec.Containers[0])
-		for k, v := range shared {
-			if got[k] != v {
-				t.Errorf("%s: %s=%q, want %q", name, k, got[k], v)
-			}
-		}
-		for k, v := range want {
-			if got[k] != v {
-				t.Errorf("%s: %s=%q, want %q", name, k, got[k], v)
-			}
-		}
+		expectEnv(t, name, got, shared)
+		expectEnv(t, name, got, want)
 	}
 	// fleetrun's cloud path needs PADDLE_TRAINER_ID on every pod: a
 	// pserver's is its index within its role, as paddle_k8s sets it.
@@ -75,11 +67,7 @@ func TestEnvCollective(t *testing.T) {
 			"FLAGS_selected_gpus":      "0,1,2,3",
 			"TRAINING_ROLE":            "TRAINER",
 		}
-		for k, v := range want {
-			if got[k] != v {
-				t.Errorf("%s: %s=%q, want %q", name, k, got[k], v)
-			}
-		}
+		expectEnv(t, name, got, want)
 		for _, absent := range []string{"PADDLE_PSERVERS_IP_PORT_LIST", "PADDLE_WITH_GLOO"} {
 			if _, ok := got[absent]; ok {
 				t.Errorf("%s: collective pod got %s", name, absent)
@@ -101,11 +89,7 @@ func TestEnvHeterPS(t *testing.T) {
 		"HETER_DEVICE_TYPE":                          "gpu",
 		"POD_IP":                                     "ctr-heter-1.ctr",
 	}
-	for k, v := range want {
-		if heter[k] != v {
-			t.Errorf("heter: %s=%q, want %q", k, heter[k], v)
-		}
-	}
+	expectEnv(t, "heter", heter, want)
 	trainer := envOf(&podNamed(t, pods, "ctr-trainer-2").Spec.Containers[0])
 	if trainer["STAGE_ID"] != "1" || trainer["PADDLE_NEXT_HETER_TRAINER_IP_PORT_LIST"] != want["PADDLE_ALL_HETER_TRAINER_IP_PORT_LIST"] {
 		t.Errorf("trainer: STAGE_ID=%q next=%q", trainer["STAGE_ID"], trainer["PADDLE_NEXT_HETER_TRAINER_IP_PORT_LIST"])
@@ -158,5 +142,16 @@ func TestEnvNoProxy(t *testing.T) {
 	_, pods = mustRun(t, job)
 	if _, ok := envOf(&pods[0].Spec.Containers[0])["no_proxy"]; ok {
 		t.Error("no_proxy set although the template has no proxy")
+	}
+}
+
+// expectEnv reports each variable of want that pod's environment got lacks
+// or sets to another value.
+func expectEnv(t *testing.T, pod string, got, want map[string]string) {
+	t.Helper()
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s: %s=%q, want %q", pod, k, got[k], v)
+		}
 	}
 }

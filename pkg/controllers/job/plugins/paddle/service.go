@@ -92,23 +92,7 @@ func jobSelector(job *batch.Job) map[string]string {
 // collector would too, through the owner reference; deleting it here frees
 // the name at once for a job re-created under the same name).
 func deleteService(ctx context.Context, client kubernetes.Interface, job *batch.Job) error {
-	svcs := client.CoreV1().Services(job.Namespace)
-	svc, err := svcs.Get(ctx, job.Name, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	if !metav1.IsControlledBy(svc, job) {
-		return nil
-	}
-	uid := svc.UID
-	err = svcs.Delete(ctx, job.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
-	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
-		return fmt.Errorf("deleting Service %s/%s: %w", job.Namespace, job.Name, err)
-	}
-	return nil
+	return deleteIfOwned[*v1.Service](ctx, client.CoreV1().Services(job.Namespace), job, "Service", job.Name)
 }
 
 // serviceConflictError: a Service with the job's name exists that this job
