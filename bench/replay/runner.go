@@ -13,6 +13,9 @@ import (
 
 // Report is one window replayed under every configuration.
 type Report struct {
+	// Kind says what the window is for (the bench's tuning or held-out
+	// windows); empty in reports saved before it was recorded.
+	Kind     string `json:",omitempty"`
 	Workload string
 	Options  Options
 	Nodes    int

@@ -34,6 +34,7 @@ import (
 	"github.com/volcano-paddle/volcano-paddle/bench/replay"
 	"github.com/volcano-paddle/volcano-paddle/bench/simsched"
 	"github.com/volcano-paddle/volcano-paddle/internal/localcluster"
+	"github.com/volcano-paddle/volcano-paddle/internal/volcanorelease"
 )
 
 type plan struct {
@@ -52,12 +53,13 @@ type plan struct {
 	skipReplay   bool
 	skipJobSize  bool
 	// replays: the trace windows replayed when given with -windows; else
-	// the tuning windows (tuning) and the held-out ones (heldOut,
-	// heldOutWindows). replayRuns: how many times each (the report averages
-	// them, replay.Repeat).
-	replays         []replay.Options
-	tuning, heldOut bool
-	replayRuns      int
+	// the tuning windows (tuning) and the held-out ones of the first rule
+	// (rule1, heldOutWindows) and of the second (rule2, saturatedWindows).
+	// replayRuns: how many times each (the report averages them,
+	// replay.Repeat).
+	replays              []replay.Options
+	tuning, rule1, rule2 bool
+	replayRuns           int
 	// paddleVariants adds paddle without smallGangsFirst, with the old
 	// hold-back guard, at the former 30m threshold and without a guard
 	// (full mode: what each part of paddle's ordering buys).
@@ -75,12 +77,14 @@ type plan struct {
 func plans(mode string) (*plan, error) {
 	switch mode {
 	case "quick":
-		// The held-out windows once each, every stock configuration and
-		// paddle: a smaller check than the full mode's 5 runs.
+		// The second rule's held-out windows (saturated with large gangs)
+		// once each, every stock configuration and paddle: a smaller check
+		// than the full mode's 5 runs. The first rule's windows are bursts
+		// of 1-GPU jobs where no configuration differs (-window-set rule1).
 		return &plan{mode: mode, allocSizes: "100x400,100x2000,1000x400", allocTime: "2x", allocCount: 1,
 			clusterSizes: []clusterbench.Size{{Nodes: 250, Pods: 1000}},
 			presets:      []quality.Preset{quality.A100SXM, quality.PCIeNVLinkPairs}, racks: 4, nodes: 16, seeds: 3,
-			heldOut: true, replayRuns: 1,
+			rule2: true, replayRuns: 1,
 			jobSizes: []int{100, 2000},
 			estimate: 13 * time.Minute}, nil
 	case "full":
@@ -90,7 +94,7 @@ func plans(mode string) (*plan, error) {
 		return &plan{mode: mode, allocSizes: "100x400,100x2000,1000x400", allocTime: "2x", allocCount: 1,
 			clusterSizes: []clusterbench.Size{{Nodes: 250, Pods: 1000}},
 			presets:      []quality.Preset{quality.A100SXM, quality.PCIeNVLinkPairs}, racks: 4, nodes: 16, seeds: 3,
-			tuning: true, heldOut: true, replayRuns: fullReplayRuns, paddleVariants: true,
+			tuning: true, rule1: true, rule2: true, replayRuns: fullReplayRuns, paddleVariants: true,
 			jobSizes: []int{100, 2000},
 			estimate: 75 * time.Minute}, nil
 	case "scale":
@@ -106,13 +110,13 @@ func plans(mode string) (*plan, error) {
 }
 
 func main() {
-	mode := flag.String("mode", "quick", "quick (under 15 minutes on 2 cores: held-out windows once), full (under 90 minutes: tuning and held-out windows 5 times) or scale (the large sizes of the other parts, no replay)")
+	mode := flag.String("mode", "quick", "quick (under 15 minutes on 2 cores: the second rule's held-out windows once), full (under 90 minutes: tuning and held-out windows 5 times) or scale (the large sizes of the other parts, no replay)")
 	out := flag.String("out", "", "report file (default docs/benchmarks.md)")
 	skip := flag.String("skip", "", "comma-separated parts to skip: replay, allocate, cluster, quality, jobsize")
 	windows := flag.String("windows", "", "trace windows to replay instead of the mode's, comma-separated PRESET:START+JOBS (e.g. 8xA100-NVSwitch:40000+300; presets: "+presetNames()+")")
 	runs := flag.Int("replay-runs", 0, fmt.Sprintf("replays of each trace window, averaged (default %d)", defaultReplayRuns))
 	sweep := flag.String("sweep", "", "replay only the tuning windows with one lever swept: sla (the sla plugin's waiting time 30m .. 8h, on the Helm tiers and on binpack + task-topology; write with -out docs/bench-sla-sweep.md) or paddle (paddle's starvation threshold and ordering; -out docs/bench-paddle-sweep.md)")
-	windowSet := flag.String("window-set", "", "replay only the tuning or the held-out windows of the mode (tuning, held-out)")
+	windowSet := flag.String("window-set", "", "replay only these windows: tuning, held-out (both rules), rule1 (the first held-out rule's) or rule2 (the second's, saturated with large gangs)")
 	variants := flag.String("paddle-variants", "", "true or false: replay paddle's variants (fifo, hold-back, 30m, no guard) beside paddle (default: full mode only)")
 	elastic := flag.Float64("elastic-share", 0, "share of collective jobs that are elastic (0.5x to 2x their recorded trainers, speed-up from the Pollux step times); 0: the trace as it is")
 	checkpoint := flag.Float64("checkpoint-share", 0, "share of jobs that can be checkpointed (preemptable, restart from the checkpoint); 0: none")
@@ -154,11 +158,15 @@ func main() {
 	switch *windowSet {
 	case "":
 	case "tuning":
-		p.tuning, p.heldOut = true, false
+		p.tuning, p.rule1, p.rule2 = true, false, false
 	case "held-out":
-		p.tuning, p.heldOut = false, true
+		p.tuning, p.rule1, p.rule2 = false, true, true
+	case "rule1":
+		p.tuning, p.rule1, p.rule2 = false, true, false
+	case "rule2":
+		p.tuning, p.rule1, p.rule2 = false, false, true
 	default:
-		fmt.Fprintf(os.Stderr, "bench: -window-set %q: use tuning or held-out\n", *windowSet)
+		fmt.Fprintf(os.Stderr, "bench: -window-set %q: use tuning, held-out, rule1 or rule2\n", *windowSet)
 		os.Exit(2)
 	}
 	if *variants != "" {
@@ -177,7 +185,7 @@ func main() {
 	switch *sweep {
 	case "":
 	case sweepSLA, sweepPaddle:
-		p.sweep, p.tuning, p.heldOut, p.skipReplay = *sweep, true, false, false
+		p.sweep, p.tuning, p.rule1, p.rule2, p.skipReplay = *sweep, true, false, false, false
 		p.skipAllocate, p.skipCluster, p.skipQuality, p.skipJobSize = true, true, true, true
 	default:
 		fmt.Fprintf(os.Stderr, "bench: -sweep %q: use %s or %s\n", *sweep, sweepSLA, sweepPaddle)
@@ -214,7 +222,7 @@ func main() {
 
 	logf("benchmarks, %s mode: allocate (%s), cluster %v, quality %d presets x %d seeds; expected duration about %s on 2 cores",
 		p.mode, p.allocSizes, p.clusterSizes, len(p.presets), p.seeds, p.estimate)
-	r := &report{Mode: p.mode, Started: time.Now(), Machine: machine(), root: root}
+	r := &report{Mode: p.mode, Volcano: volcanorelease.Version(), Started: time.Now(), Machine: machine(), root: root}
 	if !p.skipReplay {
 		if err := runReplay(p, r); err != nil {
 			fail(err)

@@ -180,26 +180,50 @@ func sweepConfigs(sweep string) ([]replay.Config, error) {
 			map[string]interface{}{paddle.ArgSmallGangsFirst: false})), nil
 }
 
-// windowsOf: the windows a plan replays, the held-out ones from the rule
-// over the trace's length.
-func windowsOf(p *plan, data string) ([]replay.Options, error) {
+// window is a trace window to replay and its kind (windowKind).
+type window struct {
+	replay.Options
+	kind string
+}
+
+// windowsOf: the windows a plan replays, the held-out ones from the rules
+// over the trace.
+func windowsOf(p *plan, data string) ([]window, error) {
+	var out []window
+	add := func(kind string, os ...replay.Options) {
+		for _, o := range os {
+			out = append(out, window{o, kind})
+		}
+	}
 	if p.replays != nil {
-		return p.replays, nil
+		for _, o := range p.replays {
+			add(windowKind(o), o)
+		}
+		return out, nil
 	}
-	var out []replay.Options
 	if p.tuning {
-		out = append(out, tuningWindows()...)
+		add(kindTuning, tuningWindows()...)
 	}
-	if p.heldOut {
-		trace, err := quality.LoadPhilly(filepath.Join(data, "philly.csv"))
+	if !p.rule1 && !p.rule2 {
+		return out, nil
+	}
+	trace, err := quality.LoadPhilly(filepath.Join(data, "philly.csv"))
+	if err != nil {
+		return nil, err
+	}
+	if p.rule2 {
+		sat, err := saturatedWindows(trace)
 		if err != nil {
 			return nil, err
 		}
+		add(kindRule2, sat...)
+	}
+	if p.rule1 {
 		held, err := heldOutWindows(len(trace))
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, held...)
+		add(kindRule1, held...)
 	}
 	return out, nil
 }
@@ -223,12 +247,14 @@ func runReplay(p *plan, r *report) error {
 			cfgs[k] = replay.ForFlex(cfgs[k])
 		}
 	}
-	for _, o := range windows {
+	for _, win := range windows {
+		o := win.Options
 		o.Flex = p.flex
 		rep, err := replay.Repeat(o, data, cfgs, p.replayRuns, logf)
 		if err != nil {
 			return err
 		}
+		rep.Kind = win.kind
 		logf("replay %s:\n%s", o.Preset.Name, rep.String())
 		r.Replay = append(r.Replay, rep)
 	}
@@ -237,18 +263,36 @@ func runReplay(p *plan, r *report) error {
 
 func hours(s float64) string { return fmt.Sprintf("%.2f", s/3600) }
 
-// windowKind says whether a replayed window is a tuning window (where
-// defaults were chosen) or held out (where they are judged).
+// Kinds of window.
+const (
+	kindTuning = "tuning"
+	kindRule1  = "held-out, rule 1"
+	kindRule2  = "held-out, rule 2: saturated"
+	kindSeen   = "seen"
+)
+
+// windowKind says whether a window is a tuning window (where defaults
+// were chosen), one a held-out rule picked (where they are judged) or one
+// seen before. A report keeps the kind it replayed a window as
+// (replay.Report.Kind); runs saved before it did had only the first rule.
 func windowKind(o replay.Options) string {
 	for _, t := range tuningWindows() {
 		if t.Preset.Name == o.Preset.Name && t.Start == o.Start && t.Jobs == o.Jobs {
-			return "tuning"
+			return kindTuning
 		}
 	}
 	if overlapsSeen(o.Start, o.Jobs) {
-		return "seen"
+		return kindSeen
 	}
-	return "held-out"
+	return kindRule1
+}
+
+// kindOf is the kind a report's window was replayed as.
+func kindOf(rep *replay.Report) string {
+	if rep.Kind != "" {
+		return rep.Kind
+	}
+	return windowKind(rep.Options)
 }
 
 // Metric getters for best-stock-per-metric.
@@ -262,7 +306,7 @@ func (r *report) writeReplaySummary(b *strings.Builder, kind string) {
 	w := func(f string, a ...interface{}) { fmt.Fprintf(b, f, a...) }
 	var reps []*replay.Report
 	for _, rep := range r.Replay {
-		if windowKind(rep.Options) == kind {
+		if kindOf(rep) == kind {
 			reps = append(reps, rep)
 		}
 	}
@@ -346,7 +390,7 @@ func (r *report) writeReplay(b *strings.Builder, dir string) {
 	if r.isSweep() {
 		w("## Sweep on the tuning windows\n\n")
 		w("One lever swept on the three tuning windows only (the trace replay of [benchmarks.md](benchmarks.md),\n")
-		w("Volcano v1.14.1 in process, the trace as it is), each window replayed %d times; the value kept is\n", max(r.Replay[0].Runs, 1))
+		w("Volcano %s in process, the trace as it is), each window replayed %d times; the value kept is\n", r.volcano(), max(r.Replay[0].Runs, 1))
 		w("the one with the lowest mean of the per-window ratios. The held-out windows were not replayed for it.\n")
 		w("Command: `go run ./bench/cmd/bench -sweep sla|paddle -replay-runs %d -out docs/bench-<lever>-sweep.md`.\n\n", max(r.Replay[0].Runs, 1))
 		r.writeSweep(b)
@@ -359,7 +403,7 @@ func (r *report) writeReplay(b *strings.Builder, dir string) {
 	w("What users feel. A contiguous window of the Philly trace (`philly.csv`, jobs in submission order,\n")
 	w("GPU counts as recorded, 30%% of jobs in PS mode, pods of 1, 2, 4 or 8 GPUs) arrives at its recorded\n")
 	w("times on a cluster sized so that the offered load during the arrivals is about 0.9; Volcano's real\n")
-	w("scheduler (v1.14.1, the module this repository builds against; the in-process harness\n")
+	w("scheduler (Volcano %s, the release this bench was built with; the in-process harness\n", r.volcano())
 	w("`bench/simsched`) runs one allocate cycle whenever something changed (an arrival, a completion, a gang\n")
 	w("passing paddle's starvation threshold, a cycle that started jobs); a placed gang runs for its recorded\n")
 	w("duration stretched by the cost model's slowdown for the placement it got (section 2), then leaves.\n")
@@ -380,11 +424,19 @@ func (r *report) writeReplay(b *strings.Builder, dir string) {
 	}
 	w("**Windows.** Paddle's defaults and the sla baseline's waiting time were chosen on three *tuning*\n")
 	w("windows (8xA100-NVSwitch 12500, 8xPCIe-NVLink-pairs 12500 and 45000, 300 jobs each). They are judged\n")
-	w("on *held-out* windows, three per preset, picked by a rule committed before any of them was replayed\n")
-	w("(`bench/cmd/bench/windows.go`, `heldOutStarts`): for preset i (0: 8xA100-NVSwitch, 1:\n")
+	w("on *held-out* windows, picked by two rules, each committed before any window it picks was replayed\n")
+	w("(`bench/cmd/bench/windows.go`). **Rule 1** (`heldOutStarts`): for preset i (0: 8xA100-NVSwitch, 1:\n")
 	w("8xPCIe-NVLink-pairs) and k = 1, 2, 3, the 300 jobs from trace job floor(n (2k - 1 + i) / 8), rounded\n")
 	w("down to 100, moved 1000 jobs later while it overlaps a window replayed before (n = 82,247 jobs:\n")
-	w("A100 10200, 30800, 51400; PCIe 20500, 41100, 61600).\n\n")
+	w("A100 10200, 30800, 51400; PCIe 20500, 41100, 61600). Its windows turned out to be bursts of 1-GPU\n")
+	w("jobs that every configuration places as they arrive (all within 1%% of each other on Volcano\n")
+	w("v1.14.1: [bench-heldout-rule1.md](bench-heldout-rule1.md)): they judge nothing. **Rule 2**\n")
+	w("(`saturatedStarts`, from the trace alone): every window of 300 jobs starting at a multiple of 100,\n")
+	w("its cluster sized as the replay sizes it, is eligible if its offered load after rounding up to\n")
+	w("whole racks is at least %.1f, its cluster has %d to %d racks, and it overlaps no tuning, seen or\n", saturatedMinLoad, saturatedMinRacks, saturatedMaxRacks)
+	w("rule-1 window and no window picked before it; windows are ranked by the offered load of jobs of a\n")
+	w("whole node's GPUs or more, and the presets take turns, A100 first, each taking its best eligible\n")
+	w("window, three each: A100 71200, 4900, 11900; PCIe 7400, 68700, 68100.\n\n")
 	w("**Configurations.** **stock** is Volcano's Helm default; the tuned stock variants are what a Volcano\n")
 	w("operator can configure without us: **stock-binpack** (nodeorder's spreading off, binpack on GPUs at\n")
 	w("weight 10), **stock-binpack-tasktopology** (plus `task-topology` with `ps,worker` / `trainer`\n")
@@ -416,10 +468,11 @@ func (r *report) writeReplay(b *strings.Builder, dir string) {
 	w("task-topology together with hard network topology panics in Volcano v1.14.1 (see\n")
 	w("`bench/replay/configs.go`), so that combination is not replayed. This run: %s mode.\n\n", r.Mode)
 	w("### Held-out windows\n\n")
-	r.writeReplaySummary(b, "held-out")
+	r.writeReplaySummary(b, kindRule2)
+	r.writeReplaySummary(b, kindRule1)
 	w("### Tuning windows\n\n")
-	r.writeReplaySummary(b, "tuning")
-	r.writeReplaySummary(b, "seen")
+	r.writeReplaySummary(b, kindTuning)
+	r.writeReplaySummary(b, kindSeen)
 	for _, rep := range r.Replay {
 		r.writeReplayOne(b, dir, rep)
 	}
@@ -452,7 +505,7 @@ func (r *report) isSweep() bool {
 func (r *report) writeReplayOne(b *strings.Builder, dir string, rep *replay.Report) {
 	w := func(f string, a ...interface{}) { fmt.Fprintf(b, f, a...) }
 	id := fmt.Sprintf("%s-%d-%d", strings.ToLower(rep.Options.Preset.Name), rep.Options.Start, rep.Options.Jobs)
-	w("### %s, trace jobs %d to %d (%s)\n\n", rep.Options.Preset.Name, rep.Options.Start, rep.Options.Start+rep.Options.Jobs-1, windowKind(rep.Options))
+	w("### %s, trace jobs %d to %d (%s)\n\n", rep.Options.Preset.Name, rep.Options.Start, rep.Options.Start+rep.Options.Jobs-1, kindOf(rep))
 	w("%s. Replayed in %s on %s.", rep.Workload, rep.Took.Round(1e9), r.Machine)
 	if rep.Runs > 1 {
 		w(" Every figure is the mean of %d replays of the window: Volcano's tie-breaks and map walks make\n", rep.Runs)

@@ -22,7 +22,11 @@ import (
 // Markdown (docs/bench-results.json) so that the report can be rendered
 // again from the same figures (-render) when only its text changes.
 type report struct {
-	Mode     string
+	Mode string
+	// Volcano is the volcano.sh/volcano release compiled into the bench
+	// that measured (volcanorelease.Version): the replay runs its
+	// scheduler code, the local cluster its binaries.
+	Volcano  string `json:",omitempty"`
 	Started  time.Time
 	Took     time.Duration
 	Machine  string
@@ -61,8 +65,8 @@ func (r *report) write(path string) error {
 	w("in the same run on the same machine; the trace replay also compares tuned stock configurations (the\n")
 	w("best a Volcano operator can do without us). Benchmarks report; they never fail a build on a number.\n\n")
 	w("Reproduce: `make bench` (quick, under 15 minutes on 2 cores) or `make bench-full` (prints its\n")
-	w("expected duration first). Last run: %s mode, %s, took %s, on %s.\n\n",
-		r.Mode, r.Started.UTC().Format("2006-01-02 15:04 UTC"), r.Took.Round(time.Second), r.Machine)
+	w("expected duration first). Last run: %s mode, Volcano %s, %s, took %s, on %s.\n\n",
+		r.Mode, r.volcano(), r.Started.UTC().Format("2006-01-02 15:04 UTC"), r.Took.Round(time.Second), r.Machine)
 	w("The raw figures are in `bench-results.json`; `go run ./bench/cmd/bench -render docs/bench-results.json`\n")
 	w("renders this page again from them without measuring.\n\n")
 	if len(r.Replay) > 0 {
@@ -83,6 +87,15 @@ func (r *report) write(path string) error {
 		w("%s", s)
 	}
 	return os.WriteFile(path, []byte(b.String()), 0o644)
+}
+
+// volcano is the Volcano release the figures come from; runs saved before
+// the report recorded it were all measured on v1.14.1.
+func (r *report) volcano() string {
+	if r.Volcano == "" {
+		return "v1.14.1"
+	}
+	return r.Volcano
 }
 
 // save keeps the figures a run measured, for -render.
