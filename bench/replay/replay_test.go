@@ -1,6 +1,8 @@
 package replay
 
 import (
+	"context"
+	"errors"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -100,7 +102,7 @@ func TestSimulateQueueing(t *testing.T) {
 	}
 	best := BestSteps(w, models)
 	for _, cfg := range []Config{stock[0], ours} {
-		r, err := Simulate(w, models, best, cfg)
+		r, err := Simulate(context.Background(), w, models, best, cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -240,7 +242,7 @@ func TestStockPriorityAndSLA(t *testing.T) {
 		if !ok {
 			t.Fatalf("no configuration %s", c.config)
 		}
-		r, err := Simulate(w, models, best, cfg)
+		r, err := Simulate(context.Background(), w, models, best, cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -337,7 +339,7 @@ func TestFlexElasticGrowShrink(t *testing.T) {
 	}
 	best := BestSteps(w, models)
 
-	r, err := Simulate(w, models, best, byName[Stock])
+	r, err := Simulate(context.Background(), w, models, best, byName[Stock])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -350,7 +352,7 @@ func TestFlexElasticGrowShrink(t *testing.T) {
 		t.Errorf("stock: 1-GPU job starts at %g, want at the elastic job's end %g (no preemption at equal priority)", small.Start, e.End)
 	}
 
-	r, err = Simulate(w, models, best, byName[StockPriority])
+	r, err = Simulate(context.Background(), w, models, best, byName[StockPriority])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -379,5 +381,28 @@ func TestMeasureWithoutLargeJobsIsJSON(t *testing.T) {
 	}
 	if m.MeanWaitLarge != 0 || m.MeanWaitSingleGPU != 0 {
 		t.Errorf("mean waits %g / %g, want 0 for no such job", m.MeanWaitSingleGPU, m.MeanWaitLarge)
+	}
+}
+
+// An interrupted Repeat returns the runs it finished with ctx's error, and
+// nothing when it finished none.
+func TestRepeatInterrupted(t *testing.T) {
+	stockPath, err := localcluster.StockSchedulerConf()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := StockConfigs(stockPath, DefaultSLAWait)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := Options{Preset: quality.A100SXM, NodesPerRack: 4, Start: 0, Jobs: 10, Load: 0.9, PSShare: 0.3, Seed: 1}
+	ctx, cancel := context.WithCancel(context.Background())
+	// The one configuration's log line ends the first run: cancel there.
+	rep, err := Repeat(ctx, o, dataDir, cs[:1], 3, func(string, ...interface{}) { cancel() })
+	if !errors.Is(err, context.Canceled) || rep == nil || rep.Runs != 1 || len(rep.Metrics) != 2 {
+		t.Fatalf("Repeat cancelled after its first run: %v, report %+v; want the first run and context.Canceled", err, rep)
+	}
+	if rep, err := Repeat(ctx, o, dataDir, cs[:1], 3, nil); !errors.Is(err, context.Canceled) || rep != nil {
+		t.Errorf("Repeat on a cancelled context: %v, %+v; want no report and context.Canceled", err, rep)
 	}
 }

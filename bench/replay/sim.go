@@ -2,6 +2,7 @@ package replay
 
 import (
 	"container/heap"
+	"context"
 	"fmt"
 	"sort"
 	"time"
@@ -153,8 +154,9 @@ type sim struct {
 }
 
 // Simulate replays the workload under one configuration. best holds each
-// job's step time at its best placement (BestSteps).
-func Simulate(w *Workload, models map[string]quality.Model, best map[string]float64, cfg Config) (*Run, error) {
+// job's step time at its best placement (BestSteps). It stops with ctx's
+// error when ctx is cancelled.
+func Simulate(ctx context.Context, w *Workload, models map[string]quality.Model, best map[string]float64, cfg Config) (*Run, error) {
 	w.normalizeFlex()
 	s := &sim{w: w, cfg: cfg, models: models, best: best, ns: "replay-" + cfg.Name(),
 		nodes: w.Cluster.SimCluster(nil).Nodes, running: map[int]quality.Placement{},
@@ -183,6 +185,9 @@ func Simulate(w *Workload, models map[string]quality.Model, best map[string]floa
 	next := 0 // next arrival
 	now := 0.0
 	for {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		t, ok := s.nextEvent(next)
 		if !ok {
 			break

@@ -23,6 +23,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"runtime/pprof"
 	"sort"
 	"strconv"
 	"strings"
@@ -109,53 +110,53 @@ func plans(mode string) (*plan, error) {
 	return nil, fmt.Errorf("mode %q: use quick, full or scale", mode)
 }
 
-func main() {
-	mode := flag.String("mode", "quick", "quick (under 15 minutes on 2 cores: the second rule's held-out windows once), full (under 90 minutes: tuning and held-out windows 5 times) or scale (the large sizes of the other parts, no replay)")
-	out := flag.String("out", "", "report file (default docs/benchmarks.md)")
-	skip := flag.String("skip", "", "comma-separated parts to skip: replay, allocate, cluster, quality, jobsize")
-	windows := flag.String("windows", "", "trace windows to replay instead of the mode's, comma-separated PRESET:START+JOBS (e.g. 8xA100-NVSwitch:40000+300; presets: "+presetNames()+")")
-	runs := flag.Int("replay-runs", 0, fmt.Sprintf("replays of each trace window, averaged (default %d)", defaultReplayRuns))
-	sweep := flag.String("sweep", "", "replay only the tuning windows with one lever swept: sla (the sla plugin's waiting time 30m .. 8h, on the Helm tiers and on binpack + task-topology; write with -out docs/bench-sla-sweep.md) or paddle (paddle's starvation threshold and ordering; -out docs/bench-paddle-sweep.md)")
-	windowSet := flag.String("window-set", "", "replay only these windows: tuning, held-out (both rules), rule1 (the first held-out rule's) or rule2 (the second's, saturated with large gangs)")
-	variants := flag.String("paddle-variants", "", "true or false: replay paddle's variants (fifo, hold-back, 30m, no guard) beside paddle (default: full mode only)")
-	elastic := flag.Float64("elastic-share", 0, "share of collective jobs that are elastic (0.5x to 2x their recorded trainers, speed-up from the Pollux step times); 0: the trace as it is")
-	checkpoint := flag.Float64("checkpoint-share", 0, "share of jobs that can be checkpointed (preemptable, restart from the checkpoint); 0: none")
-	restart := flag.Duration("restart-cost", 5*time.Minute, "work a checkpointed job loses when it is preempted and restarts")
-	render := flag.String("render", "", "render the report again from the figures a run saved (docs/bench-results.json), without measuring")
+// flags are the command line, read by parseFlags.
+type flags struct {
+	mode, out, skip, windows, sweep, windowSet, variants, render string
+	runs                                                         int
+	elastic, checkpoint                                          float64
+	restart                                                      time.Duration
+	memProfile                                                   string
+}
+
+func parseFlags() flags {
+	var f flags
+	flag.StringVar(&f.mode, "mode", "quick", "quick (under 15 minutes on 2 cores: the second rule's held-out windows once), full (tuning and both rules' held-out windows 5 times; says how long first) or scale (the large sizes of the other parts, no replay)")
+	flag.StringVar(&f.out, "out", "", "report file (default docs/benchmarks.md)")
+	flag.StringVar(&f.skip, "skip", "", "comma-separated parts to skip: replay, allocate, cluster, quality, jobsize")
+	flag.StringVar(&f.windows, "windows", "", "trace windows to replay instead of the mode's, comma-separated PRESET:START+JOBS (e.g. 8xA100-NVSwitch:40000+300; presets: "+presetNames()+")")
+	flag.IntVar(&f.runs, "replay-runs", 0, fmt.Sprintf("replays of each trace window, averaged (default %d)", defaultReplayRuns))
+	flag.StringVar(&f.sweep, "sweep", "", "replay only the tuning windows with one lever swept: sla (the sla plugin's waiting time 30m .. 8h, on the Helm tiers and on binpack + task-topology; write with -out docs/bench-sla-sweep.md) or paddle (paddle's starvation threshold and ordering; -out docs/bench-paddle-sweep.md)")
+	flag.StringVar(&f.windowSet, "window-set", "", "replay only these windows: tuning, held-out (both rules), rule1 (the first held-out rule's) or rule2 (the second's, saturated with large gangs)")
+	flag.StringVar(&f.variants, "paddle-variants", "", "true or false: replay paddle's variants (fifo, hold-back, 30m, no guard) beside paddle (default: full mode only)")
+	flag.Float64Var(&f.elastic, "elastic-share", 0, "share of collective jobs that are elastic (0.5x to 2x their recorded trainers, speed-up from the Pollux step times); 0: the trace as it is")
+	flag.Float64Var(&f.checkpoint, "checkpoint-share", 0, "share of jobs that can be checkpointed (preemptable, restart from the checkpoint); 0: none")
+	flag.DurationVar(&f.restart, "restart-cost", 5*time.Minute, "work a checkpointed job loses when it is preempted and restarts")
+	flag.StringVar(&f.render, "render", "", "render the report again from the figures a run saved (docs/bench-results.json), without measuring")
+	flag.StringVar(&f.memProfile, "memprofile", "", "write a heap profile here when the measuring is done (go tool pprof)")
 	flag.Parse()
-	if *render != "" {
-		r, err := loadReport(*render)
-		if err != nil {
-			fail(err)
-		}
-		if *out == "" {
-			*out = filepath.Join(filepath.Dir(*render), "benchmarks.md")
-		}
-		if err := r.write(*out); err != nil {
-			fail(err)
-		}
-		logf("rendered %s from %s", *out, *render)
-		return
-	}
-	p, err := plans(*mode)
+	return f
+}
+
+// planOf is the mode's plan with the flags' changes; an error is a usage
+// error.
+func planOf(f flags) (*plan, error) {
+	p, err := plans(f.mode)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(2)
+		return nil, err
 	}
-	if *windows != "" {
-		if p.replays, err = parseWindows(*windows); err != nil {
-			fmt.Fprintln(os.Stderr, "bench: -windows:", err)
-			os.Exit(2)
+	if f.windows != "" {
+		if p.replays, err = parseWindows(f.windows); err != nil {
+			return nil, fmt.Errorf("-windows: %w", err)
 		}
 	}
-	if *runs != 0 {
-		if *runs < 1 || *runs > maxReplayRuns {
-			fmt.Fprintf(os.Stderr, "bench: -replay-runs %d: want 1 to %d\n", *runs, maxReplayRuns)
-			os.Exit(2)
+	if f.runs != 0 {
+		if f.runs < 1 || f.runs > maxReplayRuns {
+			return nil, fmt.Errorf("-replay-runs %d: want 1 to %d", f.runs, maxReplayRuns)
 		}
-		p.replayRuns = *runs
+		p.replayRuns = f.runs
 	}
-	switch *windowSet {
+	switch f.windowSet {
 	case "":
 	case "tuning":
 		p.tuning, p.rule1, p.rule2 = true, false, false
@@ -166,32 +167,26 @@ func main() {
 	case "rule2":
 		p.tuning, p.rule1, p.rule2 = false, false, true
 	default:
-		fmt.Fprintf(os.Stderr, "bench: -window-set %q: use tuning, held-out, rule1 or rule2\n", *windowSet)
-		os.Exit(2)
+		return nil, fmt.Errorf("-window-set %q: use tuning, held-out, rule1 or rule2", f.windowSet)
 	}
-	if *variants != "" {
-		v, err := strconv.ParseBool(*variants)
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "bench: -paddle-variants %q: use true or false\n", *variants)
-			os.Exit(2)
+	if f.variants != "" {
+		if p.paddleVariants, err = strconv.ParseBool(f.variants); err != nil {
+			return nil, fmt.Errorf("-paddle-variants %q: use true or false", f.variants)
 		}
-		p.paddleVariants = v
 	}
-	if *elastic < 0 || *elastic > 1 || *checkpoint < 0 || *checkpoint > 1 || *restart < 0 {
-		fmt.Fprintln(os.Stderr, "bench: -elastic-share and -checkpoint-share are shares from 0 to 1, -restart-cost a duration of 0 or more")
-		os.Exit(2)
+	if f.elastic < 0 || f.elastic > 1 || f.checkpoint < 0 || f.checkpoint > 1 || f.restart < 0 {
+		return nil, fmt.Errorf("-elastic-share and -checkpoint-share are shares from 0 to 1, -restart-cost a duration of 0 or more")
 	}
-	p.flex = replay.Flex{ElasticShare: *elastic, CheckpointShare: *checkpoint, RestartCost: restart.Seconds()}
-	switch *sweep {
+	p.flex = replay.Flex{ElasticShare: f.elastic, CheckpointShare: f.checkpoint, RestartCost: f.restart.Seconds()}
+	switch f.sweep {
 	case "":
 	case sweepSLA, sweepPaddle:
-		p.sweep, p.tuning, p.rule1, p.rule2, p.skipReplay = *sweep, true, false, false, false
+		p.sweep, p.tuning, p.rule1, p.rule2, p.skipReplay = f.sweep, true, false, false, false
 		p.skipAllocate, p.skipCluster, p.skipQuality, p.skipJobSize = true, true, true, true
 	default:
-		fmt.Fprintf(os.Stderr, "bench: -sweep %q: use %s or %s\n", *sweep, sweepSLA, sweepPaddle)
-		os.Exit(2)
+		return nil, fmt.Errorf("-sweep %q: use %s or %s", f.sweep, sweepSLA, sweepPaddle)
 	}
-	for _, s := range strings.Split(*skip, ",") {
+	for _, s := range strings.Split(f.skip, ",") {
 		switch strings.TrimSpace(s) {
 		case "jobsize":
 			p.skipJobSize = true
@@ -205,62 +200,117 @@ func main() {
 			p.skipReplay = true
 		}
 	}
+	return p, nil
+}
+
+func main() {
+	f := parseFlags()
+	if f.render != "" {
+		render(f.render, f.out)
+		return
+	}
+	p, err := planOf(f)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(2)
+	}
 	root, err := localcluster.RepoRoot()
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+		fail(err)
 	}
-	if *out == "" {
-		*out = filepath.Join(root, "docs", "benchmarks.md")
+	if f.out == "" {
+		f.out = filepath.Join(root, "docs", "benchmarks.md")
 	}
 	// Checked before measuring, so a bad -out does not cost a run.
-	if err := os.MkdirAll(filepath.Dir(*out), 0o755); err != nil {
-		fail(fmt.Errorf("-out %s: %w", *out, err))
+	if err := os.MkdirAll(filepath.Dir(f.out), 0o755); err != nil {
+		fail(fmt.Errorf("-out %s: %w", f.out, err))
 	}
+	// SIGINT or SIGTERM cancels ctx: the part running stops, and the
+	// figures measured so far are written, marked as partial.
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 
 	logf("benchmarks, %s mode: allocate (%s), cluster %v, quality %d presets x %d seeds; expected duration about %s on 2 cores",
 		p.mode, p.allocSizes, p.clusterSizes, len(p.presets), p.seeds, p.estimate)
 	r := &report{Mode: p.mode, Volcano: volcanorelease.Version(), Started: time.Now(), Machine: machine(), root: root}
-	if !p.skipReplay {
-		if err := runReplay(p, r); err != nil {
-			fail(err)
-		}
+	err = measure(ctx, p, r)
+	if ctx.Err() != nil {
+		r.Interrupted = fmt.Sprintf("interrupted after %s", time.Since(r.Started).Round(time.Second))
+		logf("%s: writing the figures measured so far", r.Interrupted)
+	} else if err != nil {
+		fail(err)
 	}
-	if !p.skipAllocate {
-		if err := runAllocate(ctx, root, p, r); err != nil {
-			fail(err)
-		}
-	}
-	if !p.skipQuality {
-		if err := runQuality(p, r); err != nil {
-			fail(err)
-		}
-	}
-	if !p.skipCluster {
-		if err := runCluster(ctx, p, r); err != nil {
+	if f.memProfile != "" {
+		if err := writeHeapProfile(f.memProfile); err != nil {
 			fail(err)
 		}
 	}
 	r.Took = time.Since(r.Started)
-	if err := r.save(resultsPath(*out)); err != nil {
+	if err := r.writeAll(f.out); err != nil {
 		fail(err)
 	}
-	if len(r.Replay) > 0 {
-		if err := r.saveJobs(jobsPath(*out)); err != nil {
-			fail(err)
-		}
+	logf("wrote %s (%s)", f.out, r.Took.Round(time.Second))
+	if ctx.Err() != nil {
+		os.Exit(1)
 	}
-	if err := r.write(*out); err != nil {
-		fail(err)
-	}
-	logf("wrote %s (%s)", *out, r.Took.Round(time.Second))
 	if !p.skipJobSize {
-		if err := runJobSize(ctx, *out, p.jobSizes); err != nil {
+		if err := runJobSize(ctx, f.out, p.jobSizes); err != nil {
 			fail(err)
 		}
 	}
+}
+
+// render writes the report of a saved run again (-render).
+func render(results, out string) {
+	r, err := loadReport(results)
+	if err != nil {
+		fail(err)
+	}
+	if out == "" {
+		out = filepath.Join(filepath.Dir(results), "benchmarks.md")
+	}
+	if err := r.write(out); err != nil {
+		fail(err)
+	}
+	logf("rendered %s from %s", out, results)
+}
+
+// measure runs the plan's parts in order and stops at the first error
+// (ctx's when the bench is interrupted); what a part measured before it
+// stopped stays in r.
+func measure(ctx context.Context, p *plan, r *report) error {
+	if !p.skipReplay {
+		if err := runReplay(ctx, p, r); err != nil {
+			return err
+		}
+	}
+	if !p.skipAllocate {
+		if err := runAllocate(ctx, r.root, p, r); err != nil {
+			return err
+		}
+	}
+	if !p.skipQuality && ctx.Err() == nil {
+		if err := runQuality(p, r); err != nil {
+			return err
+		}
+	}
+	if !p.skipCluster {
+		if err := runCluster(ctx, p, r); err != nil {
+			return err
+		}
+	}
+	return ctx.Err()
+}
+
+// writeHeapProfile writes the live heap (after a collection) to path.
+func writeHeapProfile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	runtime.GC()
+	return pprof.WriteHeapProfile(f)
 }
 
 func logf(f string, a ...interface{}) {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"os"
@@ -228,7 +229,9 @@ func windowsOf(p *plan, data string) ([]window, error) {
 	return out, nil
 }
 
-func runReplay(p *plan, r *report) error {
+// runReplay replays the plan's windows; when ctx is cancelled it keeps the
+// runs of the window it was replaying that finished (replay.Repeat).
+func runReplay(ctx context.Context, p *plan, r *report) error {
 	cfgs, err := replayConfigs(p.paddleVariants, p.flex.On())
 	if p.sweep != "" {
 		cfgs, err = sweepConfigs(p.sweep)
@@ -250,13 +253,15 @@ func runReplay(p *plan, r *report) error {
 	for _, win := range windows {
 		o := win.Options
 		o.Flex = p.flex
-		rep, err := replay.Repeat(o, data, cfgs, p.replayRuns, logf)
+		rep, err := replay.Repeat(ctx, o, data, cfgs, p.replayRuns, logf)
+		if rep != nil {
+			rep.Kind = win.kind
+			r.Replay = append(r.Replay, rep)
+		}
 		if err != nil {
 			return err
 		}
-		rep.Kind = win.kind
 		logf("replay %s:\n%s", o.Preset.Name, rep.String())
-		r.Replay = append(r.Replay, rep)
 	}
 	return nil
 }

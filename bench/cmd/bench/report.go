@@ -26,14 +26,17 @@ type report struct {
 	// Volcano is the volcano.sh/volcano release compiled into the bench
 	// that measured (volcanorelease.Version): the replay runs its
 	// scheduler code, the local cluster its binaries.
-	Volcano  string `json:",omitempty"`
-	Started  time.Time
-	Took     time.Duration
-	Machine  string
-	AllocCmd string
-	Alloc    []allocResult
-	Quality  []qualityResult
-	Replay   []*replay.Report
+	Volcano string `json:",omitempty"`
+	Started time.Time
+	// Interrupted says why the run stopped early (SIGINT or SIGTERM): its
+	// figures are the parts and windows finished before.
+	Interrupted string `json:",omitempty"`
+	Took        time.Duration
+	Machine     string
+	AllocCmd    string
+	Alloc       []allocResult
+	Quality     []qualityResult
+	Replay      []*replay.Report
 	// Sweep: the lever a -sweep run swept ("": the comparison).
 	Sweep   string `json:",omitempty"`
 	Cluster []clusterbench.Measurement
@@ -67,6 +70,9 @@ func (r *report) write(path string) error {
 	w("Reproduce: `make bench` (quick, under 15 minutes on 2 cores) or `make bench-full` (prints its\n")
 	w("expected duration first). Last run: %s mode, Volcano %s, %s, took %s, on %s.\n\n",
 		r.Mode, r.volcano(), r.Started.UTC().Format("2006-01-02 15:04 UTC"), r.Took.Round(time.Second), r.Machine)
+	if r.Interrupted != "" {
+		w("**This run was %s: the figures below are the parts and windows it finished.**\n\n", r.Interrupted)
+	}
 	w("The raw figures are in `bench-results.json`; `go run ./bench/cmd/bench -render docs/bench-results.json`\n")
 	w("renders this page again from them without measuring.\n\n")
 	if len(r.Replay) > 0 {
@@ -96,6 +102,20 @@ func (r *report) volcano() string {
 		return "v1.14.1"
 	}
 	return r.Volcano
+}
+
+// writeAll writes the figures (JSON), the per-job CSV of the replays and
+// the report page.
+func (r *report) writeAll(out string) error {
+	if err := r.save(resultsPath(out)); err != nil {
+		return err
+	}
+	if len(r.Replay) > 0 {
+		if err := r.saveJobs(jobsPath(out)); err != nil {
+			return err
+		}
+	}
+	return r.write(out)
 }
 
 // save keeps the figures a run measured, for -render.

@@ -46,7 +46,7 @@ func TestLimiterNamesTheStageThatSetsThePace(t *testing.T) {
 
 func TestReportRendersAgainFromSavedFigures(t *testing.T) {
 	dir := t.TempDir()
-	r := &report{Mode: "full", Started: time.Date(2026, 11, 22, 7, 36, 0, 0, time.UTC), Took: 36 * time.Minute, Machine: "test machine, 2 cores",
+	r := &report{Mode: "full", Volcano: "v1.15.1", Interrupted: "interrupted after 36m0s", Started: time.Date(2026, 11, 22, 7, 36, 0, 0, time.UTC), Took: 36 * time.Minute, Machine: "test machine, 2 cores",
 		AllocCmd: "go test ./bench/allocate",
 		Alloc: []allocResult{
 			{Nodes: 100, Pods: 400, Config: "stock-no-nodeorder", NsPerOp: 160e6, Placed: 276, Gpus: 800, N: 2},
@@ -73,6 +73,8 @@ func TestReportRendersAgainFromSavedFigures(t *testing.T) {
 		"| 4xT4-PCIe | 0.50x |",                    // mean slowdown 1.4 / 2.8
 		"| 5000 | 10000 | 1.04x | 0.99x | 1.61x |", // bound/s 28/27, last gang 374/377, bind lag 100/62
 		"the scheduler sets the pace",
+		"Last run: full mode, Volcano v1.15.1,",
+		"**This run was interrupted after 36m0s: the figures below are the parts and windows it finished.**",
 	} {
 		if !strings.Contains(first, want) {
 			t.Errorf("report lacks %q:\n%s", want, first)
