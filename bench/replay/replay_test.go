@@ -2,8 +2,8 @@ package replay
 
 import (
 	"context"
-	"errors"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"reflect"

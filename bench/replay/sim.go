@@ -440,9 +440,15 @@ func (s *sim) cycle(t float64) int {
 	s.run.Cycles++
 	s.run.SchedulerTime += res.Took
 
+	// The cycle's actions ran in order: allocate placed pods on free GPUs,
+	// then preempt and reclaim evicted. Running elastic jobs grow first:
+	// Volcano's gang plugin counts a job's allocated pods among its ready
+	// ones (JobInfo.ReadyTaskNum) when it offers victims above
+	// minAvailable, so one cycle can evict running trainers of a job while
+	// it places others; the job keeps running on them.
+	grown := s.grow(res.Placed)
 	changes := s.evict(t, res.Evicted)
-	var started, grown []int
-	var waiting []int
+	var started, waiting []int
 	for _, i := range s.pending {
 		nodes, ok := s.placement(i, res.Placed)
 		if !ok {
@@ -457,21 +463,14 @@ func (s *sim) cycle(t float64) int {
 		started = append(started, i)
 	}
 	s.pending = waiting
-	for _, i := range s.runningJobs() {
-		if !s.w.Jobs[i].Elastic() || containsInt(started, i) {
-			continue
-		}
-		grew := false
-		for k, p := range s.pods[i] {
-			if n, ok := res.Placed[p.Namespace+"/"+p.Name]; ok && !s.on[i][k] {
-				s.startPod(i, k, n)
-				grew = true
-			}
-		}
-		if grew {
-			grown = append(grown, i)
+	// A job that grew and was then preempted below its minimum waits again.
+	var still []int
+	for _, i := range grown {
+		if _, ok := s.running[i]; ok {
+			still = append(still, i)
 		}
 	}
+	grown = still
 	if len(started) == 0 && len(grown) == 0 {
 		return changes
 	}
@@ -489,13 +488,26 @@ func (s *sim) cycle(t float64) int {
 	return changes + len(started) + len(grown)
 }
 
-func containsInt(xs []int, x int) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
+// grow starts the pods a cycle placed for running elastic jobs and returns
+// those jobs.
+func (s *sim) grow(placed map[string]string) []int {
+	var grown []int
+	for _, i := range s.runningJobs() {
+		if !s.w.Jobs[i].Elastic() {
+			continue
+		}
+		grew := false
+		for k, p := range s.pods[i] {
+			if n, ok := placed[p.Namespace+"/"+p.Name]; ok && !s.on[i][k] {
+				s.startPod(i, k, n)
+				grew = true
+			}
+		}
+		if grew {
+			grown = append(grown, i)
 		}
 	}
-	return false
+	return grown
 }
 
 // startPod runs pod k of job i on node n.

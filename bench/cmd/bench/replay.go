@@ -196,37 +196,60 @@ func windowsOf(p *plan, data string) ([]window, error) {
 			out = append(out, window{o, kind})
 		}
 	}
-	if p.replays != nil {
-		for _, o := range p.replays {
-			add(windowKind(o), o)
-		}
-		return out, nil
-	}
-	if p.tuning {
+	if p.replays == nil && p.tuning {
 		add(kindTuning, tuningWindows()...)
 	}
-	if !p.rule1 && !p.rule2 {
+	if p.replays == nil && !p.rule1 && !p.rule2 {
 		return out, nil
 	}
 	trace, err := quality.LoadPhilly(filepath.Join(data, "philly.csv"))
 	if err != nil {
 		return nil, err
 	}
-	if p.rule2 {
-		sat, err := saturatedWindows(trace)
-		if err != nil {
-			return nil, err
+	sat, err := saturatedWindows(trace)
+	if err != nil {
+		return nil, err
+	}
+	held, err := heldOutWindows(len(trace))
+	if err != nil {
+		return nil, err
+	}
+	if p.replays != nil {
+		// Windows named with -windows keep the kind of the window they
+		// are; any other is "other".
+		for _, o := range p.replays {
+			kind := kindOther
+			switch {
+			case hasWindow(tuningWindows(), o):
+				kind = kindTuning
+			case hasWindow(sat, o):
+				kind = kindRule2
+			case hasWindow(held, o):
+				kind = kindRule1
+			case overlapsSeen(o.Start, o.Jobs):
+				kind = kindSeen
+			}
+			add(kind, o)
 		}
+		return out, nil
+	}
+	if p.rule2 {
 		add(kindRule2, sat...)
 	}
 	if p.rule1 {
-		held, err := heldOutWindows(len(trace))
-		if err != nil {
-			return nil, err
-		}
 		add(kindRule1, held...)
 	}
 	return out, nil
+}
+
+// hasWindow: ws has window o (same preset, start and size).
+func hasWindow(ws []replay.Options, o replay.Options) bool {
+	for _, w := range ws {
+		if w.Preset.Name == o.Preset.Name && w.Start == o.Start && w.Jobs == o.Jobs {
+			return true
+		}
+	}
+	return false
 }
 
 // runReplay replays the plan's windows; when ctx is cancelled it keeps the
@@ -274,17 +297,15 @@ const (
 	kindRule1  = "held-out, rule 1"
 	kindRule2  = "held-out, rule 2: saturated"
 	kindSeen   = "seen"
+	kindOther  = "other"
 )
 
-// windowKind says whether a window is a tuning window (where defaults
-// were chosen), one a held-out rule picked (where they are judged) or one
-// seen before. A report keeps the kind it replayed a window as
-// (replay.Report.Kind); runs saved before it did had only the first rule.
+// windowKind is the kind of a window of a report saved before reports
+// kept it (replay.Report.Kind): those replayed only the tuning windows, the
+// first rule's and seen ones.
 func windowKind(o replay.Options) string {
-	for _, t := range tuningWindows() {
-		if t.Preset.Name == o.Preset.Name && t.Start == o.Start && t.Jobs == o.Jobs {
-			return kindTuning
-		}
+	if hasWindow(tuningWindows(), o) {
+		return kindTuning
 	}
 	if overlapsSeen(o.Start, o.Jobs) {
 		return kindSeen
@@ -478,6 +499,7 @@ func (r *report) writeReplay(b *strings.Builder, dir string) {
 	w("### Tuning windows\n\n")
 	r.writeReplaySummary(b, kindTuning)
 	r.writeReplaySummary(b, kindSeen)
+	r.writeReplaySummary(b, kindOther)
 	for _, rep := range r.Replay {
 		r.writeReplayOne(b, dir, rep)
 	}
