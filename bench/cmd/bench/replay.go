@@ -489,7 +489,7 @@ func (r *report) writeReplay(b *strings.Builder, dir string) {
 	w("down to 100, moved 1000 jobs later while it overlaps a window replayed before (n = 82,247 jobs:\n")
 	w("A100 10200, 30800, 51400; PCIe 20500, 41100, 61600). Its windows turned out to be bursts of 1-GPU\n")
 	w("jobs that every configuration places as they arrive (all within 1%% of each other on Volcano\n")
-	w("v1.14.1: [bench-heldout-rule1.md](bench-heldout-rule1.md)): they judge nothing. **Rule 2**\n")
+	w("v1.14.1: [bench-v1.14.1.md](bench-v1.14.1.md), [bench-full.md](bench-full.md)): they judge nothing. **Rule 2**\n")
 	w("(`saturatedStarts`, from the trace alone): every window of 300 jobs starting at a multiple of 100,\n")
 	w("its cluster sized as the replay sizes it, is eligible if its offered load after rounding up to\n")
 	w("whole racks is at least %.1f, its cluster has %d to %d racks, and it overlaps no tuning, seen or\n", saturatedMinLoad, saturatedMinRacks, saturatedMaxRacks)
