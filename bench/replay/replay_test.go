@@ -325,14 +325,7 @@ func TestFlexElasticGrowShrink(t *testing.T) {
 	if ratio <= 1 || ratio > 2 {
 		t.Fatalf("speed-up of 8 trainers over 4: %g, want in (1, 2]", ratio)
 	}
-	stockPath, err := localcluster.StockSchedulerConf()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cs, err := StockConfigs(stockPath, DefaultSLAWait)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cs := stockConfigs(t)
 	byName := map[string]Config{}
 	for _, c := range cs {
 		byName[c.Name()] = ForFlex(c)
@@ -387,14 +380,7 @@ func TestMeasureWithoutLargeJobsIsJSON(t *testing.T) {
 // An interrupted Repeat returns the runs it finished with ctx's error, and
 // nothing when it finished none.
 func TestRepeatInterrupted(t *testing.T) {
-	stockPath, err := localcluster.StockSchedulerConf()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cs, err := StockConfigs(stockPath, DefaultSLAWait)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cs := stockConfigs(t)
 	o := Options{Preset: quality.A100SXM, NodesPerRack: 4, Start: 0, Jobs: 10, Load: 0.9, PSShare: 0.3, Seed: 1}
 	ctx, cancel := context.WithCancel(context.Background())
 	// The one configuration's log line ends the first run: cancel there.
@@ -405,4 +391,18 @@ func TestRepeatInterrupted(t *testing.T) {
 	if rep, err := Repeat(ctx, o, dataDir, cs[:1], 3, nil); !errors.Is(err, context.Canceled) || rep != nil {
 		t.Errorf("Repeat on a cancelled context: %v, %+v; want no report and context.Canceled", err, rep)
 	}
+}
+
+// stockConfigs are StockConfigs on the Helm chart's configuration.
+func stockConfigs(t *testing.T) []Config {
+	t.Helper()
+	stockPath, err := localcluster.StockSchedulerConf()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := StockConfigs(stockPath, DefaultSLAWait)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cs
 }
