@@ -53,6 +53,9 @@ type Config struct {
 	// needs; enqueue has nothing to do on Inqueue PodGroups and backfill
 	// places only pods without requests).
 	Actions []string
+	// Evicts: the configuration file's actions include preempt or
+	// reclaim, so its tiers already say which plugins choose victims.
+	Evicts bool
 }
 
 // LoadConfig reads a scheduler configuration file.
@@ -66,16 +69,20 @@ func LoadConfig(name, path string) (*Config, error) {
 
 // ParseConfig parses scheduler configuration text with Volcano's own loader.
 func ParseConfig(name, text string) (*Config, error) {
-	_, tiers, confs, _, err := vcscheduler.UnmarshalSchedulerConf(text)
+	actions, tiers, confs, _, err := vcscheduler.UnmarshalSchedulerConf(text)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	return &Config{Name: name, Tiers: tiers, Confs: confs}, nil
+	c := &Config{Name: name, Tiers: tiers, Confs: confs}
+	for _, a := range actions {
+		c.Evicts = c.Evicts || a.Name() == "preempt" || a.Name() == "reclaim"
+	}
+	return c, nil
 }
 
 // WithoutPlugin returns the configuration minus one plugin.
 func (c *Config) WithoutPlugin(name string) *Config {
-	out := &Config{Name: c.Name + "-no-" + name, Confs: c.Confs}
+	out := &Config{Name: c.Name + "-no-" + name, Confs: c.Confs, Actions: c.Actions, Evicts: c.Evicts}
 	for _, t := range c.Tiers {
 		var nt conf.Tier
 		for _, p := range t.Plugins {
