@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"sigs.k8s.io/yaml"
 )
 
 // deploy/stock must restore exactly Volcano's Helm default tiers, the same
@@ -31,24 +33,74 @@ func TestStockConfMatchesVolcano(t *testing.T) {
 	}
 }
 
-// deploy/paddle's tiers are the stock tiers with paddle added.
+// deploy/paddle's configuration is the stock one with paddle added, the
+// preempt and reclaim actions paddle's levers need, and the other plugins'
+// preemptable and reclaimable functions turned off (so that paddle alone
+// chooses victims: docs/scheduler-plugin.md); nothing else differs.
 func TestDeployConfIsStockPlusPaddle(t *testing.T) {
 	ours, err := DeploySchedulerConf()
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := os.ReadFile(ours)
+	stock, err := StockSchedulerConf()
 	if err != nil {
 		t.Fatal(err)
 	}
-	stock, _ := StockSchedulerConf()
-	s, _ := os.ReadFile(stock)
-	for _, line := range strings.Split(strings.TrimSpace(string(s)), "\n") {
-		if !strings.Contains(string(b), line) {
-			t.Errorf("deploy/paddle/volcano-scheduler.conf lacks stock line %q", line)
+	o, s := readSchedConf(t, ours), readSchedConf(t, stock)
+	if want := strings.Replace(s.Actions, "allocate,", "allocate, preempt, reclaim,", 1); o.Actions != want {
+		t.Errorf("actions %q, want %q", o.Actions, want)
+	}
+	if len(o.Tiers) != len(s.Tiers) {
+		t.Fatalf("%d tiers, stock has %d", len(o.Tiers), len(s.Tiers))
+	}
+	paddle := false
+	for i := range s.Tiers {
+		var mine []map[string]interface{}
+		for _, p := range o.Tiers[i].Plugins {
+			if p["name"] == "paddle" {
+				paddle = true
+				continue
+			}
+			mine = append(mine, p)
+		}
+		if len(mine) != len(s.Tiers[i].Plugins) {
+			t.Fatalf("tier %d: plugins %v, stock has %v", i, o.Tiers[i].Plugins, s.Tiers[i].Plugins)
+		}
+		for j, sp := range s.Tiers[i].Plugins {
+			for k, v := range sp {
+				if mine[j][k] != v {
+					t.Errorf("tier %d plugin %v: %s=%v, stock has %v", i, sp["name"], k, mine[j][k], v)
+				}
+			}
+			for k, v := range mine[j] {
+				if _, inStock := sp[k]; !inStock && ((k != "enablePreemptable" && k != "enableReclaimable") || v != false) {
+					t.Errorf("tier %d plugin %v: %s=%v is not in the stock configuration", i, sp["name"], k, v)
+				}
+			}
 		}
 	}
-	if !strings.Contains(string(b), "- name: paddle") {
+	if !paddle {
 		t.Error("deploy/paddle/volcano-scheduler.conf does not enable paddle")
 	}
+}
+
+// schedConf is the part of a Volcano scheduler configuration compared here.
+type schedConf struct {
+	Actions string `json:"actions"`
+	Tiers   []struct {
+		Plugins []map[string]interface{} `json:"plugins"`
+	} `json:"tiers"`
+}
+
+func readSchedConf(t *testing.T, path string) schedConf {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c schedConf
+	if err := yaml.Unmarshal(b, &c); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return c
 }

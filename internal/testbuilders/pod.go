@@ -121,3 +121,17 @@ func (p *PodWrapper) Started(t time.Time) *PodWrapper {
 	p.Status.StartTime = &st
 	return p
 }
+
+// Elastic marks the pod as a trainer of an elastic job, as the paddle job
+// plugin does: the elastic label, and preemptable for Volcano so that its
+// pods above the job's minimum may be taken back.
+func (p *PodWrapper) Elastic() *PodWrapper {
+	return p.Label(paddleapi.ElasticLabel, "true").Annotation(schedulingv1.PodPreemptable, "true")
+}
+
+// Checkpointable marks the pod as one of a job that opted in as
+// checkpointable (the job plugin's --checkpointable): the label the
+// scheduler plugin reads, and preemptable for Volcano.
+func (p *PodWrapper) Checkpointable() *PodWrapper {
+	return p.Label(paddleapi.CheckpointableLabel, "true").Annotation(schedulingv1.PodPreemptable, "true")
+}

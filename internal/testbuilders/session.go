@@ -100,5 +100,17 @@ func (s *SessionWrapper) Allocate() {
 	s.test.Run([]framework.Action{allocate.New()})
 }
 
+// Run runs Volcano actions on the open session, in order (e.g.
+// allocate.New(), preempt.New()).
+func (s *SessionWrapper) Run(actions ...framework.Action) {
+	s.test.Run(actions)
+}
+
+// Queue adds a queue of the given weight beside "default".
+func (s *SessionWrapper) Queue(name string, weight int32) *SessionWrapper {
+	s.test.Queues = append(s.test.Queues, util.BuildQueue(name, weight, nil))
+	return s
+}
+
 // Close ends the session (plugins' OnSessionClose run).
 func (s *SessionWrapper) Close() { s.test.Close() }

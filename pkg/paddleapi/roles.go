@@ -54,7 +54,22 @@ const (
 	JobUIDLabel = "paddle.volcano.sh/job-uid"
 	// ModeLabel holds the job's Mode.
 	ModeLabel = "paddle.volcano.sh/mode"
+	// ElasticLabel marks the pods of elastic collective jobs: "true" on
+	// trainers, ElasticEtcd on the job's etcd pod. The scheduler plugin
+	// may take an elastic job's trainers above the trainer task's
+	// minAvailable back for a waiting gang; the paddleelastic controller
+	// watches the pods it marks.
+	ElasticLabel = "paddle.volcano.sh/elastic"
+	// CheckpointableLabel ("true") marks the pods of a job that opted in
+	// to preemption (the job plugin's --checkpointable): the job saves
+	// checkpoints and resumes from them, so the scheduler plugin may stop
+	// it whole for a starving gang. Pods without it are never offered.
+	CheckpointableLabel = "paddle.volcano.sh/checkpointable"
 )
+
+// ElasticEtcd is the ElasticLabel value of an elastic job's etcd pod
+// (trainers have "true").
+const ElasticEtcd = "etcd"
 
 // Task-name conventions users have today, in order of preference: Volcano's
 // CTR example uses pserver/trainer, paddle-operator uses ps/worker.

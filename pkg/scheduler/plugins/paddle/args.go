@@ -44,6 +44,12 @@ const (
 	// ArgStarvationTaskNameJobs lets jobs recognised only by task names
 	// (no job plugin labels) trigger and be subject to the guard.
 	ArgStarvationTaskNameJobs = "paddle.starvationGuard.taskNameJobs"
+	// ArgShrinkElastic lets a waiting gang take back elastic jobs' pods
+	// above their minimum; see Args.ShrinkElastic.
+	ArgShrinkElastic = "paddle.elastic.shrink"
+	// ArgPreemptCheckpointable lets a starving gang stop jobs that opted
+	// in as checkpointable; see Args.PreemptCheckpointable.
+	ArgPreemptCheckpointable = "paddle.checkpointable.preempt"
 )
 
 // Starvation guards.
@@ -97,6 +103,19 @@ type Args struct {
 	// StarvationTaskNameJobs: jobs recognised only by task names take part
 	// in the starvation guard (off: only jobs the job plugin labelled).
 	StarvationTaskNameJobs bool
+	// ShrinkElastic: a waiting guarded gang that does not fit on free
+	// resources may take back the running pods of elastic jobs above their
+	// minimum (the trainer task's minAvailable) through Volcano's preempt
+	// (same queue) and reclaim (other queues) actions, and the starvation
+	// guard counts those pods as releasable before it reserves. Needs the
+	// preempt action in the scheduler configuration (reclaim for other
+	// queues): without it nothing takes them back, so it is off by default.
+	ShrinkElastic bool
+	// PreemptCheckpointable: a starving guarded gang may stop, whole, the
+	// jobs that opted in as checkpointable (the job plugin's
+	// --checkpointable), the one with the most attained GPU time first.
+	// Needs the preempt (or reclaim) action too; off by default.
+	PreemptCheckpointable bool
 }
 
 // DefaultStarvationAfter is chosen with the trace replay (docs/scheduler-plugin.md,
@@ -200,6 +219,8 @@ func ParseArgs(raw framework.Arguments) (Args, []string) {
 	boolean(ArgSmallGangsFirst, &a.SmallGangsFirst)
 	boolean(ArgTaskNameFallback, &a.TaskNameFallback)
 	boolean(ArgStarvationTaskNameJobs, &a.StarvationTaskNameJobs)
+	boolean(ArgShrinkElastic, &a.ShrinkElastic)
+	boolean(ArgPreemptCheckpointable, &a.PreemptCheckpointable)
 	known[ArgStarvationGuard] = true
 	if v, ok := raw[ArgStarvationGuard]; ok {
 		switch g, _ := v.(string); g {
@@ -249,7 +270,8 @@ func ParseArgs(raw framework.Arguments) (Args, []string) {
 
 func knownKeys() []string {
 	return []string{ArgAffinityWeight, ArgPackingWeight, ArgGPUTopoWeight, ArgGPUTopoAllJobs, ArgGPUAssignMaxAge, ArgRackLabel,
-		ArgSpineLabel, ArgGangFitOrder, ArgSmallGangsFirst, ArgStarvationAfter, ArgTaskNameFallback, ArgStarvationGuard, ArgStarvationTaskNameJobs}
+		ArgSpineLabel, ArgGangFitOrder, ArgSmallGangsFirst, ArgStarvationAfter, ArgTaskNameFallback, ArgStarvationGuard, ArgStarvationTaskNameJobs,
+		ArgShrinkElastic, ArgPreemptCheckpointable}
 }
 
 // YAML gives ints, floats, bools or strings depending on how a value is
@@ -311,9 +333,10 @@ func toDuration(v interface{}) (time.Duration, error) {
 const maxDurationSeconds = float64(math.MaxInt64) / float64(time.Second)
 
 func (a Args) String() string {
-	return fmt.Sprintf("affinity=%g packing=%g gpuTopology=%g (allJobs=%t, assignmentsMaxAge=%s) rackLabel=%q spineLabel=%q gangFitOrder=%t smallGangsFirst=%t starvationAfter=%s taskNameFallback=%t starvationGuard=%s (taskNameJobs=%t)",
+	return fmt.Sprintf("affinity=%g packing=%g gpuTopology=%g (allJobs=%t, assignmentsMaxAge=%s) rackLabel=%q spineLabel=%q gangFitOrder=%t smallGangsFirst=%t starvationAfter=%s taskNameFallback=%t starvationGuard=%s (taskNameJobs=%t) elastic.shrink=%t checkpointable.preempt=%t",
 		a.AffinityWeight, a.PackingWeight, a.GPUTopologyWeight, a.GPUTopologyAllJobs, a.GPUAssignmentsMaxAge, a.RackLabel, a.SpineLabel,
-		a.GangFitOrder, a.SmallGangsFirst, a.StarvationAfter, a.TaskNameFallback, a.StarvationGuard, a.StarvationTaskNameJobs)
+		a.GangFitOrder, a.SmallGangsFirst, a.StarvationAfter, a.TaskNameFallback, a.StarvationGuard, a.StarvationTaskNameJobs,
+		a.ShrinkElastic, a.PreemptCheckpointable)
 }
 
 // loggedProblems holds the problem lists already logged. Volcano builds the

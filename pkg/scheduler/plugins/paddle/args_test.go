@@ -24,13 +24,14 @@ func TestParseArgsValues(t *testing.T) {
 		ArgGPUTopoAllJobs: "false", ArgRackLabel: "example.com/rack", ArgSpineLabel: "",
 		ArgGangFitOrder: false, ArgStarvationAfter: "1h", ArgTaskNameFallback: false, ArgGPUAssignMaxAge: "5m",
 		ArgStarvationGuard: GuardHoldBack, ArgStarvationTaskNameJobs: true, ArgSmallGangsFirst: "false",
+		ArgShrinkElastic: true, ArgPreemptCheckpointable: "true",
 	})
 	if len(problems) != 0 {
 		t.Fatal(problems)
 	}
 	want := Args{AffinityWeight: 5, PackingWeight: 2.5, GPUTopologyWeight: 7, GPUTopologyAllJobs: false, GPUAssignmentsMaxAge: 5 * time.Minute,
 		RackLabel: "example.com/rack", SpineLabel: "", GangFitOrder: false, StarvationAfter: time.Hour, TaskNameFallback: false,
-		StarvationGuard: GuardHoldBack, StarvationTaskNameJobs: true}
+		StarvationGuard: GuardHoldBack, StarvationTaskNameJobs: true, ShrinkElastic: true, PreemptCheckpointable: true}
 	if a != want {
 		t.Errorf("got %+v\nwant %+v", a, want)
 	}
@@ -115,7 +116,11 @@ func TestBadArgumentsLoggedOncePerConfiguration(t *testing.T) {
 }
 
 // deploy/paddle's configuration writes out the defaults, so the page users
-// copy and the code agree (the threshold was once 30m in both).
+// copy and the code agree (the threshold was once 30m in both). The levers
+// are the exception: they are on there because that configuration runs
+// the preempt and reclaim actions they need, and off by default because a
+// configuration without them would count pods as releasable that nothing
+// takes back.
 func TestDeployConfMatchesDefaults(t *testing.T) {
 	tiers, _ := paddleTiers(t)
 	a, problems, ok := ArgsIn(tiers)
@@ -125,7 +130,9 @@ func TestDeployConfMatchesDefaults(t *testing.T) {
 	if len(problems) > 0 {
 		t.Errorf("deploy/paddle: %v", problems)
 	}
-	if d := DefaultArgs(); a != d {
+	d := DefaultArgs()
+	d.ShrinkElastic, d.PreemptCheckpointable = true, true
+	if a != d {
 		t.Errorf("deploy/paddle arguments parse to %s, defaults are %s", a, d)
 	}
 }

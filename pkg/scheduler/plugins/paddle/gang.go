@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"volcano.sh/volcano/pkg/scheduler/api"
-	"volcano.sh/volcano/pkg/scheduler/framework"
 
 	"github.com/volcano-paddle/volcano-paddle/pkg/paddleapi"
 )
@@ -29,6 +28,10 @@ type gangEstimate struct {
 	// feasible: the gang would fit on the cluster's allocatable resources
 	// if it were empty (a gang that can never fit must not hold others back).
 	feasible bool
+	// fitsOnRelease: the missing pods fit on free resources plus what the
+	// elastic jobs the gang may shrink would give back (ShrinkElastic;
+	// false when off or when the gang fits without it).
+	fitsOnRelease bool
 	// short describes, per task spec, what is missing.
 	short []string
 }
@@ -36,8 +39,10 @@ type gangEstimate struct {
 func (f *gangEstimate) fitsNow() bool { return f.placeable >= f.needed }
 
 // estimateGang places the gang's missing pods, pservers first, on copies of
-// the nodes' idle (and, for feasibility, allocatable) resources.
-func estimateGang(ssn *framework.Session, job *api.JobInfo, nodes []*api.NodeInfo, fallback bool) *gangEstimate {
+// the nodes' idle (and, for feasibility, allocatable) resources; when it
+// does not fit and release is given (per node, what shrinking elastic jobs
+// would give back), also on idle plus that.
+func estimateGang(job *api.JobInfo, nodes []*api.NodeInfo, fallback bool, release func() map[string]*api.Resource) *gangEstimate {
 	f := &gangEstimate{needed: int(job.MinAvailable - job.ReadyTaskNum())}
 	if f.needed <= 0 {
 		f.feasible = true
@@ -54,6 +59,15 @@ func estimateGang(ssn *framework.Session, job *api.JobInfo, nodes []*api.NodeInf
 	f.placeable = greedyPlace(pending, nodes, func(n *api.NodeInfo) *api.Resource { return n.Idle }, &f.short)
 	var ignored []string
 	f.feasible = greedyPlace(pending, nodes, func(n *api.NodeInfo) *api.Resource { return n.Allocatable }, &ignored) == len(pending)
+	if release != nil && !f.fitsNow() && f.feasible && len(pending) == f.needed {
+		back := release()
+		f.fitsOnRelease = len(back) > 0 && greedyPlace(pending, nodes, func(n *api.NodeInfo) *api.Resource {
+			if r := back[n.Name]; r != nil {
+				return n.Idle.Clone().Add(r)
+			}
+			return n.Idle
+		}, &ignored) == f.needed
+	}
 	return f
 }
 

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -28,6 +29,7 @@ import (
 	"volcano.sh/volcano/pkg/scheduler/plugins/proportion"
 
 	_ "volcano.sh/volcano/pkg/scheduler/actions"
+	"volcano.sh/volcano/pkg/scheduler/actions/allocate"
 
 	tb "github.com/volcano-paddle/volcano-paddle/internal/testbuilders"
 	"github.com/volcano-paddle/volcano-paddle/pkg/gputopology"
@@ -122,13 +124,17 @@ type cluster struct {
 	// Volcano HyperNodes: tier -> names, name -> member node names.
 	hyperNodesByTier map[int]sets.Set[string]
 	hyperNodes       map[string]sets.Set[string]
+	// queues besides "default".
+	queues []string
 }
 
 // result of one allocate run: pod name -> node, for pods placed this session.
 type result struct {
 	placed map[string]string
-	ssn    *framework.Session
-	jobs   map[api.JobID]*api.JobInfo
+	// evicted: pods the actions evicted (preempt, reclaim), by name.
+	evicted []string
+	ssn     *framework.Session
+	jobs    map[api.JobID]*api.JobInfo
 	// close ends the session (plugins' OnSessionClose run); idempotent.
 	close func()
 }
@@ -137,26 +143,32 @@ type result struct {
 // Volcano's real allocate action and reports where the pending pods went.
 func allocateOnce(t *testing.T, tiers []conf.Tier, cfgs []conf.Configuration, c cluster, p *paddlePlugin) result {
 	t.Helper()
-	return runSession(t, tiers, cfgs, c, p, false)
+	return runSession(t, tiers, cfgs, c, p, allocate.New())
 }
 
 // openSession opens a session and runs no action, to look at orderings as
 // the allocate action would see them.
 func openSession(t *testing.T, tiers []conf.Tier, cfgs []conf.Configuration, c cluster) result {
 	t.Helper()
-	return runSession(t, tiers, cfgs, c, nil, true)
+	return runSession(t, tiers, cfgs, c, nil)
 }
 
-func runSession(t *testing.T, tiers []conf.Tier, cfgs []conf.Configuration, c cluster, p *paddlePlugin, openOnly bool) result {
+// runSession opens a session over the cluster and runs Volcano's real
+// actions on it, in order. Pods an action evicted are Releasing in the
+// session (framework.Statement.Commit); result.evicted lists them.
+func runSession(t *testing.T, tiers []conf.Tier, cfgs []conf.Configuration, c cluster, p *paddlePlugin, actions ...framework.Action) result {
 	t.Helper()
 	s := tb.MakeSession(t.Name()).Nodes(c.nodes...).Pods(c.pods...).PodGroups(c.groups...).
 		HyperNodes(c.hyperNodesByTier, c.hyperNodes)
+	for _, q := range c.queues {
+		s.Queue(q, 1)
+	}
 	for name, b := range plugins(p) {
 		s.Plugin(name, b)
 	}
 	ssn := s.Open(tiers, cfgs)
-	if !openOnly {
-		s.Allocate()
+	if len(actions) > 0 {
+		s.Run(actions...)
 	}
 	r := result{placed: map[string]string{}, ssn: ssn, jobs: map[api.JobID]*api.JobInfo{}}
 	for id, job := range ssn.Jobs {
@@ -165,8 +177,12 @@ func runSession(t *testing.T, tiers []conf.Tier, cfgs []conf.Configuration, c cl
 			if task.NodeName != "" && (task.Status == api.Allocated || task.Status == api.Binding || task.Status == api.Pipelined) {
 				r.placed[task.Name] = task.NodeName
 			}
+			if task.Status == api.Releasing {
+				r.evicted = append(r.evicted, task.Name)
+			}
 		}
 	}
+	sort.Strings(r.evicted)
 	var once sync.Once
 	r.close = func() { once.Do(s.Close) }
 	t.Cleanup(r.close)

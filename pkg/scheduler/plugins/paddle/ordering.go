@@ -71,7 +71,11 @@ func (p *paddlePlugin) estimate(job *api.JobInfo) *gangEstimate {
 	if ok {
 		return f
 	}
-	f = estimateGang(p.ssn, job, p.ssn.NodeList, p.args.TaskNameFallback)
+	var release func() map[string]*api.Resource
+	if p.args.ShrinkElastic {
+		release = func() map[string]*api.Resource { return releasableFor(job, p.elasticDonors()) }
+	}
+	f = estimateGang(job, p.ssn.NodeList, p.args.TaskNameFallback, release)
 	p.state.mu.Lock()
 	p.state.estimates[job.UID] = f
 	p.state.mu.Unlock()
@@ -95,12 +99,15 @@ func (p *paddlePlugin) starvation() starvationPolicy {
 // jobOrderFn runs after Volcano's priority and gang plugins have ordered by
 // priority and readiness. Among the rest:
 //  1. starving gangs first, longest waiting first (aging);
-//  2. then gangs whose missing pods fit on free resources now, so the
+//  2. a gang still waiting before an elastic job that would grow beyond
+//     its minimum (Volcano's gang plugin already orders jobs that are not
+//     ready first; this holds in tiers without it too);
+//  3. then gangs whose missing pods fit on free resources now, so the
 //     allocate action does not spend the session on partial placements of
 //     gangs that are then rolled back;
-//  3. then, between two gangs the starvation guard covers, the one that
+//  4. then, between two gangs the starvation guard covers, the one that
 //     still needs fewer GPUs (SmallGangsFirst);
-//  4. otherwise no opinion (Volcano falls back to creation time).
+//  5. otherwise no opinion (Volcano falls back to creation time).
 func (p *paddlePlugin) jobOrderFn(l, r interface{}) int {
 	lj, rj := l.(*api.JobInfo), r.(*api.JobInfo)
 	ls, rs := p.starving(lj), p.starving(rj)
@@ -118,7 +125,15 @@ func (p *paddlePlugin) jobOrderFn(l, r interface{}) int {
 		}
 		return 0
 	}
-	if !waiting(lj) || !waiting(rj) {
+	// Gangs that have not started go before elastic jobs that would grow
+	// (pods above their minimum take idle GPUs only).
+	lw, rw := waiting(lj), waiting(rj)
+	switch {
+	case lw && !rw && growing(rj):
+		return -1
+	case rw && !lw && growing(lj):
+		return 1
+	case !lw || !rw:
 		return 0
 	}
 	if p.args.GangFitOrder {
@@ -160,6 +175,13 @@ func (p *paddlePlugin) queueBlockers() map[api.QueueID]*api.JobInfo {
 			}
 			if !f.feasible {
 				klog.V(3).InfoS("Starving Paddle gang cannot fit even on an empty cluster; not holding others back", "job", klog.KRef(j.Namespace, j.Name))
+				continue
+			}
+			// Elastic jobs' pods above their minimum are releasable: the
+			// preempt action takes them back for this gang (preemption.go),
+			// so holding idle GPUs for it would only leave them idle.
+			if f.fitsOnRelease {
+				klog.V(4).InfoS("Starving Paddle gang fits once elastic jobs shrink to their minimum; no reservation", "job", klog.KRef(j.Namespace, j.Name))
 				continue
 			}
 			if b, ok := p.blockers[j.Queue]; !ok || j.CreationTimestamp.Before(&b.CreationTimestamp) {

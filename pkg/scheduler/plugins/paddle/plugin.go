@@ -31,6 +31,10 @@ type paddlePlugin struct {
 	blockers     map[api.QueueID]*api.JobInfo
 	reserveOnce  *sync.Once
 	reserved     *sessionReservations
+	donorsOnce   *sync.Once
+	donors       []*api.JobInfo
+	waitersOnce  *sync.Once
+	waiters      map[api.QueueID]*api.JobInfo
 }
 
 // New builds the plugin from its ConfigMap arguments; bad values are logged
@@ -53,13 +57,20 @@ func (p *paddlePlugin) OnSessionOpen(ssn *framework.Session) {
 	p.state = newSessionState(ssn, p.args)
 	p.blockersOnce = &sync.Once{}
 	p.reserveOnce = &sync.Once{}
+	p.donorsOnce = &sync.Once{}
+	p.waitersOnce = &sync.Once{}
 
 	ssn.AddTaskOrderFn(p.Name(), p.taskOrderFn)
 	ssn.AddJobOrderFn(p.Name(), p.jobOrderFn)
 	ssn.AddJobValidFn(p.Name(), p.jobValidFn)
 	ssn.AddBatchNodeOrderFn(p.Name(), p.batchNodeOrderFn)
-	ssn.AddPredicateFn(p.Name(), p.reservationPredicate)
+	ssn.AddPredicateFn(p.Name(), p.predicateFn)
 	ssn.AddEventHandler(p.state.eventHandler())
+	// The levers (preemption.go): which gangs may preempt and what they
+	// may take. They act only where the preempt or reclaim action runs.
+	ssn.AddJobStarvingFns(p.Name(), p.jobStarvingFn)
+	ssn.AddPreemptableFn(p.Name(), p.preemptableFn)
+	ssn.AddReclaimableFn(p.Name(), p.reclaimableFn)
 	// Plan reservations now, not at the first predicate call: in a full
 	// cluster no task passes the allocate action's resource check, so no
 	// predicate runs, and the book must still follow the gangs (re-plan,
@@ -68,5 +79,15 @@ func (p *paddlePlugin) OnSessionOpen(ssn *framework.Session) {
 }
 
 func (p *paddlePlugin) OnSessionClose(ssn *framework.Session) {
-	p.ssn, p.state, p.blockers, p.reserved = nil, nil, nil, nil
+	p.ssn, p.state, p.blockers, p.reserved, p.donors, p.waiters = nil, nil, nil, nil, nil, nil
+}
+
+// predicateFn keeps tasks off what the starvation guard reserved
+// (reservation.go) and elastic growth off GPUs a gang waits for
+// (elastic.go).
+func (p *paddlePlugin) predicateFn(task *api.TaskInfo, node *api.NodeInfo) error {
+	if err := p.reservationPredicate(task, node); err != nil {
+		return err
+	}
+	return p.growthPredicate(task, node)
 }

@@ -83,7 +83,7 @@ func (p *paddlePlugin) reservations() *sessionReservations {
 			// queue over its share, say): dropping it would give its freed
 			// GPUs away and restart its bound.
 			for id := range book.plans {
-				if j, ok := p.ssn.Jobs[id]; ok && !blocking[id] && p.starving(j) && p.estimate(j).feasible {
+				if j, ok := p.ssn.Jobs[id]; ok && !blocking[id] && p.starving(j) && p.estimate(j).feasible && !p.estimate(j).fitsOnRelease {
 					gangs = append(gangs, j)
 				}
 			}
@@ -157,8 +157,12 @@ func (p *paddlePlugin) reservationPredicate(task *api.TaskInfo, node *api.NodeIn
 	job := p.ssn.Jobs[task.Job]
 	keep := api.EmptyResource()
 	var holder *api.JobInfo
+	// A pod that would grow an elastic job beyond its minimum takes idle
+	// GPUs only: every reservation on the node binds it, whatever its
+	// queue or priority.
+	growth := growthTask(job, task)
 	for _, r := range rs {
-		if p.subjectTo(job, r) {
+		if p.subjectTo(job, r) || (growth && job.UID != r.job.UID) {
 			keep.Add(r.need[node.Name])
 			holder = r.job
 		}

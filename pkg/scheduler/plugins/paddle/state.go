@@ -2,6 +2,7 @@ package paddle
 
 import (
 	"sync"
+	"time"
 
 	"volcano.sh/volcano/pkg/scheduler/api"
 	"volcano.sh/volcano/pkg/scheduler/framework"
@@ -22,6 +23,9 @@ type sessionState struct {
 	mu        sync.Mutex
 	jobs      map[api.JobID]*jobState
 	estimates map[api.JobID]*gangEstimate
+	// attained is each job's attained GPU time (victims.go), computed
+	// once per session.
+	attained map[api.JobID]time.Duration
 
 	// gpu is each node's GPUs (gpu.go).
 	gpu *gpuState
@@ -69,7 +73,7 @@ func placedStatus(s api.TaskStatus) bool {
 
 func newSessionState(ssn *framework.Session, a Args) *sessionState {
 	s := &sessionState{args: a, places: buildPlaces(ssn, a), jobs: map[api.JobID]*jobState{}, estimates: map[api.JobID]*gangEstimate{},
-		gpu: newGPUState(a.GPUAssignmentsMaxAge, now())}
+		attained: map[api.JobID]time.Duration{}, gpu: newGPUState(a.GPUAssignmentsMaxAge, now())}
 	for id, job := range ssn.Jobs {
 		mode, ok := jobMode(job, a.TaskNameFallback)
 		if !ok {

@@ -61,6 +61,10 @@ type Args struct {
 	// TaskCompleted policy gets TaskCompleted -> CompleteJob there, so the
 	// pservers stop when training ends (mutate.go).
 	TrainerCompletesJob bool
+	// Checkpointable: the job saves checkpoints and resumes from them, so
+	// the scheduler may stop it whole for a gang that starves
+	// (preemption.go).
+	Checkpointable bool
 	// Elastic: elastic collective jobs (elastic.go).
 	Elastic ElasticArgs
 }
@@ -84,6 +88,7 @@ func newFlagSet(a *Args) *flag.FlagSet {
 	fs.BoolVar(&a.HostNetwork, "host-network", false, "allow tasks with hostNetwork: true")
 	fs.StringVar(&a.HeterDevice, "heter-device", heterDeviceAuto, "HETER_DEVICE_TYPE of heter trainers: auto, cpu, gpu or xpu")
 	fs.BoolVar(&a.TrainerCompletesJob, "trainer-completes-job", true, "at admission, give a PS job's trainer task TaskCompleted -> CompleteJob when it has no TaskCompleted policy")
+	fs.BoolVar(&a.Checkpointable, "checkpointable", false, "the job resumes from its checkpoints: the scheduler may stop it whole (preempt) for a gang that starves")
 	registerElasticFlags(fs, &a.Elastic) // elastic.go
 	refuseRepeatedFlags(fs)              // limits.go
 	return fs

@@ -46,8 +46,9 @@ const (
 )
 
 // ElasticLabel marks the pods of elastic jobs; the paddleelastic
-// controller watches only those.
-const ElasticLabel = "paddle.volcano.sh/elastic"
+// controller watches only those, the scheduler plugin reads it too (its
+// one definition is paddleapi.ElasticLabel).
+const ElasticLabel = paddleapi.ElasticLabel
 
 // Defaults and bounds of the elastic arguments.
 const (

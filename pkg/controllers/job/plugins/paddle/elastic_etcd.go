@@ -38,11 +38,13 @@ import (
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 	"volcano.sh/apis/pkg/apis/helpers"
 	scheduling "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
+
+	"github.com/volcano-paddle/volcano-paddle/pkg/paddleapi"
 )
 
 // ElasticEtcd is the ElasticLabel value of an etcd pod (trainers have
 // "true"): the paddleelastic controller watches both through one selector.
-const ElasticEtcd = "etcd"
+const ElasticEtcd = paddleapi.ElasticEtcd
 
 // EtcdOfLabel names, on an elastic job's etcd pod, Service and
 // NetworkPolicy, the job they serve.
@@ -82,8 +84,11 @@ func EtcdPod(job *batch.Job, l *Layout) *v1.Pod {
 	port := fmt.Sprint(EtcdClientPort)
 	meta := etcdObjectMeta(job, etcdLabels(job))
 	// Volcano's podgroup controller puts a pod without a PodGroup into one
-	// of its own, in this queue.
-	meta.Annotations = map[string]string{scheduling.QueueNameAnnotationKey: job.Spec.Queue}
+	// of its own, in this queue. Volcano takes a pod without
+	// volcano.sh/preemptable as preemptable (api.GetPodPreemptable): the
+	// job's rendezvous must never be a victim of the preempt or reclaim
+	// actions.
+	meta.Annotations = map[string]string{scheduling.QueueNameAnnotationKey: job.Spec.Queue, scheduling.PodPreemptable: "false"}
 	automount := false
 	enableLinks := false
 	return &v1.Pod{

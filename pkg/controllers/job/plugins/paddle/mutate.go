@@ -37,20 +37,36 @@ type Defaulted struct {
 // updatePod), so the pservers are stopped once all trainers are done.
 // --trainer-completes-job=false turns it off. A task with an AnyEvent ("*")
 // policy is left alone: Volcano refuses "*" next to other events.
+//
+// A --checkpointable job without a PodEvicted policy gets PodEvicted ->
+// RestartJob (checkpointRestart, preemption.go).
 func Defaults(job *batch.Job, a *Args, l *Layout) []Defaulted {
+	var out []Defaulted
+	if d, ok := trainerCompletesJob(job, a, l); ok {
+		out = append(out, d)
+	}
+	if d, ok := checkpointRestart(job, a); ok {
+		out = append(out, d)
+	}
+	return out
+}
+
+// trainerCompletesJob is the TaskCompleted -> CompleteJob default of
+// Defaults.
+func trainerCompletesJob(job *batch.Job, a *Args, l *Layout) (Defaulted, bool) {
 	if !a.TrainerCompletesJob || (l.Mode != paddleapi.ModePS && l.Mode != paddleapi.ModeHeterPS) {
-		return nil
+		return Defaulted{}, false
 	}
 	ti := l.Trainer.TaskIndex
 	policies := job.Spec.Tasks[ti].Policies
 	if hasPolicy(policies, bus.TaskCompletedEvent, "") || hasPolicy(policies, bus.AnyEvent, "") {
-		return nil
+		return Defaulted{}, false
 	}
 	p := batch.LifecyclePolicy{Event: bus.TaskCompletedEvent, Action: bus.CompleteJobAction}
 	op := PatchOperation{Op: "add", Path: fmt.Sprintf("/spec/tasks/%d/policies/-", ti), Value: p}
 	if len(policies) == 0 {
 		op = PatchOperation{Op: "add", Path: fmt.Sprintf("/spec/tasks/%d/policies", ti), Value: []batch.LifecyclePolicy{p}}
 	}
-	return []Defaulted{{Patch: op, Warning: fmt.Sprintf("spec.tasks[%d].policies: added TaskCompleted -> CompleteJob on the trainer task %q, so that the parameter servers stop when every trainer has succeeded; give the task a TaskCompleted policy of your own, or pass --trainer-completes-job=false to the plugin, to keep the job running",
-		ti, l.Trainer.TaskName)}}
+	return Defaulted{Patch: op, Warning: fmt.Sprintf("spec.tasks[%d].policies: added TaskCompleted -> CompleteJob on the trainer task %q, so that the parameter servers stop when every trainer has succeeded; give the task a TaskCompleted policy of your own, or pass --trainer-completes-job=false to the plugin, to keep the job running",
+		ti, l.Trainer.TaskName)}, true
 }

@@ -194,6 +194,7 @@ func (p *jobPlugin) OnPodCreate(pod *v1.Pod, job *batch.Job) error {
 
 	task := pod.Annotations[batch.TaskSpecKey]
 	r := l.roleTask(task)
+	l.markPreemption(pod, r) // preemption.go
 	if r == nil {
 		return nil // a helper task: DNS name only
 	}

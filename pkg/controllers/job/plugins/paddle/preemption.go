@@ -1,0 +1,72 @@
+package paddle
+
+import (
+	"fmt"
+	"strconv"
+
+	v1 "k8s.io/api/core/v1"
+	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
+	bus "volcano.sh/apis/pkg/apis/bus/v1alpha1"
+	scheduling "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
+
+	"github.com/volcano-paddle/volcano-paddle/pkg/paddleapi"
+)
+
+// This file is a job's preemption opt-in on its pods: which pods the
+// scheduler may take back, written where both Volcano and paddle's
+// scheduler plugin read it.
+//
+// Volcano's preempt and reclaim actions consider a pod only when it is
+// preemptable (actions/preempt: Execute, actions/reclaim: reclaimForTask,
+// TaskInfo.Preemptable), and Volcano takes a pod without the
+// volcano.sh/preemptable annotation or label as preemptable
+// (api.GetPodPreemptable). So every pod the plugin creates gets the
+// annotation: "true" on the trainers of an elastic job (those above its
+// minimum may be taken back; the scheduler plugin never goes below it) and
+// on every pod of a job with --checkpointable (it is stopped whole and
+// resumes from its checkpoint), "false" on everything else. A job that did
+// not opt in is then out of reach of any plugin's victims, paddle's or
+// Volcano's own.
+
+// markPreemption writes the pod's opt-in: r is its role task, nil for a
+// helper task.
+func (l *Layout) markPreemption(pod *v1.Pod, r *RoleTask) {
+	elasticTrainer := l.Elastic != nil && r != nil && r.Role == paddleapi.RoleTrainer
+	if pod.Annotations == nil {
+		pod.Annotations = map[string]string{}
+	}
+	pod.Annotations[scheduling.PodPreemptable] = strconv.FormatBool(l.Args.Checkpointable || elasticTrainer)
+	if l.Args.Checkpointable {
+		pod.Labels[paddleapi.CheckpointableLabel] = "true"
+	}
+}
+
+// checkpointRestart: a --checkpointable job without a PodEvicted policy
+// (job-level or on a task, or an AnyEvent one) gets PodEvicted ->
+// RestartJob at admission. The scheduler takes such a job's pods on one
+// node at a time (Volcano's preempt and reclaim actions evict per node):
+// without the policy Volcano's job controller only re-creates the evicted
+// pods, and the rest of the world keeps running without them.
+func checkpointRestart(job *batch.Job, a *Args) (Defaulted, bool) {
+	if !a.Checkpointable {
+		return Defaulted{}, false
+	}
+	if hasPolicy(job.Spec.Policies, bus.PodEvictedEvent, "") || hasPolicy(job.Spec.Policies, bus.AnyEvent, "") {
+		return Defaulted{}, false
+	}
+	for _, t := range job.Spec.Tasks {
+		if hasPolicy(t.Policies, bus.PodEvictedEvent, "") || hasPolicy(t.Policies, bus.AnyEvent, "") {
+			return Defaulted{}, false
+		}
+	}
+	p := batch.LifecyclePolicy{Event: bus.PodEvictedEvent, Action: bus.RestartJobAction}
+	op := PatchOperation{Op: "add", Path: "/spec/policies/-", Value: p}
+	if len(job.Spec.Policies) == 0 {
+		op = PatchOperation{Op: "add", Path: "/spec/policies", Value: []batch.LifecyclePolicy{p}}
+	}
+	maxRetry := job.Spec.MaxRetry
+	if maxRetry == 0 {
+		maxRetry = 3 // Volcano's default (its job mutating webhook)
+	}
+	return Defaulted{Patch: op, Warning: fmt.Sprintf("spec.policies: added PodEvicted -> RestartJob, so that the --checkpointable job restarts whole from its checkpoint when the scheduler preempts it; every preemption counts as one of its spec.maxRetry (%d) restarts, raise it if the job may be preempted more often", maxRetry)}, true
+}

@@ -1,0 +1,175 @@
+package paddle
+
+import (
+	"sort"
+
+	"volcano.sh/volcano/pkg/scheduler/api"
+
+	"github.com/volcano-paddle/volcano-paddle/pkg/paddleapi"
+)
+
+// This file is elastic collective jobs as the scheduler sees them. An
+// elastic job's minimum (MIN of Paddle's PADDLE_NNODES=MIN:MAX) is its
+// trainer task's minAvailable, which is its PodGroup's minMember
+// (JobInfo.MinAvailable); its pods above that minimum are pending until
+// GPUs are free, and once running they are what a waiting gang may take
+// back (ShrinkElastic): Paddle's elastic launcher re-forms the world
+// without them (launch/controllers/collective.py:
+// CollectiveElasticController), the job plugin re-creates them and they
+// wait again.
+
+// elasticJob: the job's trainers carry the elastic label the job plugin
+// sets (paddleapi.ElasticLabel "true"; the job's etcd pod has another
+// value and is never counted).
+func elasticJob(job *api.JobInfo) bool {
+	for _, t := range job.Tasks {
+		if elasticTrainer(t) {
+			return true
+		}
+	}
+	return false
+}
+
+func elasticTrainer(t *api.TaskInfo) bool {
+	return t.Pod != nil && t.Pod.Labels[paddleapi.ElasticLabel] == "true"
+}
+
+// surplus is how many of an elastic job's pods run above its minimum.
+// Only pods that hold their node count (bound or running, the statuses
+// Volcano's actions may evict: api.PreemptableStatus), not pods placed in
+// this session: taking a running pod back because one just placed would
+// replace it could leave the job below its minimum until that one starts.
+// An eviction in this session (Releasing) lowers it at once.
+func surplus(job *api.JobInfo) int {
+	held := len(job.TaskStatusIndex[api.Bound]) + len(job.TaskStatusIndex[api.Running])
+	return max(0, held-int(job.MinAvailable))
+}
+
+// growthTask: placing the pending task grows an elastic job that already
+// has its minimum. Such a pod is opportunistic: it takes idle GPUs, never
+// GPUs the starvation guard keeps for a gang (reservationPredicate), and
+// a waiting gang goes before it (jobOrderFn).
+func growthTask(job *api.JobInfo, t *api.TaskInfo) bool {
+	return job != nil && elasticTrainer(t) && job.ReadyTaskNum() >= job.MinAvailable
+}
+
+// growing: the job is an elastic job at or above its minimum with pods
+// still pending (it would grow).
+func growing(job *api.JobInfo) bool {
+	return job.IsReady() && len(job.TaskStatusIndex[api.Pending]) > 0 && elasticJob(job)
+}
+
+// releasable are, per elastic job, the running pods above its minimum that
+// a waiting gang could take back: marked preemptable for Volcano
+// (TaskInfo.Preemptable, from the volcano.sh/preemptable annotation), in
+// the order they go (highest index first), at most surplus of them.
+func releasable(job *api.JobInfo) []*api.TaskInfo {
+	n := surplus(job)
+	if n == 0 {
+		return nil
+	}
+	var out []*api.TaskInfo
+	for _, t := range job.Tasks {
+		if elasticTrainer(t) && t.Preemptable && api.PreemptableStatus(t.Status) && t.NodeName != "" {
+			out = append(out, t)
+		}
+	}
+	sort.Slice(out, func(a, b int) bool {
+		ia, ib := volcanoIndex(out[a]), volcanoIndex(out[b])
+		if ia != ib {
+			return ia > ib
+		}
+		return out[a].Name > out[b].Name
+	})
+	if len(out) > n {
+		out = out[:n]
+	}
+	return out
+}
+
+// releasableFor is what each node would have free for gang if the
+// elastic jobs it may shrink (shrinkable, among donors) gave back their
+// pods above minimum: the resources of those pods, per node.
+func releasableFor(gang *api.JobInfo, donors []*api.JobInfo) map[string]*api.Resource {
+	out := map[string]*api.Resource{}
+	for _, j := range donors {
+		if !shrinkable(gang, j) {
+			continue
+		}
+		for _, t := range releasable(j) {
+			if out[t.NodeName] == nil {
+				out[t.NodeName] = api.EmptyResource()
+			}
+			out[t.NodeName].Add(t.Resreq)
+		}
+	}
+	return out
+}
+
+// shrinkable: gang may take back job's pods above minimum through
+// Volcano's preempt action, which takes victims of the preemptor's own
+// queue only (actions/preempt: Execute's filter). Never a job of higher
+// priority, never the gang itself.
+func shrinkable(gang, job *api.JobInfo) bool {
+	return job.UID != gang.UID && job.Queue == gang.Queue && job.Priority <= gang.Priority && elasticJob(job)
+}
+
+// elasticDonors are the session's elastic jobs with pods above their
+// minimum, computed once per session (the guard's estimates read them for
+// every waiting gang).
+func (p *paddlePlugin) elasticDonors() []*api.JobInfo {
+	p.donorsOnce.Do(func() {
+		for _, j := range p.ssn.Jobs {
+			if surplus(j) > 0 && elasticJob(j) {
+				p.donors = append(p.donors, j)
+			}
+		}
+		sort.Slice(p.donors, func(a, b int) bool { return p.donors[a].UID < p.donors[b].UID })
+	})
+	return p.donors
+}
+
+// ReasonGrowthYields: the pod would grow an elastic job while a gang of
+// its queue waits for the GPUs that shrinking elastic jobs would free.
+const ReasonGrowthYields = "PaddleElasticGrowthYields"
+
+// growthPredicate keeps a pod that would grow an elastic job off every
+// node while a gang of its queue waits that fits once elastic jobs shrink
+// (gangEstimate.fitsOnRelease), or, with GuardHoldBack, while its queue
+// holds back for a starving gang: otherwise the allocate action, which
+// runs before preempt, would hand the idle GPUs the gang needs to the job
+// the gang is about to shrink.
+func (p *paddlePlugin) growthPredicate(task *api.TaskInfo, node *api.NodeInfo) error {
+	job := p.ssn.Jobs[task.Job]
+	if !growthTask(job, task) {
+		return nil
+	}
+	g := p.shrinkWaiters()[job.Queue]
+	if g == nil && p.args.StarvationGuard == GuardHoldBack {
+		g = p.blocker(job.Queue)
+	}
+	if g == nil || g.UID == job.UID {
+		return nil
+	}
+	return api.NewFitError(task, node, ReasonGrowthYields+": gang "+gangName(g)+" waits for these GPUs; elastic jobs grow only into GPUs no gang waits for")
+}
+
+// shrinkWaiters is, per queue, its oldest waiting guarded gang that fits
+// once elastic jobs shrink to their minimum; computed once per session.
+func (p *paddlePlugin) shrinkWaiters() map[api.QueueID]*api.JobInfo {
+	p.waitersOnce.Do(func() {
+		p.waiters = map[api.QueueID]*api.JobInfo{}
+		if !p.args.ShrinkElastic {
+			return
+		}
+		for _, j := range p.ssn.Jobs {
+			if !waiting(j) || !p.guarded(j) || !p.estimate(j).fitsOnRelease {
+				continue
+			}
+			if w, ok := p.waiters[j.Queue]; !ok || olderJob(j, w) {
+				p.waiters[j.Queue] = j
+			}
+		}
+	})
+	return p.waiters
+}

@@ -1,0 +1,98 @@
+package paddle
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	schedulingv1 "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
+	"volcano.sh/volcano/pkg/scheduler/actions/allocate"
+	"volcano.sh/volcano/pkg/scheduler/actions/preempt"
+	"volcano.sh/volcano/pkg/scheduler/actions/reclaim"
+
+	tb "github.com/volcano-paddle/volcano-paddle/internal/testbuilders"
+	"github.com/volcano-paddle/volcano-paddle/pkg/paddleapi"
+)
+
+// leverPods are a collective job's trainers: the first running ones on
+// node (started ran ago), the rest pending; opt marks each pod (Elastic,
+// Checkpointable) or is nil for a job that opted in to neither.
+func leverPods(job string, gpus []int, running int, node string, ran time.Duration, opt func(*tb.PodWrapper) *tb.PodWrapper) []*v1.Pod {
+	var out []*v1.Pod
+	for i, g := range gpus {
+		p := tb.MakePod().Namespace("ns").Name(fmt.Sprintf("%s-trainer-%d", job, i)).PodGroup(job).
+			Task("trainer", i).Paddle(paddleapi.RoleTrainer, i, paddleapi.ModeCollective).CPU("1").Memory("1Gi").GPUs(g)
+		if i < running {
+			p.Node(node).Started(time.Now().Add(-ran))
+		}
+		if opt != nil {
+			opt(p)
+		}
+		out = append(out, p.Obj())
+	}
+	return out
+}
+
+func elasticPod(p *tb.PodWrapper) *tb.PodWrapper        { return p.Elastic() }
+func checkpointablePod(p *tb.PodWrapper) *tb.PodWrapper { return p.Checkpointable() }
+
+// Volcano's real allocate, preempt and reclaim actions with deploy/paddle's
+// tiers on one full 8-GPU node: what a gang of one 4-GPU (or 8-GPU) pod
+// takes, and what it never takes.
+func TestLeversWithVolcanoActions(t *testing.T) {
+	cases := []struct {
+		name      string
+		args      map[string]interface{}
+		running   []*v1.Pod
+		gangGPUs  int
+		gangAge   time.Duration
+		victimPG  []*schedulingv1.PodGroup
+		queues    []string
+		want      []string // evicted
+		gangPlace bool
+	}{
+		{name: "a waiting gang shrinks an elastic job towards its minimum", gangGPUs: 4,
+			running:  leverPods("el", []int{2, 2, 2, 2}, 4, "n0", time.Hour, elasticPod),
+			victimPG: []*schedulingv1.PodGroup{group("el", 1, time.Now().Add(-time.Hour))},
+			want:     []string{"el-trainer-2", "el-trainer-3"}, gangPlace: true},
+		{name: "never below the elastic job's minimum", gangGPUs: 4,
+			running:  leverPods("el", []int{2, 2, 2, 2}, 4, "n0", time.Hour, elasticPod),
+			victimPG: []*schedulingv1.PodGroup{group("el", 3, time.Now().Add(-time.Hour))}},
+		{name: "shrinking is off unless configured", gangGPUs: 4, args: map[string]interface{}{ArgShrinkElastic: false},
+			running:  leverPods("el", []int{2, 2, 2, 2}, 4, "n0", time.Hour, elasticPod),
+			victimPG: []*schedulingv1.PodGroup{group("el", 1, time.Now().Add(-time.Hour))}},
+		{name: "a starving gang stops a checkpointable job", gangGPUs: 8, gangAge: starvingAge,
+			running:  leverPods("ck", []int{4, 4}, 2, "n0", 10*time.Hour, checkpointablePod),
+			victimPG: []*schedulingv1.PodGroup{group("ck", 2, time.Now().Add(-10*time.Hour))},
+			want:     []string{"ck-trainer-0", "ck-trainer-1"}, gangPlace: true},
+		{name: "a gang that is not starving leaves checkpointable jobs alone", gangGPUs: 8,
+			running:  leverPods("ck", []int{4, 4}, 2, "n0", 10*time.Hour, checkpointablePod),
+			victimPG: []*schedulingv1.PodGroup{group("ck", 2, time.Now().Add(-10*time.Hour))}},
+		{name: "a job that opted in to nothing is never preempted", gangGPUs: 8, gangAge: starvingAge,
+			running:  leverPods("plain", []int{4, 4}, 2, "n0", 10*time.Hour, nil),
+			victimPG: []*schedulingv1.PodGroup{group("plain", 1, time.Now().Add(-10*time.Hour))}},
+		{name: "reclaim shrinks an elastic job of a queue over its share", gangGPUs: 4, queues: []string{"q2"},
+			running:  leverPods("el", []int{2, 2, 2, 2}, 4, "n0", time.Hour, elasticPod),
+			victimPG: []*schedulingv1.PodGroup{tb.MakePodGroup().Name("el").Namespace("ns").Queue("q2").MinMember(1).Created(time.Now().Add(-time.Hour)).Obj()},
+			want:     []string{"el-trainer-2", "el-trainer-3"}, gangPlace: true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			resetBook(t)
+			c := cluster{nodes: []*v1.Node{gpuNode("n0", "rack0")}, queues: tc.queues}
+			c.pods = append(c.pods, tc.running...)
+			c.pods = append(c.pods, paddlePod("gang", "trainer", 0, paddleapi.RoleTrainer, paddleapi.ModeCollective, "", "1", tc.gangGPUs))
+			c.groups = append([]*schedulingv1.PodGroup{group("gang", 1, time.Now().Add(-tc.gangAge))}, tc.victimPG...)
+			tiers, cfgs := paddleTiers(t)
+			r := runSession(t, WithArgs(tiers, tc.args), cfgs, c, nil, allocate.New(), preempt.New(), reclaim.New())
+			if !slices.Equal(r.evicted, tc.want) {
+				t.Errorf("evicted %v, want %v", r.evicted, tc.want)
+			}
+			if got := r.placed["gang-trainer-0"] != ""; got != tc.gangPlace {
+				t.Errorf("gang placed: %t, want %t (placed %v)", got, tc.gangPlace, r.placed)
+			}
+		})
+	}
+}

@@ -1,0 +1,170 @@
+package paddle
+
+import (
+	"sort"
+	"time"
+
+	"volcano.sh/volcano/pkg/scheduler/api"
+
+	"github.com/volcano-paddle/volcano-paddle/pkg/paddleapi"
+)
+
+// This file is which running pods paddle offers a waiting gang on one
+// node (victimPolicy.choose): first the pods of elastic jobs above their
+// minimum, then whole jobs that opted in as checkpointable, the one with
+// the most attained GPU time first; never a pod of a job that opted in to
+// neither. Volcano's preempt and reclaim actions ask every plugin of a
+// tier for victims among a node's pods and take the intersection
+// (framework/session_plugins.go: Preemptable, Reclaimable); they then
+// evict from it until the preemptor fits (actions/preempt: normalPreempt,
+// actions/reclaim: reclaimForTask). Offering only as much as the
+// preemptor needs, in this order, is what makes the order hold.
+
+// victimPolicy is what a gang may take: the levers that apply to it and
+// the session's jobs, as values (it never holds the plugin).
+type victimPolicy struct {
+	// shrink: pods of elastic jobs above their minimum (ShrinkElastic).
+	shrink bool
+	// checkpoint: jobs that opted in as checkpointable
+	// (PreemptCheckpointable, gang starving).
+	checkpoint bool
+	jobs       map[api.JobID]*api.JobInfo
+	// attained is a job's attained GPU time (attainedGPUTime).
+	attained func(*api.JobInfo) time.Duration
+	// victimQueue says whether pods of a queue other than the gang's may
+	// be taken (reclaim: only from queues at or over their deserved
+	// share); nil for preempt, which never looks at other queues.
+	victimQueue func(api.QueueID) bool
+}
+
+// checkpointable: the job's pods carry the opt-in the job plugin sets for
+// --checkpointable.
+func checkpointable(job *api.JobInfo) bool {
+	for _, t := range job.Tasks {
+		if t.Pod != nil && t.Pod.Labels[paddleapi.CheckpointableLabel] == "true" {
+			return true
+		}
+	}
+	return false
+}
+
+// attainedGPUTime is the GPU time a job's running pods have had: per pod
+// its GPUs times how long it has run (Tiresias' attained service, NSDI'19).
+func attainedGPUTime(job *api.JobInfo, at time.Time) time.Duration {
+	var sum time.Duration
+	for _, t := range job.Tasks {
+		if !api.PreemptableStatus(t.Status) {
+			continue
+		}
+		if g := gpusOf(t.Resreq); g > 0 {
+			sum += time.Duration(g) * at.Sub(taskStart(t, at))
+		}
+	}
+	return sum
+}
+
+// candidate: t may be offered at all. Volcano's own filters come first
+// (the pod is marked preemptable and running: api.PreemptableStatus);
+// never a pod of the gang itself or of a job of higher priority.
+func (vp victimPolicy) candidate(gang *api.JobInfo, t *api.TaskInfo) (*api.JobInfo, bool) {
+	job := vp.jobs[t.Job]
+	if job == nil || job.UID == gang.UID || job.Priority > gang.Priority || !t.Preemptable || !api.PreemptableStatus(t.Status) {
+		return nil, false
+	}
+	if job.Queue != gang.Queue && (vp.victimQueue == nil || !vp.victimQueue(job.Queue)) {
+		return nil, false
+	}
+	return job, true
+}
+
+// choose returns the victims on one node for the preemptor, a pod of
+// gang, given what the node has free once its leaving pods are gone and
+// before the pods placed this session arrive (NodeInfo.FutureIdle, what
+// the actions compare with). It offers nothing when even every offered
+// pod would not make room.
+func (vp victimPolicy) choose(preemptor *api.TaskInfo, gang *api.JobInfo, free *api.Resource, preemptees []*api.TaskInfo) []*api.TaskInfo {
+	if !vp.shrink && !vp.checkpoint {
+		return nil
+	}
+	// Candidates by job: elastic pods above minimum, checkpointable jobs.
+	elastic := map[api.JobID][]*api.TaskInfo{}
+	whole := map[api.JobID][]*api.TaskInfo{}
+	var elasticJobs, wholeJobs []*api.JobInfo
+	for _, t := range preemptees {
+		job, ok := vp.candidate(gang, t)
+		if !ok {
+			continue
+		}
+		if vp.shrink && elasticTrainer(t) && surplus(job) > 0 {
+			if len(elastic[job.UID]) == 0 {
+				elasticJobs = append(elasticJobs, job)
+			}
+			elastic[job.UID] = append(elastic[job.UID], t)
+		}
+		if vp.checkpoint && checkpointable(job) {
+			if len(whole[job.UID]) == 0 {
+				wholeJobs = append(wholeJobs, job)
+			}
+			whole[job.UID] = append(whole[job.UID], t)
+		}
+	}
+	// An elastic job gives at most its pods above minimum (surplus counts
+	// the job's pods on every node, and goes down as the actions evict),
+	// highest index first.
+	for _, j := range elasticJobs {
+		ts := elastic[j.UID]
+		sort.Slice(ts, func(a, b int) bool { return volcanoIndex(ts[a]) > volcanoIndex(ts[b]) })
+		elastic[j.UID] = ts[:min(len(ts), surplus(j))]
+	}
+	vp.byAttained(elasticJobs)
+	vp.byAttained(wholeJobs)
+
+	room := free.Clone()
+	fits := func() bool { return preemptor.InitResreq.LessEqual(room, api.Zero) }
+	var out []*api.TaskInfo
+	// Elastic pods one at a time: a job shrinks only as far as needed.
+	for _, j := range elasticJobs {
+		for _, t := range elastic[j.UID] {
+			if fits() {
+				return out
+			}
+			out = append(out, t)
+			room.Add(t.Resreq)
+		}
+	}
+	// Checkpointable jobs whole: once one of its pods goes the job
+	// restarts from its checkpoint anyway (PodEvicted -> RestartJob). An
+	// elastic job that is checkpointable too comes here with all its pods
+	// on the node, those above minimum already taken.
+	taken := map[api.TaskID]bool{}
+	for _, t := range out {
+		taken[t.UID] = true
+	}
+	for _, j := range wholeJobs {
+		if fits() {
+			return out
+		}
+		for _, t := range whole[j.UID] {
+			if !taken[t.UID] {
+				out = append(out, t)
+				room.Add(t.Resreq)
+			}
+		}
+	}
+	if !fits() {
+		return nil
+	}
+	return out
+}
+
+// byAttained sorts jobs by attained GPU time, most first: the job that has
+// had the most GPU time gives way first (ties: older UID order).
+func (vp victimPolicy) byAttained(jobs []*api.JobInfo) {
+	sort.SliceStable(jobs, func(a, b int) bool {
+		ga, gb := vp.attained(jobs[a]), vp.attained(jobs[b])
+		if ga != gb {
+			return ga > gb
+		}
+		return jobs[a].UID < jobs[b].UID
+	})
+}
