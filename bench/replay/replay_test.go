@@ -356,6 +356,24 @@ func TestFlexElasticGrowShrink(t *testing.T) {
 	if e.Resizes < 2 || e.Restarts != 0 || e.End <= 1000/ratio {
 		t.Errorf("stock-priority: elastic %+v, want shrunk and grown back (2+ resizes), no restart, later than %g", e, 1000/ratio)
 	}
+	// Paddle's levers (deploy/paddle's preempt and reclaim, paddle alone
+	// choosing victims) shrink the elastic job for the waiting gang too.
+	paddlePath, err := localcluster.DeploySchedulerConf()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ours, err := PaddleConfig(paddlePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err = Simulate(context.Background(), w, models, best, ForFlex(ours))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, small = r.Jobs[0], r.Jobs[1]
+	if small.Start != 100 || e.Resizes < 2 || e.Restarts != 0 {
+		t.Errorf("paddle: 1-GPU job starts at %g, elastic %+v; want 100, shrunk and grown back, no restart", small.Start, e)
+	}
 	if lb := LowerBoundMetrics(w); math.Abs(lb.JCTQuantiles[0]-50) > 1e-9 || math.Abs(lb.Makespan-1000/ratio) > 1e-6 {
 		t.Errorf("lower bound %+v: want the elastic job at 8 trainers", lb)
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strconv"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/volcano-paddle/volcano-paddle/bench/quality"
 	"github.com/volcano-paddle/volcano-paddle/bench/simsched"
+	"github.com/volcano-paddle/volcano-paddle/pkg/paddleapi"
 	"github.com/volcano-paddle/volcano-paddle/pkg/scheduler/plugins/paddle"
 )
 
@@ -373,19 +375,10 @@ func (s *sim) arrive(i int) {
 	j := s.w.Jobs[i]
 	pods, pg := quality.GangOf(s.ns, withTrainers(j, j.MaxPods), time.Now())
 	if j.Elastic() {
-		// minAvailable is the fewest trainers (and every pserver); the
-		// trainers above it are preemptable (Volcano's
-		// volcano.sh/preemptable pod annotation, api.GetPodPreemptable).
+		// minAvailable is the fewest trainers (and every pserver).
 		pg.Spec.MinMember = int32(j.PServers + j.MinPods)
-		for k := j.PServers + j.MinPods; k < len(pods); k++ {
-			pods[k].Annotations[schedulingv1.PodPreemptable] = "true"
-		}
 	}
-	if j.Checkpointable {
-		for _, p := range pods {
-			p.Annotations[schedulingv1.PodPreemptable] = "true"
-		}
-	}
+	markPreemption(j, pods)
 	s.on[i] = make([]bool, len(pods))
 	if s.cfg.Annotate != nil {
 		s.cfg.Annotate(s.w.Jobs[i].Job, pg)
@@ -406,6 +399,29 @@ func (s *sim) arrive(i int) {
 	}
 	s.pods[i], s.groups[i] = pods, pg
 	s.pending = append(s.pending, i)
+}
+
+// markPreemption writes a job's preemption opt-in on its pods as our job
+// plugin does (pkg/controllers/job/plugins/paddle: markPreemption,
+// labelElasticPod), for every configuration alike: volcano.sh/preemptable
+// "true" on an elastic job's trainers and on every pod of a checkpointable
+// job, "false" elsewhere (Volcano takes a pod without it as preemptable,
+// api.GetPodPreemptable); paddleapi.ElasticLabel on elastic trainers and
+// paddleapi.CheckpointableLabel on checkpointable pods, which paddle's
+// levers read. Stock's gang plugin takes no pod below minAvailable
+// whatever the annotation says.
+func markPreemption(j Job, pods []*v1.Pod) {
+	for k, p := range pods {
+		trainer := k >= j.PServers
+		elastic := j.Elastic() && trainer
+		p.Annotations[schedulingv1.PodPreemptable] = strconv.FormatBool(elastic || j.Checkpointable)
+		if elastic {
+			p.Labels[paddleapi.ElasticLabel] = "true"
+		}
+		if j.Checkpointable {
+			p.Labels[paddleapi.CheckpointableLabel] = "true"
+		}
+	}
 }
 
 // cycle runs one allocate cycle at simulated time t and starts the gangs

@@ -25,8 +25,10 @@ const paddleFIFO = "paddle-fifo"
 
 // paddleAfter30m is paddle with the starvation threshold it had before the
 // replay chose 4h; paddleNoGuard is paddle without aging or guard. They
-// show what the threshold and the guard buy and cost.
+// show what the threshold and the guard buy and cost. paddleNoLevers is
+// paddle without its elastic and checkpoint levers (flex workloads).
 const (
+	paddleNoLevers = "paddle-nolevers"
 	paddleAfter30m = "paddle-after30m"
 	paddleNoGuard  = "paddle-noguard"
 )
@@ -120,6 +122,13 @@ func replayConfigs(variants, flex bool) ([]replay.Config, error) {
 		return nil, err
 	}
 	cs = append(cs, ours)
+	if flex {
+		// What paddle's levers buy: the same configuration with them off
+		// (deploy/paddle leaves the choice of victims to paddle alone, so
+		// then nothing is preempted).
+		cs = append(cs, replay.WithPaddleArgs(ours, paddleNoLevers, "paddle with paddle.elastic.shrink and paddle.checkpointable.preempt false (no victims)",
+			map[string]interface{}{paddle.ArgShrinkElastic: false, paddle.ArgPreemptCheckpointable: false}))
+	}
 	if !variants {
 		return cs, nil
 	}
