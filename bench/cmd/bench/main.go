@@ -135,7 +135,7 @@ func parseFlags() flags {
 	flag.Float64Var(&f.elastic, "elastic-share", 0, "share of collective jobs that are elastic (0.5x to 2x their recorded trainers, speed-up from the Pollux step times); 0: the trace as it is")
 	flag.Float64Var(&f.checkpoint, "checkpoint-share", 0, "share of jobs that can be checkpointed (preemptable, restart from the checkpoint); 0: none")
 	flag.DurationVar(&f.restart, "restart-cost", 5*time.Minute, "work a checkpointed job loses when it is preempted and restarts")
-	flag.StringVar(&f.render, "render", "", "render the report again from the figures a run saved (docs/bench-results.json), without measuring")
+	flag.StringVar(&f.render, "render", "", "render the report again from the figures a run saved (docs/bench-results.json), without measuring; several files, comma-separated, are merged (the windows of each, the other parts from the first that has them)")
 	flag.StringVar(&f.memProfile, "memprofile", "", "write a heap profile here when the measuring is done (go tool pprof)")
 	flag.Parse()
 	return f
@@ -263,14 +263,15 @@ func main() {
 	}
 }
 
-// render writes the report of a saved run again (-render).
+// render writes the report of saved runs again (-render; several,
+// comma-separated, are merged: loadReports).
 func render(results, out string) {
-	r, err := loadReport(results)
+	r, err := loadReports(results)
 	if err != nil {
 		fail(err)
 	}
 	if out == "" {
-		out = filepath.Join(filepath.Dir(results), "benchmarks.md")
+		out = filepath.Join(filepath.Dir(strings.Split(results, ",")[0]), "benchmarks.md")
 	}
 	if err := r.write(out); err != nil {
 		fail(err)

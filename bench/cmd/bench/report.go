@@ -28,6 +28,9 @@ type report struct {
 	// scheduler code, the local cluster its binaries.
 	Volcano string `json:",omitempty"`
 	Started time.Time
+	// Merged: how many more runs' figures -render merged into this
+	// report's (loadReports).
+	Merged int `json:",omitempty"`
 	// Interrupted says why the run stopped early (SIGINT or SIGTERM): its
 	// figures are the parts and windows finished before.
 	Interrupted string `json:",omitempty"`
@@ -70,6 +73,9 @@ func (r *report) write(path string) error {
 	w("Reproduce: `make bench` (quick, under 15 minutes on 2 cores) or `make bench-full` (prints its\n")
 	w("expected duration first). Last run: %s mode, Volcano %s, %s, took %s, on %s.\n\n",
 		r.Mode, r.volcano(), r.Started.UTC().Format("2006-01-02 15:04 UTC"), r.Took.Round(time.Second), r.Machine)
+	if r.Merged > 0 {
+		w("These figures merge %d runs of the bench (`-render` of their saved figures; took: their times added up).\n\n", r.Merged+1)
+	}
 	if r.Interrupted != "" {
 		w("**This run was %s: the figures below are the parts and windows it finished.**\n\n", r.Interrupted)
 	}
@@ -170,6 +176,40 @@ func (r *report) saveJobs(path string) error {
 }
 
 // loadReport reads the figures a run saved, to render its report again.
+// loadReports reads the figures of one or more runs (-render a,b) and
+// merges them: the windows of every run in order, the other parts from
+// the first run that has them, the times added up. Runs of different
+// Volcano releases are not merged.
+func loadReports(paths string) (*report, error) {
+	var out *report
+	for _, path := range strings.Split(paths, ",") {
+		r, err := loadReport(strings.TrimSpace(path))
+		if err != nil {
+			return nil, err
+		}
+		if out == nil {
+			out = r
+			continue
+		}
+		if r.volcano() != out.volcano() {
+			return nil, fmt.Errorf("%s: Volcano %s, the runs before it %s: not merged", path, r.volcano(), out.volcano())
+		}
+		out.Merged++
+		out.Took += r.Took
+		out.Replay = append(out.Replay, r.Replay...)
+		if len(out.Alloc) == 0 {
+			out.Alloc, out.AllocCmd = r.Alloc, r.AllocCmd
+		}
+		if len(out.Quality) == 0 {
+			out.Quality = r.Quality
+		}
+		if len(out.Cluster) == 0 && len(out.ClusterFailures) == 0 {
+			out.Cluster, out.ClusterFailures = r.Cluster, r.ClusterFailures
+		}
+	}
+	return out, nil
+}
+
 func loadReport(path string) (*report, error) {
 	raw, err := os.ReadFile(path)
 	if err != nil {
