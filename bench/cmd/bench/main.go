@@ -100,7 +100,7 @@ func plans(mode string) (*plan, error) {
 			presets:      []quality.Preset{quality.A100SXM, quality.PCIeNVLinkPairs}, racks: 4, nodes: 16, seeds: 3,
 			tuning: true, rule2: true, replayRuns: fullReplayRuns, paddleVariants: true,
 			jobSizes: []int{100, 2000},
-			estimate: 75 * time.Minute}, nil
+			estimate: 60 * time.Minute}, nil
 	case "scale":
 		// Allocate speed, placement quality, the local cluster and job
 		// size at large sizes; no replay.

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/volcano-paddle/volcano-paddle/bench/quality"
 	"github.com/volcano-paddle/volcano-paddle/bench/replay"
@@ -483,10 +484,15 @@ func (r *report) writeReplay(b *strings.Builder, dir string) {
 		w("and runs at the throughput the Pollux step times give for its trainers packed\n")
 		w("(`../shared/data/pollux/<model>/placements.csv`, 4-GPU T4 nodes; samples per second only, so an upper\n")
 		w("bound on what more trainers buy); a checkpointable job's pods are all preemptable, and a job\n")
-		w("preempted below its minimum waits again and restarts with the restart cost added. Every\n")
-		w("configuration, stock and paddle alike, runs the `allocate, preempt, reclaim` actions with gang's\n")
+		w("preempted below its minimum waits again and restarts with the restart cost added. Pods carry the\n")
+		w("opt-in our job plugin writes, for every configuration: `volcano.sh/preemptable` true on elastic\n")
+		w("trainers and checkpointable jobs, false elsewhere. Every configuration, stock and paddle alike,\n")
+		w("runs the `allocate, preempt, reclaim` actions. Stock configurations get gang's\n")
 		w("`enablePreemptable: true` (gang then offers only pods above a job's minAvailable as victims, so stock\n")
-		w("never preempts a whole gang; the priority plugin lets only a job of higher priority preempt).\n\n")
+		w("never preempts a whole gang; the priority plugin lets only a job of higher priority preempt).\n")
+		w("**paddle** keeps deploy/paddle's tiers, where paddle alone chooses victims (its levers: elastic jobs\n")
+		w("shrink towards their minimum for a waiting gang; a starving gang may stop checkpointable jobs, most\n")
+		w("attained GPU time first); **paddle-nolevers** is the same with both levers off.\n\n")
 	} else {
 		w("**Workload: the trace as it is**: no job is elastic or checkpointed.\n\n")
 	}
@@ -519,22 +525,27 @@ func (r *report) writeReplay(b *strings.Builder, dir string) {
 	w("**lower-bound**: every job alone at its best placement from its arrival, no waiting.\n\n")
 	w("Volcano breaks ties between equally scored nodes at random and its sessions walk Go maps, so runs of\n")
 	w("the same window differ; every figure is the mean of the window's runs, and each window lists the\n")
-	w("range. The quick mode (`make bench`) replays each held-out window once, a smaller check; the full mode\n")
-	w("(`make bench-full`) replays the tuning and held-out windows %d times each with paddle's variants\n", fullReplayRuns)
-	w("(the held-out windows' %d-run figures: [bench-full.md](bench-full.md); the elastic and checkpoint\n", fullReplayRuns)
-	w("workload: [bench-flex.md](bench-flex.md); the sla sweep: [bench-sla-sweep.md](bench-sla-sweep.md);\n")
-	w("paddle's levers on the tuning windows: [bench-paddle-sweep.md](bench-paddle-sweep.md)). Every\n")
+	w("range. The quick mode (`make bench`) replays each rule-2 window once, a smaller check; the full mode\n")
+	w("(`make bench-full`) replays the tuning and rule-2 windows %d times each with paddle's variants\n", fullReplayRuns)
+	w("(the elastic and checkpoint workload: [bench-flex.md](bench-flex.md); the first rule's windows on\n")
+	w("Volcano v1.14.1, 5 runs: [bench-full.md](bench-full.md); the sla sweep:\n")
+	w("[bench-sla-sweep.md](bench-sla-sweep.md); paddle's levers on the tuning windows:\n")
+	w("[bench-paddle-sweep.md](bench-paddle-sweep.md); the sweeps and the tuning windows were measured on\n")
+	w("Volcano v1.14.1 and not again). Every\n")
 	w("job of every configuration and run is in `bench-jobs.csv.gz` (job, GPUs, PS or collective, arrival,\n")
 	w("start, end, slowdown, nodes, racks and rank crossings), so any figure here can be recomputed.\n")
-	w("**Time on 2 cores** (a machine shared with other work, load 6 to 14): the quick mode's benchmarks\n")
-	w("took 11m26s (17m10s with the first build of the binaries `make bench` does); the full mode's\n")
-	w("held-out part (6 windows x 5 runs x 10 configurations) took 54m53s. The whole full mode (9 windows x\n")
-	w("5 runs x 14 configurations, about 630 replays, plus the other parts at quick sizes) has not been run\n")
-	w("in one piece: at that pace it would take about 2 h, over the 90-minute budget; replays ran at about\n")
-	w("5 s each when the machine was less loaded, which would make it about 60 minutes. Use\n")
-	w("`-window-set held-out` or `-paddle-variants false` to shorten it.\n\n")
-	w("task-topology together with hard network topology panics in Volcano v1.14.1 (see\n")
-	w("`bench/replay/configs.go`), so that combination is not replayed. This run: %s mode.\n\n", r.Mode)
+	w("**Time on 2 cores.** This run replayed %d windows in %s. On the 2-core machine these figures come\n", len(r.Replay), r.replayTime().Round(time.Second))
+	w("from, shared with other builds (load about 25), one replay of the six rule-2 windows under the 10\n")
+	w("configurations (the replay part of `make bench`) took 14 min wall and 4.3 CPU-minutes: on a\n")
+	w("2-core machine of its own the quick mode fits its 15 minutes; on one loaded like that one it does\n")
+	w("not. The full mode (the tuning and rule-2 windows, 5 runs, 14 configurations) has not been run in\n")
+	w("one piece on Volcano v1.15.1; from those CPU times it needs about 50 CPU-minutes, about an hour on\n")
+	w("2 cores of its own and more on a shared machine. `-window-set`, `-replay-runs` and\n")
+	w("`-paddle-variants false` shorten it; SIGINT or SIGTERM stops it and writes what it finished.\n\n")
+	w("task-topology together with hard network topology panicked in Volcano v1.14.1 (not checked again on\n")
+	w("v1.15.1), so that combination is not replayed. With the elastic and checkpoint workload\n")
+	w("task-topology is left out altogether: in v1.15.1 as in v1.14.1 it panics once a job runs with part\n")
+	w("of its pods (`bench/replay/configs.go`). This run: %s mode.\n\n", r.Mode)
 	w("### Held-out windows\n\n")
 	r.writeReplaySummary(b, kindRule2)
 	r.writeReplaySummary(b, kindRule1)
@@ -545,6 +556,15 @@ func (r *report) writeReplay(b *strings.Builder, dir string) {
 	for _, rep := range r.Replay {
 		r.writeReplayOne(b, dir, rep)
 	}
+}
+
+// replayTime is the time the run's replays took, all windows.
+func (r *report) replayTime() time.Duration {
+	var d time.Duration
+	for _, rep := range r.Replay {
+		d += rep.Took
+	}
+	return d
 }
 
 // flex is the workload model the run's windows used.
