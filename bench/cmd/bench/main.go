@@ -235,7 +235,8 @@ func main() {
 
 	logf("benchmarks, %s mode: allocate (%s), cluster %v, quality %d presets x %d seeds; expected duration about %s on 2 cores",
 		p.mode, p.allocSizes, p.clusterSizes, len(p.presets), p.seeds, p.estimate)
-	r := &report{Mode: p.mode, Volcano: volcanorelease.Version(), Started: time.Now(), Machine: machine(), root: root}
+	r := &report{Mode: p.mode, Volcano: volcanorelease.Version(), Started: time.Now(), Machine: machine(), root: root,
+		Commands: []string{strings.Join(append([]string{"go run ./bench/cmd/bench"}, os.Args[1:]...), " ")}}
 	err = measure(ctx, p, r)
 	if ctx.Err() != nil {
 		r.Interrupted = fmt.Sprintf("interrupted after %s", time.Since(r.Started).Round(time.Second))

@@ -28,6 +28,8 @@ type report struct {
 	// scheduler code, the local cluster its binaries.
 	Volcano string `json:",omitempty"`
 	Started time.Time
+	// Commands: the command line of the run, one per run merged.
+	Commands []string `json:",omitempty"`
 	// Merged: how many more runs' figures -render merged into this
 	// report's (loadReports).
 	Merged int `json:",omitempty"`
@@ -75,6 +77,9 @@ func (r *report) write(path string) error {
 		r.Mode, r.volcano(), r.Started.UTC().Format("2006-01-02 15:04 UTC"), r.Took.Round(time.Second), r.Machine)
 	if r.Merged > 0 {
 		w("These figures merge %d runs of the bench (`-render` of their saved figures; took: their times added up).\n\n", r.Merged+1)
+	}
+	for _, c := range r.Commands {
+		w("Command: `%s`\n\n", c)
 	}
 	if r.Interrupted != "" {
 		w("**This run was %s: the figures below are the parts and windows it finished.**\n\n", r.Interrupted)
@@ -196,6 +201,7 @@ func loadReports(paths string) (*report, error) {
 		}
 		out.Merged++
 		out.Took += r.Took
+		out.Commands = append(out.Commands, r.Commands...)
 		out.Replay = append(out.Replay, r.Replay...)
 		if len(out.Alloc) == 0 {
 			out.Alloc, out.AllocCmd = r.Alloc, r.AllocCmd
