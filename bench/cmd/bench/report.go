@@ -72,7 +72,7 @@ func (r *report) write(path string) error {
 	w("**paddle** (`deploy/paddle/volcano-scheduler.conf`: the same tiers plus the `paddle` plugin), measured\n")
 	w("in the same run on the same machine; the trace replay also compares tuned stock configurations (the\n")
 	w("best a Volcano operator can do without us). Benchmarks report; they never fail a build on a number.\n\n")
-	w("Reproduce: `make bench` (quick, under 15 minutes on 2 cores) or `make bench-full` (prints its\n")
+	w("Reproduce: `make bench` (quick; under 15 minutes on 2 cores of its own, see Time below) or `make bench-full` (prints its\n")
 	w("expected duration first). Last run: %s mode, Volcano %s, %s, took %s, on %s.\n\n",
 		r.Mode, r.volcano(), r.Started.UTC().Format("2006-01-02 15:04 UTC"), r.Took.Round(time.Second), r.Machine)
 	if r.Merged > 0 {
