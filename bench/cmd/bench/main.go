@@ -343,6 +343,9 @@ type allocResult struct {
 var benchLine = regexp.MustCompile(`^BenchmarkAllocate/nodes=(\d+)/pods=(\d+)/(\S+?)-\d+\s+(\d+)\s+(\d+) ns/op\s+(\S+) gpus\s+(\S+) placed\s+(\d+) B/op\s+(\d+) allocs/op`)
 
 func runAllocate(ctx context.Context, root string, p *plan, r *report) error {
+	if err := sameVolcano(ctx, root); err != nil {
+		return err
+	}
 	args := []string{"test", "./bench/allocate", "-run", "^$", "-bench", "Allocate", "-benchmem",
 		"-benchtime", p.allocTime, "-count", strconv.Itoa(p.allocCount), "-timeout", "3h"}
 	r.AllocCmd = fmt.Sprintf("BENCH_SIZES=%s go %s", p.allocSizes, strings.Join(args, " "))
@@ -396,6 +399,23 @@ func runAllocate(ctx context.Context, root string, p *plan, r *report) error {
 		f := float64(a.N)
 		a.NsPerOp, a.Placed, a.Gpus, a.Bytes, a.Allocs = a.NsPerOp/f, a.Placed/f, a.Gpus/f, a.Bytes/f, a.Allocs/f
 		r.Alloc = append(r.Alloc, *a)
+	}
+	return nil
+}
+
+// sameVolcano: the go command the allocate part runs builds the Volcano
+// release this bench was built with. Outside make, a plain go command reads
+// go.mod (v1.14.1) while a bench built through make embeds v1.15.1; the
+// part would then measure another release than the report names.
+func sameVolcano(ctx context.Context, root string) error {
+	cmd := exec.CommandContext(ctx, "go", "list", "-m", "-f", "{{.Version}}", volcanorelease.Module)
+	cmd.Dir = root
+	out, err := cmd.Output()
+	if err != nil {
+		return fmt.Errorf("go list -m %s: %w", volcanorelease.Module, err)
+	}
+	if got, want := strings.TrimSpace(string(out)), volcanorelease.Version(); got != want {
+		return fmt.Errorf("the go command builds Volcano %s here, this bench embeds %s: run it through make, or with the GOFLAGS -modfile of %s", got, want, want)
 	}
 	return nil
 }

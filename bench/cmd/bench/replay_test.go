@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/volcano-paddle/volcano-paddle/bench/quality"
 	"github.com/volcano-paddle/volcano-paddle/bench/replay"
+	"github.com/volcano-paddle/volcano-paddle/internal/localcluster"
 )
 
 // The replay section names the best stock configuration by mean JCT, states
@@ -109,5 +111,17 @@ func TestTarget(t *testing.T) {
 				t.Errorf("target: %q, want %q", got, tc.want)
 			}
 		})
+	}
+}
+
+// The go command of the allocate part builds the Volcano this test binary
+// embeds (both read the same module file).
+func TestSameVolcano(t *testing.T) {
+	root, err := localcluster.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sameVolcano(context.Background(), root); err != nil {
+		t.Error(err)
 	}
 }
