@@ -211,12 +211,16 @@ test-e2e: binaries $(if $(filter 0,$(REAL_NODE)),,realnode)
 
 ## Benchmarks (docs/benchmarks.md)
 
+# The bench is built with the release's module file (GOFLAGS above), so the
+# replay runs that release's scheduler code; its report names the release.
 bench: binaries
 	@$(SELECT)
+	@echo ">> benchmarks, quick mode (Volcano $(VOLCANO))"
 	@$(GO) run ./bench/cmd/bench -mode quick
 
 bench-full: binaries
 	@$(SELECT)
+	@echo ">> benchmarks, full mode (Volcano $(VOLCANO))"
 	@$(GO) run ./bench/cmd/bench -mode full
 
 ## Images

@@ -236,22 +236,39 @@ func (b *binds) count() int {
 	return len(b.bound)
 }
 
+// measure is one configuration on the local cluster: a 64-pod gang on the
+// idle cluster, then a wave of size.Pods pods submitted at once.
 func measure(ctx context.Context, c *localcluster.Cluster, o Options, size Size, cfg Config) (*Measurement, error) {
 	if err := useConf(c, cfg.Path); err != nil {
 		return nil, err
 	}
 	m := &Measurement{Config: cfg.Name, Size: size, CPU: map[string]float64{}}
+	gang, err := measureGang64(ctx, c, cfg)
+	if err != nil {
+		return nil, err
+	}
+	m.Gang64 = gang
+	o.logf("  %s: 64-pod gang bound %s after its PodGroup was created", cfg.Name, m.Gang64.Round(time.Millisecond))
+	if err := measureWave(ctx, c, o, size, cfg, m); err != nil {
+		return nil, err
+	}
+	o.logf("  %s: %d pods bound, last gang %s after submission, %.0f pods/s bound, %.0f pods/s created, bind lag median %s, gang lag median %s",
+		cfg.Name, m.PodsBound, m.LastGangBound.Round(time.Millisecond), m.BoundPerSecond, m.CreatedPerSecond, m.MedianBindLag.Round(time.Millisecond), m.GangLag.Round(time.Millisecond))
+	return m, nil
+}
 
-	// One 64-pod gang on the idle cluster.
+// measureGang64 is how long one 64-pod gang on the idle cluster takes from
+// its PodGroup's creation to its last pod bound.
+func measureGang64(ctx context.Context, c *localcluster.Cluster, cfg Config) (time.Duration, error) {
 	ns := fmt.Sprintf("gang64-%s", cfg.Name)
 	if err := createNS(ctx, c, ns); err != nil {
-		return nil, err
+		return 0, err
 	}
 	b, stop := watchBinds(ctx, c, ns)
 	start := time.Now()
 	if _, err := c.Volcano.BatchV1alpha1().Jobs(ns).Create(ctx, job(ns, "gang64", 64, 0), metav1.CreateOptions{}); err != nil {
 		stop()
-		return nil, err
+		return 0, err
 	}
 	var pgCreated time.Time
 	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, 5*time.Minute, true, func(ctx context.Context) (bool, error) {
@@ -265,35 +282,35 @@ func measure(ctx context.Context, c *localcluster.Cluster, o Options, size Size,
 	})
 	stop()
 	if err != nil {
-		return nil, fmt.Errorf("64-pod gang not bound: %w", err)
+		return 0, fmt.Errorf("64-pod gang not bound: %w", err)
 	}
 	if pgCreated.IsZero() {
 		pgCreated = start
 	}
-	m.Gang64 = lastBind(b).Sub(pgCreated)
-	o.logf("  %s: 64-pod gang bound %s after its PodGroup was created", cfg.Name, m.Gang64.Round(time.Millisecond))
-	if err := deleteNS(ctx, c, ns); err != nil {
-		return nil, err
-	}
+	return lastBind(b).Sub(pgCreated), deleteNS(ctx, c, ns)
+}
 
-	// The wave.
-	ns = fmt.Sprintf("wave-%s", cfg.Name)
+// measureWave submits the size's wave of jobs at once and waits until every
+// pod is bound (failing if none is bound for 2 minutes); it fills in m the
+// components' CPU, the scheduler's sessions and the bind statistics.
+func measureWave(ctx context.Context, c *localcluster.Cluster, o Options, size Size, cfg Config, m *Measurement) error {
+	ns := fmt.Sprintf("wave-%s", cfg.Name)
 	if err := createNS(ctx, c, ns); err != nil {
-		return nil, err
+		return err
 	}
 	jobs := wave(ns, size.Pods, o.Seed)
 	m.Jobs = len(jobs)
-	b, stop = watchBinds(ctx, c, ns)
+	b, stop := watchBinds(ctx, c, ns)
 	defer stop()
 	cpu0 := cpuSeconds(c)
 	sessions0, sum0 := sessionStats(ctx, c)
-	start = time.Now()
+	start := time.Now()
 	if err := submit(ctx, c, jobs); err != nil {
-		return nil, err
+		return err
 	}
 	o.logf("  %s: submitted %d jobs (%d pods) in %s", cfg.Name, len(jobs), size.Pods, time.Since(start).Round(time.Millisecond))
 	last, lastCount := time.Now(), 0
-	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 60*time.Minute, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 60*time.Minute, true, func(ctx context.Context) (bool, error) {
 		n := b.count()
 		if n != lastCount {
 			lastCount, last = n, time.Now()
@@ -304,7 +321,7 @@ func measure(ctx context.Context, c *localcluster.Cluster, o Options, size Size,
 		return n >= size.Pods, nil
 	})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	cpu1 := cpuSeconds(c)
 	sessions1, sum1 := sessionStats(ctx, c)
@@ -315,15 +332,27 @@ func measure(ctx context.Context, c *localcluster.Cluster, o Options, size Size,
 	if m.SchedulerSessions > 0 {
 		m.SessionMean = time.Duration((sum1 - sum0) / float64(m.SchedulerSessions) * float64(time.Millisecond))
 	}
+	b.stats(start, m)
+	stop()
+	return deleteNS(ctx, c, ns)
+}
+
+// stats fills in m's bind figures from the pods the wave created and bound
+// (submitted at start): pods bound and created per second, the median and
+// p95 of each pod's creation-to-bind lag, and the median gang lag (a job's
+// last pod created to its last pod bound).
+func (b *binds) stats(start time.Time, m *Measurement) {
 	first, lastB := firstBind(b), lastBind(b)
 	m.PodsBound = b.count()
 	m.LastGangBound = lastB.Sub(start)
 	if span := lastB.Sub(first).Seconds(); span > 0 {
 		m.BoundPerSecond = float64(m.PodsBound) / span
 	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	var createdFirst, createdLast time.Time
 	var lags []time.Duration
-	b.mu.Lock()
+	lastCreated, lastBound := map[string]time.Time{}, map[string]time.Time{}
 	for name, ct := range b.created {
 		if createdFirst.IsZero() || ct.Before(createdFirst) {
 			createdFirst = ct
@@ -334,14 +363,6 @@ func measure(ctx context.Context, c *localcluster.Cluster, o Options, size Size,
 		if bt, ok := b.bound[name]; ok {
 			lags = append(lags, bt.Sub(ct))
 		}
-	}
-	b.mu.Unlock()
-	if span := createdLast.Sub(createdFirst).Seconds(); span > 0 {
-		m.CreatedPerSecond = float64(len(lags)) / span
-	}
-	lastCreated, lastBound := map[string]time.Time{}, map[string]time.Time{}
-	b.mu.Lock()
-	for name, ct := range b.created {
 		j := name[:strings.IndexByte(name+"-", '-')]
 		if ct.After(lastCreated[j]) {
 			lastCreated[j] = ct
@@ -350,7 +371,9 @@ func measure(ctx context.Context, c *localcluster.Cluster, o Options, size Size,
 			lastBound[j] = bt
 		}
 	}
-	b.mu.Unlock()
+	if span := createdLast.Sub(createdFirst).Seconds(); span > 0 {
+		m.CreatedPerSecond = float64(len(lags)) / span
+	}
 	var gangLags []time.Duration
 	for j, ct := range lastCreated {
 		gangLags = append(gangLags, lastBound[j].Sub(ct))
@@ -363,10 +386,6 @@ func measure(ctx context.Context, c *localcluster.Cluster, o Options, size Size,
 	if len(lags) > 0 {
 		m.MedianBindLag, m.P95BindLag = lags[len(lags)/2], lags[len(lags)*95/100]
 	}
-	o.logf("  %s: %d pods bound, last gang %s after submission, %.0f pods/s bound, %.0f pods/s created, bind lag median %s, gang lag median %s",
-		cfg.Name, m.PodsBound, m.LastGangBound.Round(time.Millisecond), m.BoundPerSecond, m.CreatedPerSecond, m.MedianBindLag.Round(time.Millisecond), m.GangLag.Round(time.Millisecond))
-	stop()
-	return m, deleteNS(ctx, c, ns)
 }
 
 func submit(ctx context.Context, c *localcluster.Cluster, jobs []*batchv1alpha1.Job) error {

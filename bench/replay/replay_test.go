@@ -1,7 +1,9 @@
 package replay
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"reflect"
@@ -100,7 +102,7 @@ func TestSimulateQueueing(t *testing.T) {
 	}
 	best := BestSteps(w, models)
 	for _, cfg := range []Config{stock[0], ours} {
-		r, err := Simulate(w, models, best, cfg)
+		r, err := Simulate(context.Background(), w, models, best, cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -240,7 +242,7 @@ func TestStockPriorityAndSLA(t *testing.T) {
 		if !ok {
 			t.Fatalf("no configuration %s", c.config)
 		}
-		r, err := Simulate(w, models, best, cfg)
+		r, err := Simulate(context.Background(), w, models, best, cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -323,21 +325,14 @@ func TestFlexElasticGrowShrink(t *testing.T) {
 	if ratio <= 1 || ratio > 2 {
 		t.Fatalf("speed-up of 8 trainers over 4: %g, want in (1, 2]", ratio)
 	}
-	stockPath, err := localcluster.StockSchedulerConf()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cs, err := StockConfigs(stockPath, DefaultSLAWait)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cs := stockConfigs(t)
 	byName := map[string]Config{}
 	for _, c := range cs {
 		byName[c.Name()] = ForFlex(c)
 	}
 	best := BestSteps(w, models)
 
-	r, err := Simulate(w, models, best, byName[Stock])
+	r, err := Simulate(context.Background(), w, models, best, byName[Stock])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -350,7 +345,7 @@ func TestFlexElasticGrowShrink(t *testing.T) {
 		t.Errorf("stock: 1-GPU job starts at %g, want at the elastic job's end %g (no preemption at equal priority)", small.Start, e.End)
 	}
 
-	r, err = Simulate(w, models, best, byName[StockPriority])
+	r, err = Simulate(context.Background(), w, models, best, byName[StockPriority])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -360,6 +355,24 @@ func TestFlexElasticGrowShrink(t *testing.T) {
 	}
 	if e.Resizes < 2 || e.Restarts != 0 || e.End <= 1000/ratio {
 		t.Errorf("stock-priority: elastic %+v, want shrunk and grown back (2+ resizes), no restart, later than %g", e, 1000/ratio)
+	}
+	// Paddle's levers (deploy/paddle's preempt and reclaim, paddle alone
+	// choosing victims) shrink the elastic job for the waiting gang too.
+	paddlePath, err := localcluster.DeploySchedulerConf()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ours, err := PaddleConfig(paddlePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err = Simulate(context.Background(), w, models, best, ForFlex(ours))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, small = r.Jobs[0], r.Jobs[1]
+	if small.Start != 100 || e.Resizes < 2 || e.Restarts != 0 {
+		t.Errorf("paddle: 1-GPU job starts at %g, elastic %+v; want 100, shrunk and grown back, no restart", small.Start, e)
 	}
 	if lb := LowerBoundMetrics(w); math.Abs(lb.JCTQuantiles[0]-50) > 1e-9 || math.Abs(lb.Makespan-1000/ratio) > 1e-6 {
 		t.Errorf("lower bound %+v: want the elastic job at 8 trainers", lb)
@@ -380,4 +393,34 @@ func TestMeasureWithoutLargeJobsIsJSON(t *testing.T) {
 	if m.MeanWaitLarge != 0 || m.MeanWaitSingleGPU != 0 {
 		t.Errorf("mean waits %g / %g, want 0 for no such job", m.MeanWaitSingleGPU, m.MeanWaitLarge)
 	}
+}
+
+// An interrupted Repeat returns the runs it finished with ctx's error, and
+// nothing when it finished none.
+func TestRepeatInterrupted(t *testing.T) {
+	cs := stockConfigs(t)
+	o := Options{Preset: quality.A100SXM, NodesPerRack: 4, Start: 0, Jobs: 10, Load: 0.9, PSShare: 0.3, Seed: 1}
+	ctx, cancel := context.WithCancel(context.Background())
+	// The one configuration's log line ends the first run: cancel there.
+	rep, err := Repeat(ctx, o, dataDir, cs[:1], 3, func(string, ...interface{}) { cancel() })
+	if !errors.Is(err, context.Canceled) || rep == nil || rep.Runs != 1 || len(rep.Metrics) != 2 {
+		t.Fatalf("Repeat cancelled after its first run: %v, report %+v; want the first run and context.Canceled", err, rep)
+	}
+	if rep, err := Repeat(ctx, o, dataDir, cs[:1], 3, nil); !errors.Is(err, context.Canceled) || rep != nil {
+		t.Errorf("Repeat on a cancelled context: %v, %+v; want no report and context.Canceled", err, rep)
+	}
+}
+
+// stockConfigs are StockConfigs on the Helm chart's configuration.
+func stockConfigs(t *testing.T) []Config {
+	t.Helper()
+	stockPath, err := localcluster.StockSchedulerConf()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := StockConfigs(stockPath, DefaultSLAWait)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cs
 }

@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand"
@@ -13,6 +14,9 @@ import (
 
 // Report is one window replayed under every configuration.
 type Report struct {
+	// Kind says what the window is for (the bench's tuning or held-out
+	// windows); empty in reports saved before it was recorded.
+	Kind     string `json:",omitempty"`
 	Workload string
 	Options  Options
 	Nodes    int
@@ -62,19 +66,32 @@ func (r *Range) add(v float64, first bool) {
 // of a saturated window can differ from the next several-fold in idle
 // GPU-hours. The plots (JCT quantiles, utilisation over time) are averaged
 // too; the utilisation series keeps the first run's time axis.
-func Repeat(o Options, dataDir string, configs []Config, runs int, logf func(string, ...interface{})) (*Report, error) {
+//
+// When ctx is cancelled, Repeat returns the runs finished so far (nil if
+// none) with ctx's error, so an interrupted bench can still write them.
+func Repeat(ctx context.Context, o Options, dataDir string, configs []Config, runs int, logf func(string, ...interface{})) (*Report, error) {
 	if runs < 1 {
 		return nil, fmt.Errorf("runs %d: want at least 1", runs)
 	}
 	start := time.Now()
 	var reps []*Report
 	for i := 0; i < runs; i++ {
-		rep, err := Replay(o, dataDir, configs, logf)
+		rep, err := Replay(ctx, o, dataDir, configs, logf)
 		if err != nil {
+			if ctx.Err() != nil && len(reps) > 0 {
+				return average(reps, start), err
+			}
 			return nil, err
 		}
 		reps = append(reps, rep)
 	}
+	return average(reps, start), nil
+}
+
+// average is the mean of a window's replays, with the range of the
+// headline metrics and every run's jobs.
+func average(reps []*Report, start time.Time) *Report {
+	runs := len(reps)
 	out := *reps[0]
 	out.Runs, out.Took, out.Spread = runs, time.Since(start), map[string]Spread{}
 	out.Jobs = nil
@@ -99,7 +116,7 @@ func Repeat(o Options, dataDir string, configs []Config, runs int, logf func(str
 		out.Metrics[k] = averageMetrics(ms)
 		out.Spread[out.Metrics[k].Config] = sp
 	}
-	return &out, nil
+	return &out
 }
 
 // averageMetrics is the field-by-field mean of one configuration's metrics
@@ -160,7 +177,7 @@ func averageSeries(ms []Metrics, get func(m *Metrics) []float64) []float64 {
 // Replay builds the window's workload from dataDir (philly.csv and the
 // Pollux model profiles) and replays it under each configuration, then
 // adds the lower bound. Every configuration sees the same jobs.
-func Replay(o Options, dataDir string, configs []Config, logf func(string, ...interface{})) (*Report, error) {
+func Replay(ctx context.Context, o Options, dataDir string, configs []Config, logf func(string, ...interface{})) (*Report, error) {
 	start := time.Now()
 	trace, err := quality.LoadPhilly(filepath.Join(dataDir, "philly.csv"))
 	if err != nil {
@@ -193,7 +210,7 @@ func Replay(o Options, dataDir string, configs []Config, logf func(string, ...in
 		// with GODEBUG randseednop=0 (bench/cmd/bench sets it; Go 1.24 made
 		// Seed a no-op by default).
 		rand.Seed(o.Seed) //nolint:staticcheck // the only way to seed Volcano's tie-breaks
-		r, err := Simulate(w, models, best, c)
+		r, err := Simulate(ctx, w, models, best, c)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", c.Name(), err)
 		}

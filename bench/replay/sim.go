@@ -2,8 +2,10 @@ package replay
 
 import (
 	"container/heap"
+	"context"
 	"fmt"
 	"sort"
+	"strconv"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -13,6 +15,7 @@ import (
 
 	"github.com/volcano-paddle/volcano-paddle/bench/quality"
 	"github.com/volcano-paddle/volcano-paddle/bench/simsched"
+	"github.com/volcano-paddle/volcano-paddle/pkg/paddleapi"
 	"github.com/volcano-paddle/volcano-paddle/pkg/scheduler/plugins/paddle"
 )
 
@@ -153,8 +156,9 @@ type sim struct {
 }
 
 // Simulate replays the workload under one configuration. best holds each
-// job's step time at its best placement (BestSteps).
-func Simulate(w *Workload, models map[string]quality.Model, best map[string]float64, cfg Config) (*Run, error) {
+// job's step time at its best placement (BestSteps). It stops with ctx's
+// error when ctx is cancelled.
+func Simulate(ctx context.Context, w *Workload, models map[string]quality.Model, best map[string]float64, cfg Config) (*Run, error) {
 	w.normalizeFlex()
 	s := &sim{w: w, cfg: cfg, models: models, best: best, ns: "replay-" + cfg.Name(),
 		nodes: w.Cluster.SimCluster(nil).Nodes, running: map[int]quality.Placement{},
@@ -183,6 +187,9 @@ func Simulate(w *Workload, models map[string]quality.Model, best map[string]floa
 	next := 0 // next arrival
 	now := 0.0
 	for {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		t, ok := s.nextEvent(next)
 		if !ok {
 			break
@@ -368,19 +375,10 @@ func (s *sim) arrive(i int) {
 	j := s.w.Jobs[i]
 	pods, pg := quality.GangOf(s.ns, withTrainers(j, j.MaxPods), time.Now())
 	if j.Elastic() {
-		// minAvailable is the fewest trainers (and every pserver); the
-		// trainers above it are preemptable (Volcano's
-		// volcano.sh/preemptable pod annotation, api.GetPodPreemptable).
+		// minAvailable is the fewest trainers (and every pserver).
 		pg.Spec.MinMember = int32(j.PServers + j.MinPods)
-		for k := j.PServers + j.MinPods; k < len(pods); k++ {
-			pods[k].Annotations[schedulingv1.PodPreemptable] = "true"
-		}
 	}
-	if j.Checkpointable {
-		for _, p := range pods {
-			p.Annotations[schedulingv1.PodPreemptable] = "true"
-		}
-	}
+	markPreemption(j, pods)
 	s.on[i] = make([]bool, len(pods))
 	if s.cfg.Annotate != nil {
 		s.cfg.Annotate(s.w.Jobs[i].Job, pg)
@@ -401,6 +399,29 @@ func (s *sim) arrive(i int) {
 	}
 	s.pods[i], s.groups[i] = pods, pg
 	s.pending = append(s.pending, i)
+}
+
+// markPreemption writes a job's preemption opt-in on its pods as our job
+// plugin does (pkg/controllers/job/plugins/paddle: markPreemption,
+// labelElasticPod), for every configuration alike: volcano.sh/preemptable
+// "true" on an elastic job's trainers and on every pod of a checkpointable
+// job, "false" elsewhere (Volcano takes a pod without it as preemptable,
+// api.GetPodPreemptable); paddleapi.ElasticLabel on elastic trainers and
+// paddleapi.CheckpointableLabel on checkpointable pods, which paddle's
+// levers read. Stock's gang plugin takes no pod below minAvailable
+// whatever the annotation says.
+func markPreemption(j Job, pods []*v1.Pod) {
+	for k, p := range pods {
+		trainer := k >= j.PServers
+		elastic := j.Elastic() && trainer
+		p.Annotations[schedulingv1.PodPreemptable] = strconv.FormatBool(elastic || j.Checkpointable)
+		if elastic {
+			p.Labels[paddleapi.ElasticLabel] = "true"
+		}
+		if j.Checkpointable {
+			p.Labels[paddleapi.CheckpointableLabel] = "true"
+		}
+	}
 }
 
 // cycle runs one allocate cycle at simulated time t and starts the gangs
@@ -435,9 +456,15 @@ func (s *sim) cycle(t float64) int {
 	s.run.Cycles++
 	s.run.SchedulerTime += res.Took
 
+	// The cycle's actions ran in order: allocate placed pods on free GPUs,
+	// then preempt and reclaim evicted. Running elastic jobs grow first:
+	// Volcano's gang plugin counts a job's allocated pods among its ready
+	// ones (JobInfo.ReadyTaskNum) when it offers victims above
+	// minAvailable, so one cycle can evict running trainers of a job while
+	// it places others; the job keeps running on them.
+	grown := s.grow(res.Placed)
 	changes := s.evict(t, res.Evicted)
-	var started, grown []int
-	var waiting []int
+	var started, waiting []int
 	for _, i := range s.pending {
 		nodes, ok := s.placement(i, res.Placed)
 		if !ok {
@@ -452,21 +479,14 @@ func (s *sim) cycle(t float64) int {
 		started = append(started, i)
 	}
 	s.pending = waiting
-	for _, i := range s.runningJobs() {
-		if !s.w.Jobs[i].Elastic() || containsInt(started, i) {
-			continue
-		}
-		grew := false
-		for k, p := range s.pods[i] {
-			if n, ok := res.Placed[p.Namespace+"/"+p.Name]; ok && !s.on[i][k] {
-				s.startPod(i, k, n)
-				grew = true
-			}
-		}
-		if grew {
-			grown = append(grown, i)
+	// A job that grew and was then preempted below its minimum waits again.
+	var still []int
+	for _, i := range grown {
+		if _, ok := s.running[i]; ok {
+			still = append(still, i)
 		}
 	}
+	grown = still
 	if len(started) == 0 && len(grown) == 0 {
 		return changes
 	}
@@ -484,13 +504,26 @@ func (s *sim) cycle(t float64) int {
 	return changes + len(started) + len(grown)
 }
 
-func containsInt(xs []int, x int) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
+// grow starts the pods a cycle placed for running elastic jobs and returns
+// those jobs.
+func (s *sim) grow(placed map[string]string) []int {
+	var grown []int
+	for _, i := range s.runningJobs() {
+		if !s.w.Jobs[i].Elastic() {
+			continue
+		}
+		grew := false
+		for k, p := range s.pods[i] {
+			if n, ok := placed[p.Namespace+"/"+p.Name]; ok && !s.on[i][k] {
+				s.startPod(i, k, n)
+				grew = true
+			}
+		}
+		if grew {
+			grown = append(grown, i)
 		}
 	}
-	return false
+	return grown
 }
 
 // startPod runs pod k of job i on node n.

@@ -72,29 +72,12 @@ func (w *Workload) GPUs() int { return w.Nodes() * w.Cluster.Preset.GPUsPerNode 
 // Build takes the window from the trace, shapes its jobs (same seed, same
 // shapes for every configuration) and sizes the cluster for the load.
 func Build(trace []quality.TraceJob, models []string, o Options) (*Workload, error) {
-	sorted := append([]quality.TraceJob(nil), trace...)
-	sort.SliceStable(sorted, func(a, b int) bool { return sorted[a].Submitted < sorted[b].Submitted })
-	if o.Start < 0 || o.Jobs < 2 || o.Start+o.Jobs > len(sorted) {
-		return nil, fmt.Errorf("window %d+%d outside the trace's %d jobs", o.Start, o.Jobs, len(sorted))
+	win, span, racks, gpuSeconds, err := size(SortBySubmission(trace), o)
+	if err != nil {
+		return nil, err
 	}
-	win := sorted[o.Start : o.Start+o.Jobs]
 	t0 := win[0].Submitted
-	span := win[len(win)-1].Submitted - t0
-	if span <= 0 {
-		return nil, fmt.Errorf("window %d+%d has no arrival span", o.Start, o.Jobs)
-	}
-	// The GPUs the window's jobs would hold during the arrival span if each
-	// ran from its arrival: what the cluster is offered while jobs arrive.
-	// (A job's GPU-time after the span is not offered load of the window;
-	// counting it would size the cluster for the heavy tail of durations.)
-	gpuSeconds := 0.0
-	for _, tj := range win {
-		from := tj.Submitted - t0
-		gpuSeconds += float64(tj.GPUs) * math.Max(0, math.Min(from+tj.Duration, span)-from)
-	}
 	perNode := o.Preset.GPUsPerNode
-	nodes := int(math.Ceil(gpuSeconds / (o.Load * span * float64(perNode))))
-	racks := max(1, (nodes+o.NodesPerRack-1)/o.NodesPerRack)
 	w := &Workload{Options: o, Span: span,
 		Cluster: quality.Cluster{Preset: o.Preset, Racks: racks, NodesPerRack: o.NodesPerRack, Background: map[string][]int{}}}
 	sortedModels := append([]string(nil), models...)
@@ -111,6 +94,74 @@ func Build(trace []quality.TraceJob, models []string, o Options) (*Workload, err
 	w.OfferedLoad = gpuSeconds / (span * float64(w.GPUs()))
 	applyFlex(w, o.Flex, o.Seed)
 	return w, nil
+}
+
+// SortBySubmission is the trace in submission order, the order windows
+// are taken in.
+func SortBySubmission(trace []quality.TraceJob) []quality.TraceJob {
+	sorted := append([]quality.TraceJob(nil), trace...)
+	sort.SliceStable(sorted, func(a, b int) bool { return sorted[a].Submitted < sorted[b].Submitted })
+	return sorted
+}
+
+// size takes the window from a trace in submission order and sizes the
+// cluster for the load: the window's jobs, their arrival span, the racks
+// and the GPU-seconds they offer during the span.
+func size(sorted []quality.TraceJob, o Options) (win []quality.TraceJob, span float64, racks int, gpuSeconds float64, err error) {
+	if o.Start < 0 || o.Jobs < 2 || o.Start+o.Jobs > len(sorted) {
+		return nil, 0, 0, 0, fmt.Errorf("window %d+%d outside the trace's %d jobs", o.Start, o.Jobs, len(sorted))
+	}
+	win = sorted[o.Start : o.Start+o.Jobs]
+	t0 := win[0].Submitted
+	span = win[len(win)-1].Submitted - t0
+	if span <= 0 {
+		return nil, 0, 0, 0, fmt.Errorf("window %d+%d has no arrival span", o.Start, o.Jobs)
+	}
+	// The GPUs the window's jobs would hold during the arrival span if each
+	// ran from its arrival: what the cluster is offered while jobs arrive.
+	// (A job's GPU-time after the span is not offered load of the window;
+	// counting it would size the cluster for the heavy tail of durations.)
+	for _, tj := range win {
+		gpuSeconds += offered(tj, t0, span)
+	}
+	nodes := int(math.Ceil(gpuSeconds / (o.Load * span * float64(o.Preset.GPUsPerNode))))
+	racks = max(1, (nodes+o.NodesPerRack-1)/o.NodesPerRack)
+	return win, span, racks, gpuSeconds, nil
+}
+
+// offered is the GPU-seconds a job holds during the window's arrival span
+// [t0, t0+span] if it runs from its arrival.
+func offered(tj quality.TraceJob, t0, span float64) float64 {
+	from := tj.Submitted - t0
+	return float64(tj.GPUs) * math.Max(0, math.Min(from+tj.Duration, span)-from)
+}
+
+// Demand is what a window offers the cluster Build sizes for it, from the
+// trace alone (nothing replayed): how saturated it is, and how much of it
+// is large gangs, which is where job order and preemption matter.
+type Demand struct {
+	Racks       int
+	OfferedLoad float64
+	// LargeLoad is the part of OfferedLoad from jobs of at least a whole
+	// node's GPUs that fit the cluster (Build leaves larger ones out).
+	LargeLoad float64
+}
+
+// WindowDemand is the Demand of window o of a trace in submission order
+// (SortBySubmission).
+func WindowDemand(sorted []quality.TraceJob, o Options) (Demand, error) {
+	win, span, racks, gpuSeconds, err := size(sorted, o)
+	if err != nil {
+		return Demand{}, err
+	}
+	gpus := float64(racks * o.NodesPerRack * o.Preset.GPUsPerNode)
+	large := 0.0
+	for _, tj := range win {
+		if tj.GPUs >= o.Preset.GPUsPerNode && float64(tj.GPUs) <= gpus {
+			large += offered(tj, win[0].Submitted, span)
+		}
+	}
+	return Demand{Racks: racks, OfferedLoad: gpuSeconds / (span * gpus), LargeLoad: large / (span * gpus)}, nil
 }
 
 // Describe is a one-line summary of the window and cluster.

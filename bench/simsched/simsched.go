@@ -10,8 +10,10 @@ package simsched
 import (
 	"fmt"
 	"os"
+	"reflect"
 	"sync"
 	"time"
+	"unsafe"
 
 	v1 "k8s.io/api/core/v1"
 	schedulingk8s "k8s.io/api/scheduling/v1"
@@ -51,6 +53,9 @@ type Config struct {
 	// needs; enqueue has nothing to do on Inqueue PodGroups and backfill
 	// places only pods without requests).
 	Actions []string
+	// Evicts: the configuration file's actions include preempt or
+	// reclaim, so its tiers already say which plugins choose victims.
+	Evicts bool
 }
 
 // LoadConfig reads a scheduler configuration file.
@@ -64,16 +69,20 @@ func LoadConfig(name, path string) (*Config, error) {
 
 // ParseConfig parses scheduler configuration text with Volcano's own loader.
 func ParseConfig(name, text string) (*Config, error) {
-	_, tiers, confs, _, err := vcscheduler.UnmarshalSchedulerConf(text)
+	actions, tiers, confs, _, err := vcscheduler.UnmarshalSchedulerConf(text)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	return &Config{Name: name, Tiers: tiers, Confs: confs}, nil
+	c := &Config{Name: name, Tiers: tiers, Confs: confs}
+	for _, a := range actions {
+		c.Evicts = c.Evicts || a.Name() == "preempt" || a.Name() == "reclaim"
+	}
+	return c, nil
 }
 
 // WithoutPlugin returns the configuration minus one plugin.
 func (c *Config) WithoutPlugin(name string) *Config {
-	out := &Config{Name: c.Name + "-no-" + name, Confs: c.Confs}
+	out := &Config{Name: c.Name + "-no-" + name, Confs: c.Confs, Actions: c.Actions, Evicts: c.Evicts}
 	for _, t := range c.Tiers {
 		var nt conf.Tier
 		for _, p := range t.Plugins {
@@ -163,8 +172,34 @@ func newCache(c *Cluster, run bool) *Cache {
 	return &Cache{sc: sc, stop: stop}
 }
 
-// Close stops the cache's informers.
-func (c *Cache) Close() { close(c.stop) }
+// Close stops the cache's informers and work queues.
+func (c *Cache) Close() {
+	close(c.stop)
+	shutDownQueues(c.sc)
+}
+
+// shutDownQueues shuts down the work queues Volcano's cache is built with
+// (cache.newMockSchedulerCache: errTasks, nodeQueue, DeletedJobs,
+// hyperNodesQueue). Each is a client-go rate-limiting queue whose
+// goroutines run until ShutDown; Volcano's cache lives as long as its
+// scheduler and never shuts them down, nor offers a method to. A replay
+// builds one cache per scheduling cycle, so without this every cycle left
+// 4 goroutines and their queues behind (the full bench grew to 7 GB). The
+// fields are unexported, so they are reached by reflection: every
+// interface field holding something with ShutDown().
+func shutDownQueues(sc *cache.SchedulerCache) {
+	v := reflect.ValueOf(sc).Elem()
+	for i := 0; i < v.NumField(); i++ {
+		f := v.Field(i)
+		if f.Kind() != reflect.Interface || f.IsNil() {
+			continue
+		}
+		field := reflect.NewAt(f.Type(), unsafe.Pointer(f.UnsafeAddr())).Elem().Interface()
+		if q, ok := field.(interface{ ShutDown() }); ok {
+			q.ShutDown()
+		}
+	}
+}
 
 // Result of one scheduling cycle.
 type Result struct {

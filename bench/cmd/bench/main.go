@@ -23,6 +23,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"runtime/pprof"
 	"sort"
 	"strconv"
 	"strings"
@@ -34,6 +35,7 @@ import (
 	"github.com/volcano-paddle/volcano-paddle/bench/replay"
 	"github.com/volcano-paddle/volcano-paddle/bench/simsched"
 	"github.com/volcano-paddle/volcano-paddle/internal/localcluster"
+	"github.com/volcano-paddle/volcano-paddle/internal/volcanorelease"
 )
 
 type plan struct {
@@ -52,12 +54,13 @@ type plan struct {
 	skipReplay   bool
 	skipJobSize  bool
 	// replays: the trace windows replayed when given with -windows; else
-	// the tuning windows (tuning) and the held-out ones (heldOut,
-	// heldOutWindows). replayRuns: how many times each (the report averages
-	// them, replay.Repeat).
-	replays         []replay.Options
-	tuning, heldOut bool
-	replayRuns      int
+	// the tuning windows (tuning) and the held-out ones of the first rule
+	// (rule1, heldOutWindows) and of the second (rule2, saturatedWindows).
+	// replayRuns: how many times each (the report averages them,
+	// replay.Repeat).
+	replays              []replay.Options
+	tuning, rule1, rule2 bool
+	replayRuns           int
 	// paddleVariants adds paddle without smallGangsFirst, with the old
 	// hold-back guard, at the former 30m threshold and without a guard
 	// (full mode: what each part of paddle's ordering buys).
@@ -75,24 +78,29 @@ type plan struct {
 func plans(mode string) (*plan, error) {
 	switch mode {
 	case "quick":
-		// The held-out windows once each, every stock configuration and
-		// paddle: a smaller check than the full mode's 5 runs.
+		// The second rule's held-out windows (saturated with large gangs)
+		// once each, every stock configuration and paddle: a smaller check
+		// than the full mode's 5 runs. The first rule's windows are bursts
+		// of 1-GPU jobs where no configuration differs (-window-set rule1).
 		return &plan{mode: mode, allocSizes: "100x400,100x2000,1000x400", allocTime: "2x", allocCount: 1,
 			clusterSizes: []clusterbench.Size{{Nodes: 250, Pods: 1000}},
 			presets:      []quality.Preset{quality.A100SXM, quality.PCIeNVLinkPairs}, racks: 4, nodes: 16, seeds: 3,
-			heldOut: true, replayRuns: 1,
+			rule2: true, replayRuns: 1,
 			jobSizes: []int{100, 2000},
 			estimate: 13 * time.Minute}, nil
 	case "full":
-		// The judged figures: tuning and held-out windows, 5 runs each,
-		// every configuration; the other parts at the quick mode's sizes
-		// (their large sizes are the scale mode).
+		// The judged figures: the tuning windows and the second rule's
+		// held-out windows, 5 runs each, every configuration and paddle's
+		// variants; the other parts at the quick mode's sizes (their large
+		// sizes are the scale mode). The first rule's windows, where no
+		// configuration differs, only with -window-set rule1 or held-out:
+		// with them the full mode would not fit 90 minutes.
 		return &plan{mode: mode, allocSizes: "100x400,100x2000,1000x400", allocTime: "2x", allocCount: 1,
 			clusterSizes: []clusterbench.Size{{Nodes: 250, Pods: 1000}},
 			presets:      []quality.Preset{quality.A100SXM, quality.PCIeNVLinkPairs}, racks: 4, nodes: 16, seeds: 3,
-			tuning: true, heldOut: true, replayRuns: fullReplayRuns, paddleVariants: true,
+			tuning: true, rule2: true, replayRuns: fullReplayRuns, paddleVariants: true,
 			jobSizes: []int{100, 2000},
-			estimate: 75 * time.Minute}, nil
+			estimate: 60 * time.Minute}, nil
 	case "scale":
 		// Allocate speed, placement quality, the local cluster and job
 		// size at large sizes; no replay.
@@ -105,85 +113,83 @@ func plans(mode string) (*plan, error) {
 	return nil, fmt.Errorf("mode %q: use quick, full or scale", mode)
 }
 
-func main() {
-	mode := flag.String("mode", "quick", "quick (under 15 minutes on 2 cores: held-out windows once), full (under 90 minutes: tuning and held-out windows 5 times) or scale (the large sizes of the other parts, no replay)")
-	out := flag.String("out", "", "report file (default docs/benchmarks.md)")
-	skip := flag.String("skip", "", "comma-separated parts to skip: replay, allocate, cluster, quality, jobsize")
-	windows := flag.String("windows", "", "trace windows to replay instead of the mode's, comma-separated PRESET:START+JOBS (e.g. 8xA100-NVSwitch:40000+300; presets: "+presetNames()+")")
-	runs := flag.Int("replay-runs", 0, fmt.Sprintf("replays of each trace window, averaged (default %d)", defaultReplayRuns))
-	sweep := flag.String("sweep", "", "replay only the tuning windows with one lever swept: sla (the sla plugin's waiting time 30m .. 8h, on the Helm tiers and on binpack + task-topology; write with -out docs/bench-sla-sweep.md) or paddle (paddle's starvation threshold and ordering; -out docs/bench-paddle-sweep.md)")
-	windowSet := flag.String("window-set", "", "replay only the tuning or the held-out windows of the mode (tuning, held-out)")
-	variants := flag.String("paddle-variants", "", "true or false: replay paddle's variants (fifo, hold-back, 30m, no guard) beside paddle (default: full mode only)")
-	elastic := flag.Float64("elastic-share", 0, "share of collective jobs that are elastic (0.5x to 2x their recorded trainers, speed-up from the Pollux step times); 0: the trace as it is")
-	checkpoint := flag.Float64("checkpoint-share", 0, "share of jobs that can be checkpointed (preemptable, restart from the checkpoint); 0: none")
-	restart := flag.Duration("restart-cost", 5*time.Minute, "work a checkpointed job loses when it is preempted and restarts")
-	render := flag.String("render", "", "render the report again from the figures a run saved (docs/bench-results.json), without measuring")
+// flags are the command line, read by parseFlags.
+type flags struct {
+	mode, out, skip, windows, sweep, windowSet, variants, render string
+	runs                                                         int
+	elastic, checkpoint                                          float64
+	restart                                                      time.Duration
+	memProfile                                                   string
+}
+
+func parseFlags() flags {
+	var f flags
+	flag.StringVar(&f.mode, "mode", "quick", "quick (under 15 minutes on 2 cores: the second rule's held-out windows once), full (tuning and the second rule's held-out windows 5 times; says how long first) or scale (the large sizes of the other parts, no replay)")
+	flag.StringVar(&f.out, "out", "", "report file (default docs/benchmarks.md)")
+	flag.StringVar(&f.skip, "skip", "", "comma-separated parts to skip: replay, allocate, cluster, quality, jobsize")
+	flag.StringVar(&f.windows, "windows", "", "trace windows to replay instead of the mode's, comma-separated PRESET:START+JOBS (e.g. 8xA100-NVSwitch:40000+300; presets: "+presetNames()+")")
+	flag.IntVar(&f.runs, "replay-runs", 0, fmt.Sprintf("replays of each trace window, averaged (default %d)", defaultReplayRuns))
+	flag.StringVar(&f.sweep, "sweep", "", "replay only the tuning windows with one lever swept: sla (the sla plugin's waiting time 30m .. 8h, on the Helm tiers and on binpack + task-topology; write with -out docs/bench-sla-sweep.md) or paddle (paddle's starvation threshold and ordering; -out docs/bench-paddle-sweep.md)")
+	flag.StringVar(&f.windowSet, "window-set", "", "replay only these windows: tuning, held-out (both rules), rule1 (the first held-out rule's) or rule2 (the second's, saturated with large gangs)")
+	flag.StringVar(&f.variants, "paddle-variants", "", "true or false: replay paddle's variants (fifo, hold-back, 30m, no guard) beside paddle (default: full mode only)")
+	flag.Float64Var(&f.elastic, "elastic-share", 0, "share of collective jobs that are elastic (0.5x to 2x their recorded trainers, speed-up from the Pollux step times); 0: the trace as it is")
+	flag.Float64Var(&f.checkpoint, "checkpoint-share", 0, "share of jobs that can be checkpointed (preemptable, restart from the checkpoint); 0: none")
+	flag.DurationVar(&f.restart, "restart-cost", 5*time.Minute, "work a checkpointed job loses when it is preempted and restarts")
+	flag.StringVar(&f.render, "render", "", "render the report again from the figures a run saved (docs/bench-results.json), without measuring; several files, comma-separated, are merged (the windows of each, the other parts from the first that has them)")
+	flag.StringVar(&f.memProfile, "memprofile", "", "write a heap profile here when the measuring is done (go tool pprof)")
 	flag.Parse()
-	if *render != "" {
-		r, err := loadReport(*render)
-		if err != nil {
-			fail(err)
-		}
-		if *out == "" {
-			*out = filepath.Join(filepath.Dir(*render), "benchmarks.md")
-		}
-		if err := r.write(*out); err != nil {
-			fail(err)
-		}
-		logf("rendered %s from %s", *out, *render)
-		return
-	}
-	p, err := plans(*mode)
+	return f
+}
+
+// planOf is the mode's plan with the flags' changes; an error is a usage
+// error.
+func planOf(f flags) (*plan, error) {
+	p, err := plans(f.mode)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(2)
+		return nil, err
 	}
-	if *windows != "" {
-		if p.replays, err = parseWindows(*windows); err != nil {
-			fmt.Fprintln(os.Stderr, "bench: -windows:", err)
-			os.Exit(2)
+	if f.windows != "" {
+		if p.replays, err = parseWindows(f.windows); err != nil {
+			return nil, fmt.Errorf("-windows: %w", err)
 		}
 	}
-	if *runs != 0 {
-		if *runs < 1 || *runs > maxReplayRuns {
-			fmt.Fprintf(os.Stderr, "bench: -replay-runs %d: want 1 to %d\n", *runs, maxReplayRuns)
-			os.Exit(2)
+	if f.runs != 0 {
+		if f.runs < 1 || f.runs > maxReplayRuns {
+			return nil, fmt.Errorf("-replay-runs %d: want 1 to %d", f.runs, maxReplayRuns)
 		}
-		p.replayRuns = *runs
+		p.replayRuns = f.runs
 	}
-	switch *windowSet {
+	switch f.windowSet {
 	case "":
 	case "tuning":
-		p.tuning, p.heldOut = true, false
+		p.tuning, p.rule1, p.rule2 = true, false, false
 	case "held-out":
-		p.tuning, p.heldOut = false, true
+		p.tuning, p.rule1, p.rule2 = false, true, true
+	case "rule1":
+		p.tuning, p.rule1, p.rule2 = false, true, false
+	case "rule2":
+		p.tuning, p.rule1, p.rule2 = false, false, true
 	default:
-		fmt.Fprintf(os.Stderr, "bench: -window-set %q: use tuning or held-out\n", *windowSet)
-		os.Exit(2)
+		return nil, fmt.Errorf("-window-set %q: use tuning, held-out, rule1 or rule2", f.windowSet)
 	}
-	if *variants != "" {
-		v, err := strconv.ParseBool(*variants)
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "bench: -paddle-variants %q: use true or false\n", *variants)
-			os.Exit(2)
+	if f.variants != "" {
+		if p.paddleVariants, err = strconv.ParseBool(f.variants); err != nil {
+			return nil, fmt.Errorf("-paddle-variants %q: use true or false", f.variants)
 		}
-		p.paddleVariants = v
 	}
-	if *elastic < 0 || *elastic > 1 || *checkpoint < 0 || *checkpoint > 1 || *restart < 0 {
-		fmt.Fprintln(os.Stderr, "bench: -elastic-share and -checkpoint-share are shares from 0 to 1, -restart-cost a duration of 0 or more")
-		os.Exit(2)
+	if f.elastic < 0 || f.elastic > 1 || f.checkpoint < 0 || f.checkpoint > 1 || f.restart < 0 {
+		return nil, fmt.Errorf("-elastic-share and -checkpoint-share are shares from 0 to 1, -restart-cost a duration of 0 or more")
 	}
-	p.flex = replay.Flex{ElasticShare: *elastic, CheckpointShare: *checkpoint, RestartCost: restart.Seconds()}
-	switch *sweep {
+	p.flex = replay.Flex{ElasticShare: f.elastic, CheckpointShare: f.checkpoint, RestartCost: f.restart.Seconds()}
+	switch f.sweep {
 	case "":
 	case sweepSLA, sweepPaddle:
-		p.sweep, p.tuning, p.heldOut, p.skipReplay = *sweep, true, false, false
+		p.sweep, p.tuning, p.rule1, p.rule2, p.skipReplay = f.sweep, true, false, false, false
 		p.skipAllocate, p.skipCluster, p.skipQuality, p.skipJobSize = true, true, true, true
 	default:
-		fmt.Fprintf(os.Stderr, "bench: -sweep %q: use %s or %s\n", *sweep, sweepSLA, sweepPaddle)
-		os.Exit(2)
+		return nil, fmt.Errorf("-sweep %q: use %s or %s", f.sweep, sweepSLA, sweepPaddle)
 	}
-	for _, s := range strings.Split(*skip, ",") {
+	for _, s := range strings.Split(f.skip, ",") {
 		switch strings.TrimSpace(s) {
 		case "jobsize":
 			p.skipJobSize = true
@@ -197,62 +203,119 @@ func main() {
 			p.skipReplay = true
 		}
 	}
+	return p, nil
+}
+
+func main() {
+	f := parseFlags()
+	if f.render != "" {
+		render(f.render, f.out)
+		return
+	}
+	p, err := planOf(f)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(2)
+	}
 	root, err := localcluster.RepoRoot()
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+		fail(err)
 	}
-	if *out == "" {
-		*out = filepath.Join(root, "docs", "benchmarks.md")
+	if f.out == "" {
+		f.out = filepath.Join(root, "docs", "benchmarks.md")
 	}
 	// Checked before measuring, so a bad -out does not cost a run.
-	if err := os.MkdirAll(filepath.Dir(*out), 0o755); err != nil {
-		fail(fmt.Errorf("-out %s: %w", *out, err))
+	if err := os.MkdirAll(filepath.Dir(f.out), 0o755); err != nil {
+		fail(fmt.Errorf("-out %s: %w", f.out, err))
 	}
+	// SIGINT or SIGTERM cancels ctx: the part running stops, and the
+	// figures measured so far are written, marked as partial.
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 
 	logf("benchmarks, %s mode: allocate (%s), cluster %v, quality %d presets x %d seeds; expected duration about %s on 2 cores",
 		p.mode, p.allocSizes, p.clusterSizes, len(p.presets), p.seeds, p.estimate)
-	r := &report{Mode: p.mode, Started: time.Now(), Machine: machine(), root: root}
-	if !p.skipReplay {
-		if err := runReplay(p, r); err != nil {
-			fail(err)
-		}
+	r := &report{Mode: p.mode, Volcano: volcanorelease.Version(), Started: time.Now(), Machine: machine(), root: root,
+		Commands: []string{strings.Join(append([]string{"go run ./bench/cmd/bench"}, os.Args[1:]...), " ")}}
+	err = measure(ctx, p, r)
+	if ctx.Err() != nil {
+		r.Interrupted = fmt.Sprintf("interrupted after %s", time.Since(r.Started).Round(time.Second))
+		logf("%s: writing the figures measured so far", r.Interrupted)
+	} else if err != nil {
+		fail(err)
 	}
-	if !p.skipAllocate {
-		if err := runAllocate(ctx, root, p, r); err != nil {
-			fail(err)
-		}
-	}
-	if !p.skipQuality {
-		if err := runQuality(p, r); err != nil {
-			fail(err)
-		}
-	}
-	if !p.skipCluster {
-		if err := runCluster(ctx, p, r); err != nil {
+	if f.memProfile != "" {
+		if err := writeHeapProfile(f.memProfile); err != nil {
 			fail(err)
 		}
 	}
 	r.Took = time.Since(r.Started)
-	if err := r.save(resultsPath(*out)); err != nil {
+	if err := r.writeAll(f.out); err != nil {
 		fail(err)
 	}
-	if len(r.Replay) > 0 {
-		if err := r.saveJobs(jobsPath(*out)); err != nil {
-			fail(err)
-		}
+	logf("wrote %s (%s)", f.out, r.Took.Round(time.Second))
+	if ctx.Err() != nil {
+		os.Exit(1)
 	}
-	if err := r.write(*out); err != nil {
-		fail(err)
-	}
-	logf("wrote %s (%s)", *out, r.Took.Round(time.Second))
 	if !p.skipJobSize {
-		if err := runJobSize(ctx, *out, p.jobSizes); err != nil {
+		if err := runJobSize(ctx, f.out, p.jobSizes); err != nil {
 			fail(err)
 		}
 	}
+}
+
+// render writes the report of saved runs again (-render; several,
+// comma-separated, are merged: loadReports).
+func render(results, out string) {
+	r, err := loadReports(results)
+	if err != nil {
+		fail(err)
+	}
+	if out == "" {
+		out = filepath.Join(filepath.Dir(strings.Split(results, ",")[0]), "benchmarks.md")
+	}
+	if err := r.write(out); err != nil {
+		fail(err)
+	}
+	logf("rendered %s from %s", out, results)
+}
+
+// measure runs the plan's parts in order and stops at the first error
+// (ctx's when the bench is interrupted); what a part measured before it
+// stopped stays in r.
+func measure(ctx context.Context, p *plan, r *report) error {
+	if !p.skipReplay {
+		if err := runReplay(ctx, p, r); err != nil {
+			return err
+		}
+	}
+	if !p.skipAllocate {
+		if err := runAllocate(ctx, r.root, p, r); err != nil {
+			return err
+		}
+	}
+	if !p.skipQuality && ctx.Err() == nil {
+		if err := runQuality(p, r); err != nil {
+			return err
+		}
+	}
+	if !p.skipCluster {
+		if err := runCluster(ctx, p, r); err != nil {
+			return err
+		}
+	}
+	return ctx.Err()
+}
+
+// writeHeapProfile writes the live heap (after a collection) to path.
+func writeHeapProfile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	runtime.GC()
+	return pprof.WriteHeapProfile(f)
 }
 
 func logf(f string, a ...interface{}) {
@@ -280,6 +343,9 @@ type allocResult struct {
 var benchLine = regexp.MustCompile(`^BenchmarkAllocate/nodes=(\d+)/pods=(\d+)/(\S+?)-\d+\s+(\d+)\s+(\d+) ns/op\s+(\S+) gpus\s+(\S+) placed\s+(\d+) B/op\s+(\d+) allocs/op`)
 
 func runAllocate(ctx context.Context, root string, p *plan, r *report) error {
+	if err := sameVolcano(ctx, root); err != nil {
+		return err
+	}
 	args := []string{"test", "./bench/allocate", "-run", "^$", "-bench", "Allocate", "-benchmem",
 		"-benchtime", p.allocTime, "-count", strconv.Itoa(p.allocCount), "-timeout", "3h"}
 	r.AllocCmd = fmt.Sprintf("BENCH_SIZES=%s go %s", p.allocSizes, strings.Join(args, " "))
@@ -333,6 +399,23 @@ func runAllocate(ctx context.Context, root string, p *plan, r *report) error {
 		f := float64(a.N)
 		a.NsPerOp, a.Placed, a.Gpus, a.Bytes, a.Allocs = a.NsPerOp/f, a.Placed/f, a.Gpus/f, a.Bytes/f, a.Allocs/f
 		r.Alloc = append(r.Alloc, *a)
+	}
+	return nil
+}
+
+// sameVolcano: the go command the allocate part runs builds the Volcano
+// release this bench was built with. Outside make, a plain go command reads
+// go.mod (v1.14.1) while a bench built through make embeds v1.15.1; the
+// part would then measure another release than the report names.
+func sameVolcano(ctx context.Context, root string) error {
+	cmd := exec.CommandContext(ctx, "go", "list", "-m", "-f", "{{.Version}}", volcanorelease.Module)
+	cmd.Dir = root
+	out, err := cmd.Output()
+	if err != nil {
+		return fmt.Errorf("go list -m %s: %w", volcanorelease.Module, err)
+	}
+	if got, want := strings.TrimSpace(string(out)), volcanorelease.Version(); got != want {
+		return fmt.Errorf("the go command builds Volcano %s here, this bench embeds %s: run it through make, or with the GOFLAGS -modfile of %s", got, want, want)
 	}
 	return nil
 }

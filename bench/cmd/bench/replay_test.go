@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/volcano-paddle/volcano-paddle/bench/quality"
 	"github.com/volcano-paddle/volcano-paddle/bench/replay"
+	"github.com/volcano-paddle/volcano-paddle/internal/localcluster"
 )
 
 // The replay section names the best stock configuration by mean JCT, states
@@ -80,5 +82,46 @@ func TestParseWindows(t *testing.T) {
 		if err != nil || !reflect.DeepEqual(got, c.want) {
 			t.Errorf("%q: got %+v, %v; want %+v", c.in, got, err, c.want)
 		}
+	}
+}
+
+// The target of issue 27, at the tables' precision.
+func TestTarget(t *testing.T) {
+	m := func(mean, p95, idle float64) replay.Metrics {
+		return replay.Metrics{MeanJCT: mean, P95JCT: p95, IdleGPUHours: idle}
+	}
+	lb := m(1, 1, 0)
+	tests := []struct {
+		name        string
+		ours, stock replay.Metrics
+		lb          replay.Metrics
+		flex        bool
+		want        string
+	}{
+		{"ties, no room to win", m(1.004, 2, 0.04), m(1, 2, 0), m(0.9, 1, 0), false, "met"},
+		{"ties where stock is 1.2x the lower bound", m(1.2, 2, 0), m(1.2, 2, 0), lb, false, "not met: mean 1.00x > 0.95x"},
+		{"wins by 5% where there is room", m(1.14, 2, 0), m(1.2, 2, 0), lb, false, "met"},
+		{"worse p95 and idle", m(1, 2.2, 3), m(1, 2, 0), m(0.95, 1, 0), false, "not met: p95 1.10x > 1.00x, idle 3.0 > 0.0 GPU-h"},
+		{"flex: 0.85x mean, 0.95x p95", m(0.85, 1.9, 9), m(1, 2, 0), lb, true, "met"},
+		{"flex: a tie is not enough", m(1, 2, 0), m(1, 2, 0), lb, true, "not met: mean 1.00x > 0.85x, p95 1.00x > 0.95x"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := target(tc.ours, tc.stock, tc.stock, tc.stock, tc.lb, tc.flex); got != tc.want {
+				t.Errorf("target: %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// The go command of the allocate part builds the Volcano this test binary
+// embeds (both read the same module file).
+func TestSameVolcano(t *testing.T) {
+	root, err := localcluster.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sameVolcano(context.Background(), root); err != nil {
+		t.Error(err)
 	}
 }

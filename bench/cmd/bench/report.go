@@ -22,14 +22,26 @@ import (
 // Markdown (docs/bench-results.json) so that the report can be rendered
 // again from the same figures (-render) when only its text changes.
 type report struct {
-	Mode     string
-	Started  time.Time
-	Took     time.Duration
-	Machine  string
-	AllocCmd string
-	Alloc    []allocResult
-	Quality  []qualityResult
-	Replay   []*replay.Report
+	Mode string
+	// Volcano is the volcano.sh/volcano release compiled into the bench
+	// that measured (volcanorelease.Version): the replay runs its
+	// scheduler code, the local cluster its binaries.
+	Volcano string `json:",omitempty"`
+	Started time.Time
+	// Commands: the command line of the run, one per run merged.
+	Commands []string `json:",omitempty"`
+	// Merged: how many more runs' figures -render merged into this
+	// report's (loadReports).
+	Merged int `json:",omitempty"`
+	// Interrupted says why the run stopped early (SIGINT or SIGTERM): its
+	// figures are the parts and windows finished before.
+	Interrupted string `json:",omitempty"`
+	Took        time.Duration
+	Machine     string
+	AllocCmd    string
+	Alloc       []allocResult
+	Quality     []qualityResult
+	Replay      []*replay.Report
 	// Sweep: the lever a -sweep run swept ("": the comparison).
 	Sweep   string `json:",omitempty"`
 	Cluster []clusterbench.Measurement
@@ -60,9 +72,18 @@ func (r *report) write(path string) error {
 	w("**paddle** (`deploy/paddle/volcano-scheduler.conf`: the same tiers plus the `paddle` plugin), measured\n")
 	w("in the same run on the same machine; the trace replay also compares tuned stock configurations (the\n")
 	w("best a Volcano operator can do without us). Benchmarks report; they never fail a build on a number.\n\n")
-	w("Reproduce: `make bench` (quick, under 15 minutes on 2 cores) or `make bench-full` (prints its\n")
-	w("expected duration first). Last run: %s mode, %s, took %s, on %s.\n\n",
-		r.Mode, r.Started.UTC().Format("2006-01-02 15:04 UTC"), r.Took.Round(time.Second), r.Machine)
+	w("Reproduce: `make bench` (quick; under 15 minutes on 2 cores of its own, see Time below) or `make bench-full` (prints its\n")
+	w("expected duration first). Last run: %s mode, Volcano %s, %s, took %s, on %s.\n\n",
+		r.Mode, r.volcano(), r.Started.UTC().Format("2006-01-02 15:04 UTC"), r.Took.Round(time.Second), r.Machine)
+	if r.Merged > 0 {
+		w("These figures merge %d runs of the bench (`-render` of their saved figures; took: their times added up).\n\n", r.Merged+1)
+	}
+	for _, c := range r.Commands {
+		w("Command: `%s`\n\n", c)
+	}
+	if r.Interrupted != "" {
+		w("**This run was %s: the figures below are the parts and windows it finished.**\n\n", r.Interrupted)
+	}
 	w("The raw figures are in `bench-results.json`; `go run ./bench/cmd/bench -render docs/bench-results.json`\n")
 	w("renders this page again from them without measuring.\n\n")
 	if len(r.Replay) > 0 {
@@ -83,6 +104,29 @@ func (r *report) write(path string) error {
 		w("%s", s)
 	}
 	return os.WriteFile(path, []byte(b.String()), 0o644)
+}
+
+// volcano is the Volcano release the figures come from; runs saved before
+// the report recorded it were all measured on v1.14.1.
+func (r *report) volcano() string {
+	if r.Volcano == "" {
+		return "v1.14.1"
+	}
+	return r.Volcano
+}
+
+// writeAll writes the figures (JSON), the per-job CSV of the replays and
+// the report page.
+func (r *report) writeAll(out string) error {
+	if err := r.save(resultsPath(out)); err != nil {
+		return err
+	}
+	if len(r.Replay) > 0 {
+		if err := r.saveJobs(jobsPath(out)); err != nil {
+			return err
+		}
+	}
+	return r.write(out)
 }
 
 // save keeps the figures a run measured, for -render.
@@ -137,6 +181,41 @@ func (r *report) saveJobs(path string) error {
 }
 
 // loadReport reads the figures a run saved, to render its report again.
+// loadReports reads the figures of one or more runs (-render a,b) and
+// merges them: the windows of every run in order, the other parts from
+// the first run that has them, the times added up. Runs of different
+// Volcano releases are not merged.
+func loadReports(paths string) (*report, error) {
+	var out *report
+	for _, path := range strings.Split(paths, ",") {
+		r, err := loadReport(strings.TrimSpace(path))
+		if err != nil {
+			return nil, err
+		}
+		if out == nil {
+			out = r
+			continue
+		}
+		if r.volcano() != out.volcano() {
+			return nil, fmt.Errorf("%s: Volcano %s, the runs before it %s: not merged", path, r.volcano(), out.volcano())
+		}
+		out.Merged++
+		out.Took += r.Took
+		out.Commands = append(out.Commands, r.Commands...)
+		out.Replay = append(out.Replay, r.Replay...)
+		if len(out.Alloc) == 0 {
+			out.Alloc, out.AllocCmd = r.Alloc, r.AllocCmd
+		}
+		if len(out.Quality) == 0 {
+			out.Quality = r.Quality
+		}
+		if len(out.Cluster) == 0 && len(out.ClusterFailures) == 0 {
+			out.Cluster, out.ClusterFailures = r.Cluster, r.ClusterFailures
+		}
+	}
+	return out, nil
+}
+
 func loadReport(path string) (*report, error) {
 	raw, err := os.ReadFile(path)
 	if err != nil {

@@ -3,12 +3,14 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/volcano-paddle/volcano-paddle/bench/clusterbench"
 	"github.com/volcano-paddle/volcano-paddle/bench/quality"
+	"github.com/volcano-paddle/volcano-paddle/bench/replay"
 )
 
 // Figures measured by `make bench-full` on 2026-11-22 (docs/benchmarks.md).
@@ -46,7 +48,7 @@ func TestLimiterNamesTheStageThatSetsThePace(t *testing.T) {
 
 func TestReportRendersAgainFromSavedFigures(t *testing.T) {
 	dir := t.TempDir()
-	r := &report{Mode: "full", Started: time.Date(2026, 11, 22, 7, 36, 0, 0, time.UTC), Took: 36 * time.Minute, Machine: "test machine, 2 cores",
+	r := &report{Mode: "full", Volcano: "v1.15.1", Interrupted: "interrupted after 36m0s", Started: time.Date(2026, 11, 22, 7, 36, 0, 0, time.UTC), Took: 36 * time.Minute, Machine: "test machine, 2 cores",
 		AllocCmd: "go test ./bench/allocate",
 		Alloc: []allocResult{
 			{Nodes: 100, Pods: 400, Config: "stock-no-nodeorder", NsPerOp: 160e6, Placed: 276, Gpus: 800, N: 2},
@@ -73,6 +75,8 @@ func TestReportRendersAgainFromSavedFigures(t *testing.T) {
 		"| 4xT4-PCIe | 0.50x |",                    // mean slowdown 1.4 / 2.8
 		"| 5000 | 10000 | 1.04x | 0.99x | 1.61x |", // bound/s 28/27, last gang 374/377, bind lag 100/62
 		"the scheduler sets the pace",
+		"Last run: full mode, Volcano v1.15.1,",
+		"**This run was interrupted after 36m0s: the figures below are the parts and windows it finished.**",
 	} {
 		if !strings.Contains(first, want) {
 			t.Errorf("report lacks %q:\n%s", want, first)
@@ -99,4 +103,38 @@ func renderTo(t *testing.T, r *report, path string) string {
 		t.Fatal(err)
 	}
 	return string(text)
+}
+
+// -render merges several runs' figures: every run's windows in order, the
+// other parts from the first that has them; never runs of two releases.
+func TestLoadReportsMerges(t *testing.T) {
+	dir := t.TempDir()
+	win := func(start int) *replay.Report {
+		return &replay.Report{Options: replay.Options{Preset: quality.A100SXM, Start: start, Jobs: 300}}
+	}
+	save := func(name string, r *report) string {
+		path := filepath.Join(dir, name)
+		if err := r.save(path); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	a := save("a.json", &report{Mode: "quick", Volcano: "v1.15.1", Took: time.Minute, Replay: []*replay.Report{win(1), win(2)}})
+	b := save("b.json", &report{Mode: "quick", Volcano: "v1.15.1", Took: time.Minute, Replay: []*replay.Report{win(3)},
+		AllocCmd: "go test ./bench/allocate", Alloc: []allocResult{{Nodes: 100, Pods: 400, Config: "stock", N: 1}}})
+	old := save("old.json", &report{Mode: "quick", Replay: []*replay.Report{win(4)}})
+	r, err := loadReports(a + "," + b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var starts []int
+	for _, rep := range r.Replay {
+		starts = append(starts, rep.Options.Start)
+	}
+	if !reflect.DeepEqual(starts, []int{1, 2, 3}) || len(r.Alloc) != 1 || r.Merged != 1 || r.Took != 2*time.Minute {
+		t.Errorf("merged: windows %v, %d allocate results, merged %d, took %s; want windows 1 2 3, b's allocate result, 1 merged, 2m", starts, len(r.Alloc), r.Merged, r.Took)
+	}
+	if _, err := loadReports(a + "," + old); err == nil {
+		t.Errorf("merged a v1.15.1 run with a v1.14.1 one")
+	}
 }
