@@ -358,15 +358,7 @@ func TestFlexElasticGrowShrink(t *testing.T) {
 	}
 	// Paddle's levers (deploy/paddle's preempt and reclaim, paddle alone
 	// choosing victims) shrink the elastic job for the waiting gang too.
-	paddlePath, err := localcluster.DeploySchedulerConf()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ours, err := PaddleConfig(paddlePath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err = Simulate(context.Background(), w, models, best, ForFlex(ours))
+	r, err = Simulate(context.Background(), w, models, best, paddleFlexConfig(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -442,15 +434,7 @@ func TestRestartedJobWaitsAfresh(t *testing.T) {
 			{Job: quality.Job{Name: "first", GPUs: 8, PodGPUs: 8, Pods: 1, Model: "imagenet", Duration: hours}, Arrival: 0, Checkpointable: true},
 			{Job: quality.Job{Name: "second", GPUs: 8, PodGPUs: 8, Pods: 1, Model: "imagenet", Duration: hours}, Arrival: 60, Checkpointable: true},
 		}}
-	paddlePath, err := localcluster.DeploySchedulerConf()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ours, err := PaddleConfig(paddlePath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := ForFlex(ours)
+	cfg := paddleFlexConfig(t)
 	r, err := Simulate(context.Background(), w, models, BestSteps(w, models), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -466,4 +450,18 @@ func TestRestartedJobWaitsAfresh(t *testing.T) {
 	if n := first.Restarts + second.Restarts; n == 0 || n > turns {
 		t.Errorf("restarts: %d and %d, want 1 to %d in all (one per starvation threshold); %d cycles", first.Restarts, second.Restarts, turns, r.Cycles)
 	}
+}
+
+// paddleFlexConfig is deploy/paddle's configuration for the Flex workload.
+func paddleFlexConfig(t *testing.T) Config {
+	t.Helper()
+	paddlePath, err := localcluster.DeploySchedulerConf()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ours, err := PaddleConfig(paddlePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ForFlex(ours)
 }
