@@ -358,15 +358,7 @@ func TestFlexElasticGrowShrink(t *testing.T) {
 	}
 	// Paddle's levers (deploy/paddle's preempt and reclaim, paddle alone
 	// choosing victims) shrink the elastic job for the waiting gang too.
-	paddlePath, err := localcluster.DeploySchedulerConf()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ours, err := PaddleConfig(paddlePath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err = Simulate(context.Background(), w, models, best, ForFlex(ours))
+	r, err = Simulate(context.Background(), w, models, best, paddleFlexConfig(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -423,4 +415,53 @@ func stockConfigs(t *testing.T) []Config {
 		t.Fatal(err)
 	}
 	return cs
+}
+
+// A checkpointable job stopped for a starving gang gets new pods under its
+// old PodGroup and waits afresh from then: it does not starve at once and
+// stop the gang that took its GPUs in turn. Two 8-GPU jobs on one 8-GPU
+// node under paddle's levers take turns once per starvation threshold
+// instead of restarting each other every cycle.
+func TestRestartedJobWaitsAfresh(t *testing.T) {
+	models, err := quality.Models(dataDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const hours = 10 * 3600.0
+	w := &Workload{Options: Options{Flex: Flex{CheckpointShare: 1, RestartCost: 300}},
+		Cluster: quality.Cluster{Preset: quality.A100SXM, Racks: 1, NodesPerRack: 1, Background: map[string][]int{}},
+		Jobs: []Job{
+			{Job: quality.Job{Name: "first", GPUs: 8, PodGPUs: 8, Pods: 1, Model: "imagenet", Duration: hours}, Arrival: 0, Checkpointable: true},
+			{Job: quality.Job{Name: "second", GPUs: 8, PodGPUs: 8, Pods: 1, Model: "imagenet", Duration: hours}, Arrival: 60, Checkpointable: true},
+		}}
+	cfg := paddleFlexConfig(t)
+	r, err := Simulate(context.Background(), w, models, BestSteps(w, models), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	after := starvationAfter(cfg.Sched).Seconds()
+	first, second := r.Jobs[0], r.Jobs[1]
+	if second.Start != 60+after {
+		t.Errorf("second job starts at %g, want %g (the first stopped once the second starved)", second.Start, 60+after)
+	}
+	// Each turn lasts a threshold: no more restarts than turns until the
+	// last job ends.
+	turns := int(max(first.End, second.End)/after) + 1
+	if n := first.Restarts + second.Restarts; n == 0 || n > turns {
+		t.Errorf("restarts: %d and %d, want 1 to %d in all (one per starvation threshold); %d cycles", first.Restarts, second.Restarts, turns, r.Cycles)
+	}
+}
+
+// paddleFlexConfig is deploy/paddle's configuration for the Flex workload.
+func paddleFlexConfig(t *testing.T) Config {
+	t.Helper()
+	paddlePath, err := localcluster.DeploySchedulerConf()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ours, err := PaddleConfig(paddlePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ForFlex(ours)
 }

@@ -4,6 +4,7 @@ import (
 	"container/heap"
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"time"
@@ -144,6 +145,16 @@ type sim struct {
 
 	// on[i][k]: pod k of job i runs (pservers first, then trainers).
 	on [][]bool
+	// created[i][k], started[i][k]: when pod k of job i was last created
+	// and last started, in simulated seconds. The job controller creates a
+	// new pod for an evicted one and every pod anew on a restart, while
+	// the PodGroup keeps the job's arrival (pkg/controllers/job: killJob,
+	// syncJob), so the scheduler sees a restarted gang's wait and a
+	// restarted pod's run time from then, not from the job's arrival and
+	// first start.
+	created, started [][]float64
+	// after: the scheduler's starvation threshold in seconds (0: none).
+	after float64
 	// rem: job i's remaining work, in seconds of its recorded run (its
 	// recorded trainers at their best placement); last: when rem was last
 	// brought up to date; factor: seconds per second of recorded run now
@@ -170,18 +181,19 @@ func Simulate(ctx context.Context, w *Workload, models map[string]quality.Model,
 	s.groups = make([]*schedulingv1.PodGroup, len(w.Jobs))
 	s.res = make([]JobResult, len(w.Jobs))
 	s.on = make([][]bool, len(w.Jobs))
+	s.created, s.started = make([][]float64, len(w.Jobs)), make([][]float64, len(w.Jobs))
 	s.rem, s.last, s.factor = make([]float64, len(w.Jobs)), make([]float64, len(w.Jobs)), make([]float64, len(w.Jobs))
 	s.gen = make([]int, len(w.Jobs))
 	s.bestStep = map[string]float64{}
-	after := starvationAfter(cfg.Sched).Seconds()
+	s.after = starvationAfter(cfg.Sched).Seconds()
 	for i, j := range w.Jobs {
 		if _, ok := models[j.Model]; !ok {
 			return nil, fmt.Errorf("job %s: no model %q", j.Name, j.Model)
 		}
 		s.res[i] = JobResult{Name: j.Name, GPUs: j.GPUs, PS: j.PS, Pods: j.Pods, Arrival: j.Arrival, Start: -1, End: -1}
 		s.rem[i] = j.Duration
-		if after > 0 {
-			s.starveAt = append(s.starveAt, j.Arrival+after)
+		if s.after > 0 {
+			s.starveAt = append(s.starveAt, j.Arrival+s.after)
 		}
 	}
 	next := 0 // next arrival
@@ -205,7 +217,7 @@ func Simulate(ctx context.Context, w *Workload, models map[string]quality.Model,
 			if c.gen != s.gen[c.job] {
 				continue // resized or restarted since
 			}
-			s.release(c.job)
+			s.release(c.job, c.end)
 			s.res[c.job].End = c.end
 		}
 		for s.nextTimer < len(s.starveAt) && s.starveAt[s.nextTimer] <= t {
@@ -340,19 +352,20 @@ func (s *sim) account(from, to float64) {
 	s.run.IdleWhileWaiting += float64(s.usableIdle()) * (to - from)
 }
 
-// release ends running job i: its pods stop and their GPUs are free again.
-func (s *sim) release(i int) {
+// release ends running job i at t: its pods stop and their GPUs are free
+// again.
+func (s *sim) release(i int, t float64) {
 	for k := range s.pods[i] {
 		if s.on[i][k] {
-			s.stopPod(i, k)
+			s.stopPod(i, k, t)
 		}
 	}
 	delete(s.running, i)
 }
 
-// stopPod: pod k of job i no longer runs (its job ended, or it was
+// stopPod: pod k of job i no longer runs from t (its job ended, or it was
 // evicted); the job controller recreates an evicted pod, pending.
-func (s *sim) stopPod(i, k int) {
+func (s *sim) stopPod(i, k int, t float64) {
 	p := s.pods[i][k]
 	g := s.podGPUs(i, k)
 	s.free[p.Spec.NodeName] += g
@@ -361,6 +374,7 @@ func (s *sim) stopPod(i, k int) {
 	p.Spec.NodeName = ""
 	p.Status.Phase = v1.PodPending
 	p.Status.StartTime = nil
+	s.created[i][k] = t
 }
 
 // podGPUs: GPUs of pod k of job i (pservers none).
@@ -380,6 +394,10 @@ func (s *sim) arrive(i int) {
 	}
 	markPreemption(j, pods)
 	s.on[i] = make([]bool, len(pods))
+	s.created[i], s.started[i] = make([]float64, len(pods)), make([]float64, len(pods))
+	for k := range pods {
+		s.created[i][k] = j.Arrival
+	}
 	if s.cfg.Annotate != nil {
 		s.cfg.Annotate(s.w.Jobs[i].Job, pg)
 	}
@@ -429,26 +447,29 @@ func markPreemption(j Job, pods []*v1.Pod) {
 func (s *sim) cycle(t float64) int {
 	wall := time.Now()
 	c := &simsched.Cluster{Nodes: s.nodes, RackHyperNodes: s.cfg.RackHyperNodes, PriorityClasses: s.cfg.PriorityClasses}
-	for _, i := range s.runningJobs() {
-		// And how long a pod has run through the kubelet's start time (the
-		// paddle plugin's reservation drains nodes with young pods first).
-		started := at(wall, t, s.res[i].Start)
-		for _, p := range s.pods[i] {
-			p.Status.StartTime = &started
+	// The scheduler sees how long a job has waited through its PodGroup's
+	// and its pending pods' creation times (Volcano's job order, the
+	// paddle plugin's aging), and how long a pod has run through the
+	// kubelet's start time (the paddle plugin's reservation drains nodes
+	// with young pods first, its checkpoint lever stops the job with the
+	// most attained GPU time first).
+	stamp := func(i int) {
+		s.groups[i].CreationTimestamp = at(wall, t, s.w.Jobs[i].Arrival)
+		for k, p := range s.pods[i] {
+			p.CreationTimestamp = at(wall, t, s.created[i][k])
+			if s.on[i][k] {
+				started := at(wall, t, s.started[i][k])
+				p.Status.StartTime = &started
+			}
 		}
 		c.Pods = append(c.Pods, s.pods[i]...)
 		c.PodGroups = append(c.PodGroups, s.groups[i])
 	}
+	for _, i := range s.runningJobs() {
+		stamp(i)
+	}
 	for _, i := range s.pending {
-		// The scheduler sees how long a job has waited through its
-		// creation time (Volcano's job order, the paddle plugin's aging).
-		created := at(wall, t, s.w.Jobs[i].Arrival)
-		for _, p := range s.pods[i] {
-			p.CreationTimestamp = created
-		}
-		s.groups[i].CreationTimestamp = created
-		c.Pods = append(c.Pods, s.pods[i]...)
-		c.PodGroups = append(c.PodGroups, s.groups[i])
+		stamp(i)
 	}
 	cache := simsched.NewSnapshotCache(c)
 	res := cache.Schedule(s.cfg.Sched)
@@ -462,7 +483,7 @@ func (s *sim) cycle(t float64) int {
 	// ones (JobInfo.ReadyTaskNum) when it offers victims above
 	// minAvailable, so one cycle can evict running trainers of a job while
 	// it places others; the job keeps running on them.
-	grown := s.grow(res.Placed)
+	grown := s.grow(res.Placed, t)
 	changes := s.evict(t, res.Evicted)
 	var started, waiting []int
 	for _, i := range s.pending {
@@ -473,7 +494,7 @@ func (s *sim) cycle(t float64) int {
 		}
 		for k, n := range nodes {
 			if n != "" {
-				s.startPod(i, k, n)
+				s.startPod(i, k, n, t)
 			}
 		}
 		started = append(started, i)
@@ -504,9 +525,9 @@ func (s *sim) cycle(t float64) int {
 	return changes + len(started) + len(grown)
 }
 
-// grow starts the pods a cycle placed for running elastic jobs and returns
-// those jobs.
-func (s *sim) grow(placed map[string]string) []int {
+// grow starts the pods a cycle placed for running elastic jobs at t and
+// returns those jobs.
+func (s *sim) grow(placed map[string]string, t float64) []int {
 	var grown []int
 	for _, i := range s.runningJobs() {
 		if !s.w.Jobs[i].Elastic() {
@@ -515,7 +536,7 @@ func (s *sim) grow(placed map[string]string) []int {
 		grew := false
 		for k, p := range s.pods[i] {
 			if n, ok := placed[p.Namespace+"/"+p.Name]; ok && !s.on[i][k] {
-				s.startPod(i, k, n)
+				s.startPod(i, k, n, t)
 				grew = true
 			}
 		}
@@ -526,8 +547,8 @@ func (s *sim) grow(placed map[string]string) []int {
 	return grown
 }
 
-// startPod runs pod k of job i on node n.
-func (s *sim) startPod(i, k int, n string) {
+// startPod runs pod k of job i on node n from t.
+func (s *sim) startPod(i, k int, n string, t float64) {
 	p := s.pods[i][k]
 	g := s.podGPUs(i, k)
 	s.free[n] -= g
@@ -535,6 +556,7 @@ func (s *sim) startPod(i, k int, n string) {
 	s.on[i][k] = true
 	p.Spec.NodeName = n
 	p.Status.Phase = v1.PodRunning
+	s.started[i][k] = t
 }
 
 // resolve places every running job's running pods on their GPUs (the
@@ -569,7 +591,7 @@ func (s *sim) evict(t float64, keys []string) int {
 		if !ok || !s.on[i][k] {
 			continue
 		}
-		s.stopPod(i, k)
+		s.stopPod(i, k, t)
 		hit[i] = true
 	}
 	var shrunk []int
@@ -581,7 +603,8 @@ func (s *sim) evict(t float64, keys []string) int {
 		}
 		if psOff || s.trainersOn(i) < j.MinPods {
 			s.advance(i, t)
-			s.release(i)
+			s.release(i, t)
+			s.restart(i, t)
 			s.rem[i] += s.w.Options.Flex.RestartCost
 			s.gen[i]++
 			s.res[i].Restarts++
@@ -600,6 +623,19 @@ func (s *sim) evict(t float64, keys []string) int {
 		}
 	}
 	return len(keys)
+}
+
+// restart: job i, stopped at t, gets all its pods anew (RestartJob kills
+// pending pods too), so it waits from t; the starvation timer follows.
+func (s *sim) restart(i int, t float64) {
+	for k := range s.created[i] {
+		s.created[i][k] = t
+	}
+	if s.after > 0 {
+		rest := s.starveAt[s.nextTimer:]
+		k := s.nextTimer + sort.SearchFloat64s(rest, t+s.after)
+		s.starveAt = slices.Insert(s.starveAt, k, t+s.after)
+	}
 }
 
 // insertSorted adds x to the ascending xs (pending jobs stay in arrival
@@ -667,7 +703,8 @@ func (s *sim) placement(i int, placed map[string]string) ([]string, bool) {
 }
 
 // start runs job i from t on the pods it got (the first start sets its
-// start time; a restart keeps it).
+// start time, which a restart keeps: JCT counts from arrival to end; its
+// pods' start times are their own, see started).
 func (s *sim) start(i int, t float64, pods []quality.Pod) {
 	j := s.w.Jobs[i]
 	r := &s.res[i]

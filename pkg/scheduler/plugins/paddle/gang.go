@@ -118,9 +118,33 @@ func (s starvationPolicy) guarded(job *api.JobInfo) bool {
 	return s.taskNameJobs && s.isPaddle(job)
 }
 
-// waited is how long the gang has waited at now, from its creation.
+// waitingSince is when the gang last began to wait: the later of its
+// PodGroup's creation and the earliest creation among its pending pods.
+// The PodGroup outlives a restart, its pods do not: when a job is stopped
+// (a checkpointable job preempted, PodEvicted -> RestartJob), Volcano's job
+// controller deletes its pods and creates new ones (pkg/controllers/job:
+// killJob, then syncJob -> createJobPod), so a restarted gang has new
+// pending pods under an old PodGroup. Measuring from the PodGroup alone
+// would make it starve at once and stop another job in turn. A fresh gang
+// is unchanged but for the controller's delay between creating the
+// PodGroup and its pods (seconds, against a threshold of hours).
+func waitingSince(job *api.JobInfo) time.Time {
+	since := job.CreationTimestamp.Time
+	var first time.Time
+	for _, t := range job.TaskStatusIndex[api.Pending] {
+		if t.Pod != nil && (first.IsZero() || t.Pod.CreationTimestamp.Time.Before(first)) {
+			first = t.Pod.CreationTimestamp.Time
+		}
+	}
+	if first.After(since) {
+		return first
+	}
+	return since
+}
+
+// waited is how long the gang has waited at now (see waitingSince).
 func waited(job *api.JobInfo, now time.Time) time.Duration {
-	return now.Sub(job.CreationTimestamp.Time)
+	return now.Sub(waitingSince(job))
 }
 
 // starving: a guarded gang (see guarded) still waiting that has waited

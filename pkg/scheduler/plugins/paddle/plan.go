@@ -340,7 +340,7 @@ func (pl *planner) choose(pods []*api.TaskInfo, since time.Time) *plan {
 func (pl *planner) replan(j *api.JobInfo, pods []*api.TaskInfo) (map[string]*api.Resource, bool) {
 	b := pl.book[j.UID]
 	if b == nil {
-		b = &booked{waited: pl.now.Sub(j.CreationTimestamp.Time)}
+		b = &booked{waited: waited(j, pl.now)}
 	}
 	since := b.since(j)
 	var cur *plan
@@ -352,7 +352,7 @@ func (pl *planner) replan(j *api.JobInfo, pods []*api.TaskInfo) (map[string]*api
 	if cur == nil || cur.cost != (planCost{}) {
 		fresh := pl.choose(pods, since)
 		if fresh == nil && cur == nil && b.nodes != nil {
-			b.waited = pl.now.Sub(j.CreationTimestamp.Time)
+			b.waited = waited(j, pl.now)
 			since = b.since(j)
 			fresh = pl.choose(pods, since)
 		}

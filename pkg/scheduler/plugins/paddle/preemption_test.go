@@ -7,6 +7,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	schedulingv1 "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
 	"volcano.sh/volcano/pkg/scheduler/actions/allocate"
 	"volcano.sh/volcano/pkg/scheduler/actions/preempt"
@@ -43,15 +44,19 @@ func checkpointablePod(p *tb.PodWrapper) *tb.PodWrapper { return p.Checkpointabl
 // takes, and what it never takes.
 func TestLeversWithVolcanoActions(t *testing.T) {
 	cases := []struct {
-		name      string
-		args      map[string]interface{}
-		running   []*v1.Pod
-		gangGPUs  int
-		gangAge   time.Duration
-		victimPG  []*schedulingv1.PodGroup
-		queues    []string
-		want      []string // evicted
-		gangPlace bool
+		name     string
+		args     map[string]interface{}
+		running  []*v1.Pod
+		gangGPUs int
+		gangAge  time.Duration
+		// podsWaited: the gang's pending pods were created this long ago
+		// (zero: with its PodGroup), as after a restart, when the job
+		// controller creates new pods under the old PodGroup.
+		podsWaited time.Duration
+		victimPG   []*schedulingv1.PodGroup
+		queues     []string
+		want       []string // evicted
+		gangPlace  bool
 	}{
 		{name: "a waiting gang shrinks an elastic job towards its minimum", gangGPUs: 4,
 			running:  leverPods("el", []int{2, 2, 2, 2}, 4, "n0", time.Hour, elasticPod),
@@ -64,6 +69,15 @@ func TestLeversWithVolcanoActions(t *testing.T) {
 			running:  leverPods("el", []int{2, 2, 2, 2}, 4, "n0", time.Hour, elasticPod),
 			victimPG: []*schedulingv1.PodGroup{group("el", 1, time.Now().Add(-time.Hour))}},
 		{name: "a starving gang stops a checkpointable job", gangGPUs: 8, gangAge: starvingAge,
+			running:  leverPods("ck", []int{4, 4}, 2, "n0", 10*time.Hour, checkpointablePod),
+			victimPG: []*schedulingv1.PodGroup{group("ck", 2, time.Now().Add(-10*time.Hour))},
+			want:     []string{"ck-trainer-0", "ck-trainer-1"}, gangPlace: true},
+		{name: "a just-restarted gang (old PodGroup, new pods) is not starving and stops nothing", gangGPUs: 8,
+			gangAge: starvingAge, podsWaited: time.Minute,
+			running:  leverPods("ck", []int{4, 4}, 2, "n0", 10*time.Hour, checkpointablePod),
+			victimPG: []*schedulingv1.PodGroup{group("ck", 2, time.Now().Add(-10*time.Hour))}},
+		{name: "a restarted gang whose new pods have waited past the threshold stops a checkpointable job", gangGPUs: 8,
+			gangAge: 3 * starvingAge, podsWaited: starvingAge,
 			running:  leverPods("ck", []int{4, 4}, 2, "n0", 10*time.Hour, checkpointablePod),
 			victimPG: []*schedulingv1.PodGroup{group("ck", 2, time.Now().Add(-10*time.Hour))},
 			want:     []string{"ck-trainer-0", "ck-trainer-1"}, gangPlace: true},
@@ -83,7 +97,11 @@ func TestLeversWithVolcanoActions(t *testing.T) {
 			resetBook(t)
 			c := cluster{nodes: []*v1.Node{gpuNode("n0", "rack0")}, queues: tc.queues}
 			c.pods = append(c.pods, tc.running...)
-			c.pods = append(c.pods, paddlePod("gang", "trainer", 0, paddleapi.RoleTrainer, paddleapi.ModeCollective, "", "1", tc.gangGPUs))
+			gang := paddlePod("gang", "trainer", 0, paddleapi.RoleTrainer, paddleapi.ModeCollective, "", "1", tc.gangGPUs)
+			if tc.podsWaited > 0 {
+				gang.CreationTimestamp = metav1.NewTime(time.Now().Add(-tc.podsWaited))
+			}
+			c.pods = append(c.pods, gang)
 			c.groups = append([]*schedulingv1.PodGroup{group("gang", 1, time.Now().Add(-tc.gangAge))}, tc.victimPG...)
 			tiers, cfgs := paddleTiers(t)
 			r := runSession(t, WithArgs(tiers, tc.args), cfgs, c, nil, allocate.New(), preempt.New(), reclaim.New())

@@ -28,7 +28,8 @@ type reservationBook struct {
 // until the pods running at that moment have ended: every plan it holds,
 // now and later, must have room for it once those pods are gone (see
 // admissible). The moment is kept as a wait, not a clock reading, so it
-// follows the gang's creation time (the trace replay re-bases both).
+// follows the moment the gang began to wait (waitingSince; the trace
+// replay re-bases both).
 type booked struct {
 	nodes  []string
 	waited time.Duration
@@ -36,7 +37,7 @@ type booked struct {
 
 // since is the moment the gang first reserved.
 func (b *booked) since(job *api.JobInfo) time.Time {
-	return job.CreationTimestamp.Add(b.waited)
+	return waitingSince(job).Add(b.waited)
 }
 
 // reservation is a starving gang's claim for one session: per reserved

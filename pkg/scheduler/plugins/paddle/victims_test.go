@@ -25,6 +25,9 @@ type victimJob struct {
 	kind string
 	gpus []int         // GPUs of each pod, index order
 	ran  time.Duration // how long its pods have run
+	// age: how long ago its PodGroup was created (zero: not set); a job
+	// restarted from a checkpoint keeps its PodGroup, its pods are new.
+	age time.Duration
 }
 
 func (v victimJob) build(at time.Time) *api.JobInfo {
@@ -46,6 +49,9 @@ func (v victimJob) build(at time.Time) *api.JobInfo {
 	j := api.NewJobInfo(api.JobID("ns/"+v.name), tasks...)
 	j.Name, j.Namespace, j.MinAvailable, j.Priority = v.name, "ns", v.min, v.priority
 	j.Queue = api.QueueID("default")
+	if v.age > 0 {
+		j.CreationTimestamp.Time = at.Add(-v.age)
+	}
 	if v.queue != "" {
 		j.Queue = api.QueueID(v.queue)
 	}
@@ -68,6 +74,10 @@ func TestVictimChoice(t *testing.T) {
 		queues     func(api.QueueID) bool // reclaim: other queues allowed
 		want       []string
 	}{
+		{name: "attained GPU time counts from the pods' start: a job restarted an hour ago gives way last", need: 4, checkpoint: true,
+			jobs: []victimJob{{name: "restarted", min: 1, kind: "checkpointable", gpus: []int{4}, ran: time.Hour, age: 30 * time.Hour},
+				{name: "ck", min: 1, kind: "checkpointable", gpus: []int{4}, ran: 5 * time.Hour, age: 6 * time.Hour}},
+			want: []string{"ck-trainer-0"}},
 		{name: "elastic above minimum before a checkpointable job", need: 2, shrink: true, checkpoint: true,
 			jobs: []victimJob{{name: "el", min: 1, kind: "elastic", gpus: []int{2, 2}, ran: time.Hour},
 				{name: "ck", min: 1, kind: "checkpointable", gpus: []int{4}, ran: 9 * time.Hour}},
