@@ -163,6 +163,11 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 	if err := opts.defaults(); err != nil {
 		return nil, err
 	}
+	if !opts.SkipVolcano {
+		if err := checkVolcanoBinaries(ctx, opts.BinDir); err != nil {
+			return nil, err
+		}
+	}
 	SweepStaleWorkDirs()
 	if err := os.MkdirAll(opts.LogDir, 0o755); err != nil {
 		return nil, err
