@@ -41,8 +41,7 @@ func elasticTrainer(t *api.TaskInfo) bool {
 // replace it could leave the job below its minimum until that one starts.
 // An eviction in this session (Releasing) lowers it at once.
 func surplus(job *api.JobInfo) int {
-	held := len(job.TaskStatusIndex[api.Bound]) + len(job.TaskStatusIndex[api.Running])
-	return max(0, held-int(job.MinAvailable))
+	return max(0, held(job)-int(job.MinAvailable))
 }
 
 // growthTask: placing the pending task grows an elastic job that already
@@ -74,23 +73,29 @@ func releasable(job *api.JobInfo) []*api.TaskInfo {
 			out = append(out, t)
 		}
 	}
-	sort.Slice(out, func(a, b int) bool {
-		ia, ib := volcanoIndex(out[a]), volcanoIndex(out[b])
-		if ia != ib {
-			return ia > ib
-		}
-		return out[a].Name > out[b].Name
-	})
+	leavingFirst(out)
 	if len(out) > n {
 		out = out[:n]
 	}
 	return out
 }
 
+// leavingFirst orders an elastic job's pods above its minimum the way they
+// go: highest index first (the last trainers the job plugin added).
+func leavingFirst(ts []*api.TaskInfo) {
+	sort.Slice(ts, func(a, b int) bool {
+		ia, ib := volcanoIndex(ts[a]), volcanoIndex(ts[b])
+		if ia != ib {
+			return ia > ib
+		}
+		return ts[a].Name > ts[b].Name
+	})
+}
+
 // releasableFor is what each node would have free for gang if the
 // elastic jobs it may shrink (shrinkable, among donors) gave back their
 // pods above minimum: the resources of those pods, per node.
-func releasableFor(gang *api.JobInfo, donors []*api.JobInfo) map[string]*api.Resource {
+func releasableFor(gang *api.JobInfo, donors map[api.JobID]*api.JobInfo) map[string]*api.Resource {
 	out := map[string]*api.Resource{}
 	for _, j := range donors {
 		if !shrinkable(gang, j) {
@@ -109,9 +114,9 @@ func releasableFor(gang *api.JobInfo, donors []*api.JobInfo) map[string]*api.Res
 // shrinkable: gang may take back job's pods above minimum through
 // Volcano's preempt action, which takes victims of the preemptor's own
 // queue only (actions/preempt: Execute's filter). Never a job of higher
-// priority, never the gang itself.
+// priority, never the gang itself (givesWay).
 func shrinkable(gang, job *api.JobInfo) bool {
-	return job.UID != gang.UID && job.Queue == gang.Queue && job.Priority <= gang.Priority && elasticJob(job)
+	return job.Queue == gang.Queue && givesWay(gang, job) && elasticJob(job)
 }
 
 // ReasonGrowthYields: the pod would grow an elastic job while a gang of

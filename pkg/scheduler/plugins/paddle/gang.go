@@ -104,6 +104,8 @@ type starvationPolicy struct {
 	// isPaddle: the session recognised the job as Paddle (by its mode
 	// label or, with TaskNameFallback, its task names).
 	isPaddle func(*api.JobInfo) bool
+	// since: when the gang began to wait (waitingSince, once per session).
+	since func(*api.JobInfo) time.Time
 }
 
 // guarded: the job may trigger the starvation guard and is subject to it.
@@ -128,6 +130,8 @@ func (s starvationPolicy) guarded(job *api.JobInfo) bool {
 // would make it starve at once and stop another job in turn. A fresh gang
 // is unchanged but for the controller's delay between creating the
 // PodGroup and its pods (seconds, against a threshold of hours).
+// It walks the gang's pending pods: sessionState.waitingSince keeps it
+// once per session, since job ordering and every predicate call ask.
 func waitingSince(job *api.JobInfo) time.Time {
 	since := job.CreationTimestamp.Time
 	var first time.Time
@@ -142,18 +146,13 @@ func waitingSince(job *api.JobInfo) time.Time {
 	return since
 }
 
-// waited is how long the gang has waited at now (see waitingSince).
-func waited(job *api.JobInfo, now time.Time) time.Duration {
-	return now.Sub(waitingSince(job))
-}
-
 // starving: a guarded gang (see guarded) still waiting that has waited
 // longer than StarvationAfter.
 func (s starvationPolicy) starving(job *api.JobInfo, now time.Time) bool {
 	if s.after <= 0 || !waiting(job) || !s.guarded(job) {
 		return false
 	}
-	return waited(job, now) > s.after
+	return now.Sub(s.since(job)) > s.after
 }
 
 // markedPaddle: a pod of the job carries the mode label the paddle job
@@ -167,4 +166,16 @@ func markedPaddle(job *api.JobInfo) bool {
 		}
 	}
 	return false
+}
+
+// held is how many of the job's pods hold their node: bound or running,
+// the statuses Volcano's actions may evict (api.PreemptableStatus).
+func held(job *api.JobInfo) int {
+	return len(job.TaskStatusIndex[api.Bound]) + len(job.TaskStatusIndex[api.Running])
+}
+
+// givesWay: job may lose pods to gang at all: never the gang itself, never
+// a job of higher priority.
+func givesWay(gang, job *api.JobInfo) bool {
+	return job.UID != gang.UID && job.Priority <= gang.Priority
 }

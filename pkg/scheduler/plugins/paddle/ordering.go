@@ -93,7 +93,7 @@ func (p *paddlePlugin) guarded(job *api.JobInfo) bool {
 }
 
 func (p *paddlePlugin) starvation() starvationPolicy {
-	return starvationPolicy{after: p.args.StarvationAfter, taskNameJobs: p.args.StarvationTaskNameJobs, isPaddle: p.isPaddle}
+	return starvationPolicy{after: p.args.StarvationAfter, taskNameJobs: p.args.StarvationTaskNameJobs, isPaddle: p.isPaddle, since: p.state.waitingSince}
 }
 
 // jobOrderFn runs after Volcano's priority and gang plugins have ordered by
@@ -184,7 +184,7 @@ func (p *paddlePlugin) queueBlockers() map[api.QueueID]*api.JobInfo {
 				klog.V(4).InfoS("Starving Paddle gang fits once elastic jobs shrink to their minimum; no reservation", "job", klog.KRef(j.Namespace, j.Name))
 				continue
 			}
-			if b, ok := p.blockers[j.Queue]; !ok || waitingSince(j).Before(waitingSince(b)) {
+			if b, ok := p.blockers[j.Queue]; !ok || p.state.waitingSince(j).Before(p.state.waitingSince(b)) {
 				p.blockers[j.Queue] = j
 			}
 		}
@@ -227,7 +227,7 @@ func (p *paddlePlugin) jobValidFn(obj interface{}) *api.ValidateResult {
 	}
 	if b := p.blocker(job.Queue); b != nil && b.UID != job.UID && job.Priority <= b.Priority && !p.starving(job) && p.guarded(job) {
 		msg := fmt.Sprintf("paddle: held back behind gang %s, which has waited %s (over %s) and does not fit yet; jobs of queue %s wait until it is placed",
-			gangName(b), waited(b, now()).Round(time.Second), p.args.StarvationAfter, job.Queue)
+			gangName(b), now().Sub(p.state.waitingSince(b)).Round(time.Second), p.args.StarvationAfter, job.Queue)
 		job.JobFitErrors = msg
 		return &api.ValidateResult{Pass: false, Reason: ReasonHeldForStarvingGang, Message: msg}
 	}

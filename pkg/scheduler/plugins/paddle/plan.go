@@ -76,10 +76,12 @@ type planner struct {
 	places   map[string]place
 	// book is the reservation book's plans (reservation.go), whose lock
 	// the caller holds.
-	book   map[api.JobID]*booked
-	now    time.Time
-	taken  map[string]*api.Resource
-	drains map[string]*nodeDrain
+	book map[api.JobID]*booked
+	now  time.Time
+	// waitingSince: when a gang began to wait (sessionState.waitingSince).
+	waitingSince func(*api.JobInfo) time.Time
+	taken        map[string]*api.Resource
+	drains       map[string]*nodeDrain
 }
 
 // nodeDrain is a node's use: its idle resources and the pods holding the
@@ -338,11 +340,12 @@ func (pl *planner) choose(pods []*api.TaskInfo, since time.Time) *plan {
 // the guard does not cover took its room) and no plan is admissible, the
 // gang reserves afresh and its bound starts again.
 func (pl *planner) replan(j *api.JobInfo, pods []*api.TaskInfo) (map[string]*api.Resource, bool) {
+	start := pl.waitingSince(j)
 	b := pl.book[j.UID]
 	if b == nil {
-		b = &booked{waited: waited(j, pl.now)}
+		b = &booked{waited: pl.now.Sub(start)}
 	}
-	since := b.since(j)
+	since := b.since(start)
 	var cur *plan
 	if b.nodes != nil {
 		if need, ok := planOn(pl.nodesNamed(b.nodes), pods, pl.taken); ok && pl.admissible(need, since) {
@@ -352,8 +355,8 @@ func (pl *planner) replan(j *api.JobInfo, pods []*api.TaskInfo) (map[string]*api
 	if cur == nil || cur.cost != (planCost{}) {
 		fresh := pl.choose(pods, since)
 		if fresh == nil && cur == nil && b.nodes != nil {
-			b.waited = waited(j, pl.now)
-			since = b.since(j)
+			b.waited = pl.now.Sub(start)
+			since = b.since(start)
 			fresh = pl.choose(pods, since)
 		}
 		if fresh != nil && (cur == nil || fresh.cost.less(cur.cost)) {

@@ -1,7 +1,6 @@
 package paddle
 
 import (
-	"sort"
 	"time"
 
 	"volcano.sh/volcano/pkg/scheduler/api"
@@ -42,22 +41,22 @@ func (p *paddlePlugin) levers(gang *api.JobInfo) victimPolicy {
 	// predicates and node scoring for every pending pod of every waiting
 	// gang, every session, for nothing.
 	vj := p.victimJobs()
-	vp.shrink = p.args.ShrinkElastic && vj.any(vj.elastic, gang)
-	vp.checkpoint = p.args.PreemptCheckpointable && p.starving(gang) && vj.any(vj.checkpointable, gang)
+	vp.shrink = p.args.ShrinkElastic && anyGivesWay(vj.elastic, gang)
+	vp.checkpoint = p.args.PreemptCheckpointable && p.starving(gang) && anyGivesWay(vj.checkpointable, gang)
 	return vp
 }
 
 // victimJobs are the session's jobs a lever could take from: elastic jobs
-// with pods above their minimum, checkpointable jobs with running pods.
+// with pods above their minimum, checkpointable jobs with pods that hold
+// their node.
 type victimJobs struct {
-	elastic, checkpointable []*api.JobInfo
+	elastic, checkpointable map[api.JobID]*api.JobInfo
 }
 
-// any: some job of jobs could give way to gang (not the gang itself, no
-// higher priority).
-func (vj *victimJobs) any(jobs []*api.JobInfo, gang *api.JobInfo) bool {
+// anyGivesWay: some job of jobs gives way to gang (givesWay).
+func anyGivesWay(jobs map[api.JobID]*api.JobInfo, gang *api.JobInfo) bool {
 	for _, j := range jobs {
-		if j.UID != gang.UID && j.Priority <= gang.Priority {
+		if givesWay(gang, j) {
 			return true
 		}
 	}
@@ -67,20 +66,15 @@ func (vj *victimJobs) any(jobs []*api.JobInfo, gang *api.JobInfo) bool {
 // victimJobs is computed once per session.
 func (p *paddlePlugin) victimJobs() *victimJobs {
 	p.victimsOnce.Do(func() {
-		vj := &victimJobs{}
-		for _, j := range p.ssn.Jobs {
+		vj := &victimJobs{elastic: map[api.JobID]*api.JobInfo{}, checkpointable: map[api.JobID]*api.JobInfo{}}
+		for id, j := range p.ssn.Jobs {
 			if surplus(j) > 0 && elasticJob(j) {
-				vj.elastic = append(vj.elastic, j)
+				vj.elastic[id] = j
 			}
-			if checkpointable(j) && len(j.TaskStatusIndex[api.Running])+len(j.TaskStatusIndex[api.Bound]) > 0 {
-				vj.checkpointable = append(vj.checkpointable, j)
+			if held(j) > 0 && checkpointable(j) {
+				vj.checkpointable[id] = j
 			}
 		}
-		byUID := func(js []*api.JobInfo) {
-			sort.Slice(js, func(a, b int) bool { return js[a].UID < js[b].UID })
-		}
-		byUID(vj.elastic)
-		byUID(vj.checkpointable)
 		p.victimJobsOf = vj
 	})
 	return p.victimJobsOf

@@ -35,9 +35,10 @@ type booked struct {
 	waited time.Duration
 }
 
-// since is the moment the gang first reserved.
-func (b *booked) since(job *api.JobInfo) time.Time {
-	return waitingSince(job).Add(b.waited)
+// since is the moment the gang first reserved, given when it began to
+// wait.
+func (b *booked) since(waitStart time.Time) time.Time {
+	return waitStart.Add(b.waited)
 }
 
 // reservation is a starving gang's claim for one session: per reserved
@@ -99,7 +100,7 @@ func (p *paddlePlugin) reservations() *sessionReservations {
 				delete(book.plans, id)
 			}
 		}
-		pl := &planner{book: book.plans, nodes: p.ssn.Nodes, nodeList: p.ssn.NodeList, places: p.state.places, now: now(), taken: map[string]*api.Resource{}, drains: map[string]*nodeDrain{}}
+		pl := &planner{book: book.plans, nodes: p.ssn.Nodes, nodeList: p.ssn.NodeList, places: p.state.places, now: now(), waitingSince: p.state.waitingSince, taken: map[string]*api.Resource{}, drains: map[string]*nodeDrain{}}
 		for _, j := range gangs {
 			// blocker computed the gang's fit, its missing pods included.
 			pods := p.estimate(j).missing

@@ -26,6 +26,9 @@ type sessionState struct {
 	// attained is each job's attained GPU time (victims.go), computed
 	// once per session.
 	attained map[api.JobID]time.Duration
+	// waitStart is when each gang began to wait (waitingSince), computed
+	// once per session.
+	waitStart map[api.JobID]time.Time
 
 	// gpu is each node's GPUs (gpu.go).
 	gpu *gpuState
@@ -73,7 +76,7 @@ func placedStatus(s api.TaskStatus) bool {
 
 func newSessionState(ssn *framework.Session, a Args) *sessionState {
 	s := &sessionState{args: a, places: buildPlaces(ssn, a), jobs: map[api.JobID]*jobState{}, estimates: map[api.JobID]*gangEstimate{},
-		attained: map[api.JobID]time.Duration{}, gpu: newGPUState(a.GPUAssignmentsMaxAge, now())}
+		attained: map[api.JobID]time.Duration{}, waitStart: map[api.JobID]time.Time{}, gpu: newGPUState(a.GPUAssignmentsMaxAge, now())}
 	for id, job := range ssn.Jobs {
 		mode, ok := jobMode(job, a.TaskNameFallback)
 		if !ok {
@@ -146,4 +149,16 @@ func (s *sessionState) snapshot(id api.JobID) (*jobState, map[paddleapi.Role]map
 		cp[r] = cm
 	}
 	return js, cp
+}
+
+// waitingSince is waitingSince(job), computed once per session.
+func (s *sessionState) waitingSince(job *api.JobInfo) time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t, ok := s.waitStart[job.UID]
+	if !ok {
+		t = waitingSince(job)
+		s.waitStart[job.UID] = t
+	}
+	return t
 }

@@ -41,11 +41,17 @@ type victimPolicy struct {
 // --checkpointable.
 func checkpointable(job *api.JobInfo) bool {
 	for _, t := range job.Tasks {
-		if t.Pod != nil && t.Pod.Labels[paddleapi.CheckpointableLabel] == "true" {
+		if checkpointableTask(t) {
 			return true
 		}
 	}
 	return false
+}
+
+// checkpointableTask: the pod carries that opt-in; the job plugin sets it
+// on every pod of the job, so one pod tells for its job.
+func checkpointableTask(t *api.TaskInfo) bool {
+	return t.Pod != nil && t.Pod.Labels[paddleapi.CheckpointableLabel] == "true"
 }
 
 // attainedGPUTime is the GPU time a job's running pods have had: per pod
@@ -65,10 +71,10 @@ func attainedGPUTime(job *api.JobInfo, at time.Time) time.Duration {
 
 // candidate: t may be offered at all. Volcano's own filters come first
 // (the pod is marked preemptable and running: api.PreemptableStatus);
-// never a pod of the gang itself or of a job of higher priority.
+// never a pod of a job that does not give way to the gang (givesWay).
 func (vp victimPolicy) candidate(gang *api.JobInfo, t *api.TaskInfo) (*api.JobInfo, bool) {
 	job := vp.jobs[t.Job]
-	if job == nil || job.UID == gang.UID || job.Priority > gang.Priority || !t.Preemptable || !api.PreemptableStatus(t.Status) {
+	if job == nil || !givesWay(gang, job) || !t.Preemptable || !api.PreemptableStatus(t.Status) {
 		return nil, false
 	}
 	if job.Queue != gang.Queue && (vp.victimQueue == nil || !vp.victimQueue(job.Queue)) {
@@ -101,7 +107,7 @@ func (vp victimPolicy) choose(preemptor *api.TaskInfo, gang *api.JobInfo, free *
 			}
 			elastic[job.UID] = append(elastic[job.UID], t)
 		}
-		if vp.checkpoint && checkpointable(job) {
+		if vp.checkpoint && checkpointableTask(t) {
 			if len(whole[job.UID]) == 0 {
 				wholeJobs = append(wholeJobs, job)
 			}
@@ -113,7 +119,7 @@ func (vp victimPolicy) choose(preemptor *api.TaskInfo, gang *api.JobInfo, free *
 	// highest index first.
 	for _, j := range elasticJobs {
 		ts := elastic[j.UID]
-		sort.Slice(ts, func(a, b int) bool { return volcanoIndex(ts[a]) > volcanoIndex(ts[b]) })
+		leavingFirst(ts)
 		elastic[j.UID] = ts[:min(len(ts), surplus(j))]
 	}
 	vp.byAttained(elasticJobs)
