@@ -446,19 +446,14 @@ func (c *Cluster) importImages(ctx context.Context) error {
 // job plugin defaults to (its release, pkg/controllers/job/plugins/paddle:
 // DefaultBarrierImage).
 func (c *Cluster) defaultBarrierImage(ctx context.Context) string {
-	out, err := exec.CommandContext(ctx, filepath.Join(c.opts.BinDir, ControllerManager), "--version").Output()
-	if err != nil {
+	v, err := versionLine(ctx, filepath.Join(c.opts.BinDir, ControllerManager), "Version")
+	if err != nil || v == "" {
 		return ""
 	}
-	for _, l := range strings.Split(string(out), "\n") {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(l), "Version: "); ok {
-			if v == "devel" || v == "" {
-				v = "latest"
-			}
-			return "ghcr.io/volcano-paddle/paddle-barrier:" + v
-		}
+	if v == "devel" {
+		v = "latest"
 	}
-	return ""
+	return "ghcr.io/volcano-paddle/paddle-barrier:" + v
 }
 
 var corefile = template.Must(template.New("Corefile").Parse(`# The usual Kubernetes Corefile (kubeadm's), without forward: names outside

@@ -42,14 +42,28 @@ func checkVolcanoBinaries(ctx context.Context, binDir string) error {
 // embeddedVolcano reads the "Volcano Version:" line of a binary's
 // --version; "" when it has none (a build without module information).
 func embeddedVolcano(ctx context.Context, bin string) (string, error) {
+	v, err := versionLine(ctx, bin, "Volcano Version")
+	if err != nil {
+		return "", fmt.Errorf("%w (build it with `make binaries`)", err)
+	}
+	if v == "unknown" {
+		return "", nil
+	}
+	return v, nil
+}
+
+// versionLine runs one of our binaries with --version and returns the value
+// of its "key: value" line (pkg/version: Lines); "" when it prints no such
+// line.
+func versionLine(ctx context.Context, bin, key string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, versionTimeout)
 	defer cancel()
 	out, err := exec.CommandContext(ctx, bin, "--version").Output()
 	if err != nil {
-		return "", fmt.Errorf("%s --version: %w (build it with `make binaries`)", bin, err)
+		return "", fmt.Errorf("%s --version: %w", bin, err)
 	}
 	for _, l := range strings.Split(string(out), "\n") {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(l), "Volcano Version: "); ok && v != "unknown" {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(l), key+": "); ok {
 			return strings.TrimSpace(v), nil
 		}
 	}

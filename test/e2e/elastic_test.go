@@ -22,6 +22,7 @@ import (
 	"github.com/volcano-paddle/volcano-paddle/internal/paddleetcd"
 	jobplugin "github.com/volcano-paddle/volcano-paddle/pkg/controllers/job/plugins/paddle"
 	"github.com/volcano-paddle/volcano-paddle/pkg/controllers/paddleelastic"
+	"github.com/volcano-paddle/volcano-paddle/pkg/paddleapi"
 	"github.com/volcano-paddle/volcano-paddle/test/e2e/framework"
 )
 
@@ -43,7 +44,7 @@ func workerPods(t *testing.T, c *localcluster.Cluster, ns, job string) map[strin
 	t.Helper()
 	out := map[string]corev1.Pod{}
 	for _, p := range framework.JobPods(t, c, ns, job) {
-		if p.Labels[jobplugin.ElasticLabel] == "true" {
+		if p.Labels[paddleapi.ElasticLabel] == "true" {
 			out[p.Name] = p
 		}
 	}

@@ -53,6 +53,7 @@ import (
 
 	"github.com/volcano-paddle/volcano-paddle/pkg/controllers/controllerkit"
 	jobplugin "github.com/volcano-paddle/volcano-paddle/pkg/controllers/job/plugins/paddle"
+	"github.com/volcano-paddle/volcano-paddle/pkg/paddleapi"
 
 	"github.com/volcano-paddle/volcano-paddle/internal/paddleetcd"
 )
@@ -163,7 +164,7 @@ func (c *Controller) Initialize(opt *framework.ControllerOption) error {
 	jobInformer := opt.VCSharedInformerFactory.Batch().V1alpha1().Jobs()
 	c.jobs = jobInformer.Lister()
 	// Only the pods of elastic jobs and their etcd pods.
-	c.factory = controllerkit.LabelledInformers(opt.KubeClient, jobplugin.ElasticLabel)
+	c.factory = controllerkit.LabelledInformers(opt.KubeClient, paddleapi.ElasticLabel)
 	podInformer := c.factory.Core().V1().Pods()
 	c.pods = podInformer.Lister()
 	c.init()
@@ -226,7 +227,7 @@ func (c *Controller) observe(obj interface{}, deleted bool) {
 		return
 	}
 	w := work{namespace: pod.Namespace, pod: pod.Name, uid: pod.UID}
-	if pod.Labels[jobplugin.ElasticLabel] == jobplugin.ElasticEtcd {
+	if pod.Labels[paddleapi.ElasticLabel] == paddleapi.ElasticEtcd {
 		if deleted || pod.Status.Phase == v1.PodFailed {
 			w.kind = etcdGone
 			c.queue.Add(w)

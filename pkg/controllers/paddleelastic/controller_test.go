@@ -26,6 +26,7 @@ import (
 
 	"github.com/volcano-paddle/volcano-paddle/pkg/controllers/controllerkit"
 	jobplugin "github.com/volcano-paddle/volcano-paddle/pkg/controllers/job/plugins/paddle"
+	"github.com/volcano-paddle/volcano-paddle/pkg/paddleapi"
 )
 
 // kvServer answers the three calls of etcd's v3 JSON gateway the controller
@@ -115,7 +116,7 @@ func elasticJob(failures string) *batch.Job {
 func trainerPod(job *batch.Job, i int, ip string) *v1.Pod {
 	return &v1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Namespace: job.Namespace, Name: fmt.Sprintf("%s-worker-%d", job.Name, i), UID: types.UID(fmt.Sprintf("pod-%d", i)),
-			Labels: map[string]string{batch.JobNameKey: job.Name, jobplugin.ElasticLabel: "true"}},
+			Labels: map[string]string{batch.JobNameKey: job.Name, paddleapi.ElasticLabel: "true"}},
 		Status: v1.PodStatus{Phase: v1.PodRunning, PodIP: ip},
 	}
 }
@@ -281,7 +282,7 @@ func TestEtcdURL(t *testing.T) {
 
 func TestEtcdPodNetworks(t *testing.T) {
 	job := elasticJob("")
-	etcd := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ml", Name: jobplugin.EtcdName("el"), Labels: map[string]string{jobplugin.ElasticLabel: jobplugin.ElasticEtcd},
+	etcd := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ml", Name: jobplugin.EtcdName("el"), Labels: map[string]string{paddleapi.ElasticLabel: paddleapi.ElasticEtcd},
 		OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(job, batch.SchemeGroupVersion.WithKind("Job"))}},
 		Status: v1.PodStatus{Phase: v1.PodRunning, PodIP: "10.0.0.7"}}
 	for _, tc := range []struct {
@@ -312,7 +313,7 @@ func TestEtcdRecreated(t *testing.T) {
 	ctx := context.Background()
 	name := jobplugin.EtcdName("el")
 	f.c.observe(&v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ml", Name: name, UID: "etcd-1",
-		Labels: map[string]string{jobplugin.ElasticLabel: jobplugin.ElasticEtcd}}}, true)
+		Labels: map[string]string{paddleapi.ElasticLabel: paddleapi.ElasticEtcd}}}, true)
 	f.drain(t)
 	if _, err := f.kube.CoreV1().Pods("ml").Get(ctx, name, metav1.GetOptions{}); err != nil {
 		t.Fatalf("etcd pod not re-created on its deletion: %v", err)

@@ -45,11 +45,6 @@ const (
 	EnvDistributedTrainerEndpoints = "DISTRIBUTED_TRAINER_ENDPOINTS"
 )
 
-// ElasticLabel marks the pods of elastic jobs; the paddleelastic
-// controller watches only those, the scheduler plugin reads it too (its
-// one definition is paddleapi.ElasticLabel).
-const ElasticLabel = paddleapi.ElasticLabel
-
 // Defaults and bounds of the elastic arguments.
 const (
 	// DefaultElasticTimeout is PADDLE_ELASTIC_TIMEOUT. Every starting
@@ -323,7 +318,7 @@ func (l *Layout) elasticPodEnv() []v1.EnvVar {
 
 // labelElasticPod marks a pod of an elastic job for the paddleelastic
 // controller.
-func labelElasticPod(pod *v1.Pod) { pod.Labels[ElasticLabel] = "true" }
+func labelElasticPod(pod *v1.Pod) { pod.Labels[paddleapi.ElasticLabel] = "true" }
 
 // IsElastic reports whether a job's plugin arguments declare it elastic
 // (without validating the job).

@@ -42,10 +42,6 @@ import (
 	"github.com/volcano-paddle/volcano-paddle/pkg/paddleapi"
 )
 
-// ElasticEtcd is the ElasticLabel value of an etcd pod (trainers have
-// "true"): the paddleelastic controller watches both through one selector.
-const ElasticEtcd = paddleapi.ElasticEtcd
-
 // EtcdOfLabel names, on an elastic job's etcd pod, Service and
 // NetworkPolicy, the job they serve.
 const EtcdOfLabel = "paddle.volcano.sh/etcd-of"
@@ -62,7 +58,7 @@ const etcdDataDir = "/var/lib/etcd"
 
 // etcdLabels select the job's etcd pod.
 func etcdLabels(job *batch.Job) map[string]string {
-	return map[string]string{ManagedByLabel: PluginName, EtcdOfLabel: job.Name, ElasticLabel: ElasticEtcd}
+	return map[string]string{ManagedByLabel: PluginName, EtcdOfLabel: job.Name, paddleapi.ElasticLabel: paddleapi.ElasticEtcd}
 }
 
 func etcdObjectMeta(job *batch.Job, labels map[string]string) metav1.ObjectMeta {

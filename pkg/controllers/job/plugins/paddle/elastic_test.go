@@ -15,6 +15,7 @@ import (
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 	bus "volcano.sh/apis/pkg/apis/bus/v1alpha1"
 
+	"github.com/volcano-paddle/volcano-paddle/pkg/paddleapi"
 	"github.com/volcano-paddle/volcano-paddle/test/contract"
 )
 
@@ -87,8 +88,8 @@ func TestElasticPodEnv(t *testing.T) {
 				if len(c.Ports) != 0 {
 					t.Errorf("%s: declares ports %v; Paddle picks random ports at every rendezvous", pod.Name, c.Ports)
 				}
-				if pod.Labels[ElasticLabel] != "true" {
-					t.Errorf("%s: labels %v lack %s", pod.Name, pod.Labels, ElasticLabel)
+				if pod.Labels[paddleapi.ElasticLabel] != "true" {
+					t.Errorf("%s: labels %v lack %s", pod.Name, pod.Labels, paddleapi.ElasticLabel)
 				}
 				// The barrier waits for the etcd, not for peers that may
 				// never come (pods above MIN may stay Pending).

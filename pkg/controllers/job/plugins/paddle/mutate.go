@@ -59,14 +59,27 @@ func trainerCompletesJob(job *batch.Job, a *Args, l *Layout) (Defaulted, bool) {
 	}
 	ti := l.Trainer.TaskIndex
 	policies := job.Spec.Tasks[ti].Policies
-	if hasPolicy(policies, bus.TaskCompletedEvent, "") || hasPolicy(policies, bus.AnyEvent, "") {
+	if handles(policies, bus.TaskCompletedEvent) {
 		return Defaulted{}, false
 	}
-	p := batch.LifecyclePolicy{Event: bus.TaskCompletedEvent, Action: bus.CompleteJobAction}
-	op := PatchOperation{Op: "add", Path: fmt.Sprintf("/spec/tasks/%d/policies/-", ti), Value: p}
-	if len(policies) == 0 {
-		op = PatchOperation{Op: "add", Path: fmt.Sprintf("/spec/tasks/%d/policies", ti), Value: []batch.LifecyclePolicy{p}}
-	}
+	op := addPolicy(fmt.Sprintf("/spec/tasks/%d/policies", ti), policies, bus.TaskCompletedEvent, bus.CompleteJobAction)
 	return Defaulted{Patch: op, Warning: fmt.Sprintf("spec.tasks[%d].policies: added TaskCompleted -> CompleteJob on the trainer task %q, so that the parameter servers stop when every trainer has succeeded; give the task a TaskCompleted policy of your own, or pass --trainer-completes-job=false to the plugin, to keep the job running",
 		ti, l.Trainer.TaskName)}, true
+}
+
+// handles reports whether policies already answer event: a policy of the
+// event, or an AnyEvent one (Volcano refuses "*" next to other events).
+func handles(policies []batch.LifecyclePolicy, event bus.Event) bool {
+	return hasPolicy(policies, event, "") || hasPolicy(policies, bus.AnyEvent, "")
+}
+
+// addPolicy is the patch that adds event -> action to policies, the list at
+// path: appended to it, or the whole list when it is empty (a JSON patch
+// cannot append to a list that is absent).
+func addPolicy(path string, policies []batch.LifecyclePolicy, event bus.Event, action bus.Action) PatchOperation {
+	p := batch.LifecyclePolicy{Event: event, Action: action}
+	if len(policies) == 0 {
+		return PatchOperation{Op: "add", Path: path, Value: []batch.LifecyclePolicy{p}}
+	}
+	return PatchOperation{Op: "add", Path: path + "/-", Value: p}
 }

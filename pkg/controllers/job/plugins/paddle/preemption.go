@@ -51,19 +51,15 @@ func checkpointRestart(job *batch.Job, a *Args) (Defaulted, bool) {
 	if !a.Checkpointable {
 		return Defaulted{}, false
 	}
-	if hasPolicy(job.Spec.Policies, bus.PodEvictedEvent, "") || hasPolicy(job.Spec.Policies, bus.AnyEvent, "") {
+	if handles(job.Spec.Policies, bus.PodEvictedEvent) {
 		return Defaulted{}, false
 	}
 	for _, t := range job.Spec.Tasks {
-		if hasPolicy(t.Policies, bus.PodEvictedEvent, "") || hasPolicy(t.Policies, bus.AnyEvent, "") {
+		if handles(t.Policies, bus.PodEvictedEvent) {
 			return Defaulted{}, false
 		}
 	}
-	p := batch.LifecyclePolicy{Event: bus.PodEvictedEvent, Action: bus.RestartJobAction}
-	op := PatchOperation{Op: "add", Path: "/spec/policies/-", Value: p}
-	if len(job.Spec.Policies) == 0 {
-		op = PatchOperation{Op: "add", Path: "/spec/policies", Value: []batch.LifecyclePolicy{p}}
-	}
+	op := addPolicy("/spec/policies", job.Spec.Policies, bus.PodEvictedEvent, bus.RestartJobAction)
 	maxRetry := job.Spec.MaxRetry
 	if maxRetry == 0 {
 		maxRetry = 3 // Volcano's default (its job mutating webhook)

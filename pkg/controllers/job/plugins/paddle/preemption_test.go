@@ -8,6 +8,7 @@ import (
 	bus "volcano.sh/apis/pkg/apis/bus/v1alpha1"
 	scheduling "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
 
+	"github.com/volcano-paddle/volcano-paddle/internal/testbuilders"
 	"github.com/volcano-paddle/volcano-paddle/pkg/paddleapi"
 )
 
@@ -37,7 +38,7 @@ func TestPreemptionOptIn(t *testing.T) {
 		}, want: map[string][2]string{"worker": {"true", "true"}}},
 		{name: "a helper task of an elastic job is never taken", job: func() *batch.Job {
 			j := elasticJob("elh", 1, 2, 4)
-			j.Spec.Tasks = append(j.Spec.Tasks, newJob("ml", "x", nil, taskSpec{name: "tensorboard", replicas: 1}).Spec.Tasks[0])
+			j.Spec.Tasks = append(j.Spec.Tasks, *testbuilders.MakeTask("tensorboard", 1).Obj())
 			return j
 		}, want: map[string][2]string{"worker": {"true", ""}, "tensorboard": {"false", ""}}},
 	}
