@@ -303,8 +303,10 @@ func PaddleConfig(path string) (Config, error) {
 // WithPaddleArgs is a paddle configuration with some plugin arguments
 // changed (e.g. the starvation guard's mode), under another name.
 func WithPaddleArgs(c Config, name, note string, args map[string]interface{}) Config {
-	sc := &simsched.Config{Name: name, Confs: c.Sched.Confs, Actions: c.Sched.Actions, Evicts: c.Sched.Evicts, Tiers: paddle.WithArgs(c.Sched.Tiers, args)}
-	return Config{Sched: sc, Note: note, Annotate: c.Annotate, RackHyperNodes: c.RackHyperNodes}
+	sc := *c.Sched
+	sc.Name, sc.Tiers = name, paddle.WithArgs(c.Sched.Tiers, args)
+	c.Sched, c.Note = &sc, note
+	return c
 }
 
 // FlexActions are the actions every configuration runs on the Flex
@@ -320,15 +322,17 @@ var FlexActions = []string{"allocate", "preempt", "reclaim"}
 // already runs preempt or reclaim (deploy/paddle with paddle's levers)
 // chose its victim plugins itself and keeps its tiers as they are.
 func ForFlex(c Config) Config {
-	sc := &simsched.Config{Name: c.Sched.Name, Confs: c.Sched.Confs, Actions: FlexActions, Evicts: true}
-	if c.Sched.Evicts {
-		sc.Tiers = c.Sched.Tiers
-		c.Sched = sc
+	file := c.Sched
+	sc := *file
+	sc.Actions, sc.Evicts = FlexActions, true
+	c.Sched = &sc
+	if file.Evicts {
 		c.Note += "; preempt and reclaim actions, victims as its configuration chooses them"
 		return c
 	}
 	on := true
-	for _, t := range c.Sched.Tiers {
+	sc.Tiers = nil
+	for _, t := range file.Tiers {
 		nt := conf.Tier{Plugins: append([]conf.PluginOption(nil), t.Plugins...)}
 		for k := range nt.Plugins {
 			if nt.Plugins[k].Name == "gang" {
@@ -337,7 +341,6 @@ func ForFlex(c Config) Config {
 		}
 		sc.Tiers = append(sc.Tiers, nt)
 	}
-	c.Sched = sc
 	c.Note += "; preempt and reclaim actions, gang enablePreemptable"
 	return c
 }

@@ -465,7 +465,10 @@ func (s *sim) cycle(t float64) int {
 		c.Pods = append(c.Pods, s.pods[i]...)
 		c.PodGroups = append(c.PodGroups, s.groups[i])
 	}
-	for _, i := range s.runningJobs() {
+	// The jobs running when the cycle starts, which grow below takes too:
+	// nothing starts or stops while the scheduler runs.
+	running := s.runningJobs()
+	for _, i := range running {
 		stamp(i)
 	}
 	for _, i := range s.pending {
@@ -483,7 +486,7 @@ func (s *sim) cycle(t float64) int {
 	// ones (JobInfo.ReadyTaskNum) when it offers victims above
 	// minAvailable, so one cycle can evict running trainers of a job while
 	// it places others; the job keeps running on them.
-	grown := s.grow(res.Placed, t)
+	grown := s.grow(running, res.Placed, t)
 	changes := s.evict(t, res.Evicted)
 	var started, waiting []int
 	for _, i := range s.pending {
@@ -525,11 +528,11 @@ func (s *sim) cycle(t float64) int {
 	return changes + len(started) + len(grown)
 }
 
-// grow starts the pods a cycle placed for running elastic jobs at t and
-// returns those jobs.
-func (s *sim) grow(placed map[string]string, t float64) []int {
+// grow starts at t the pods a cycle placed for the elastic ones among the
+// running jobs and returns those that grew.
+func (s *sim) grow(running []int, placed map[string]string, t float64) []int {
 	var grown []int
-	for _, i := range s.runningJobs() {
+	for _, i := range running {
 		if !s.w.Jobs[i].Elastic() {
 			continue
 		}

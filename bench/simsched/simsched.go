@@ -82,7 +82,8 @@ func ParseConfig(name, text string) (*Config, error) {
 
 // WithoutPlugin returns the configuration minus one plugin.
 func (c *Config) WithoutPlugin(name string) *Config {
-	out := &Config{Name: c.Name + "-no-" + name, Confs: c.Confs, Actions: c.Actions, Evicts: c.Evicts}
+	out := *c
+	out.Name, out.Tiers = c.Name+"-no-"+name, nil
 	for _, t := range c.Tiers {
 		var nt conf.Tier
 		for _, p := range t.Plugins {
@@ -92,7 +93,7 @@ func (c *Config) WithoutPlugin(name string) *Config {
 		}
 		out.Tiers = append(out.Tiers, nt)
 	}
-	return out
+	return &out
 }
 
 // Cluster is the state a session starts from.

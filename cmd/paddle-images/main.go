@@ -130,13 +130,13 @@ func etcdImage(dir, binDir string) (images.Spec, error) {
 	}
 	fmt.Printf(">> compiling etcd %s of %s (static, CGO_ENABLED=0)\n", ver, dir)
 	start := time.Now()
+	bin := filepath.Join(binDir, "etcd")
 	// The tools module has its own go.mod: the caller's -modfile (ours)
 	// must not reach it.
-	if _, err := goIn(dir, "build", "-trimpath", "-ldflags", "-s -w", "-o", filepath.Join(binDir, "etcd"), etcdPackage); err != nil {
+	if _, err := goIn(dir, "build", "-trimpath", "-ldflags", "-s -w", "-o", bin, etcdPackage); err != nil {
 		return images.Spec{}, err
 	}
 	fmt.Printf("   compiled in %s\n", time.Since(start).Round(time.Second))
-	bin := filepath.Join(binDir, "etcd")
 	if err := checkStatic(bin); err != nil {
 		return images.Spec{}, err
 	}

@@ -83,8 +83,11 @@ func (p *probe) elastic(ctx context.Context) error {
 	}
 	// The etcd may still be starting: retry the address resolved once, as
 	// the etcd3 client's connection does.
-	health, err := p.retry(ctx, func(ctx context.Context) (string, error) { return etcdHealth(ctx, "http://"+a) })
-	if err != nil {
+	var health string
+	if _, err := p.retry(ctx, func(ctx context.Context) (err error) {
+		health, err = etcdHealth(ctx, "http://"+a)
+		return err
+	}); err != nil {
 		return fmt.Errorf("etcd at %s (%s): %w", ep, a, err)
 	}
 	rep.Health = health
@@ -170,23 +173,4 @@ func etcdHealth(ctx context.Context, url string) (string, error) {
 		return "", fmt.Errorf("GET /health: %s: %s", res.Status, b)
 	}
 	return strings.TrimSpace(string(b)), nil
-}
-
-// retry calls f until it succeeds or the probe's timeout passes.
-func (p *probe) retry(ctx context.Context, f func(context.Context) (string, error)) (string, error) {
-	deadline := time.Now().Add(p.Timeout)
-	for {
-		out, err := f(ctx)
-		if err == nil {
-			return out, nil
-		}
-		if time.Now().After(deadline) {
-			return "", err
-		}
-		select {
-		case <-ctx.Done():
-			return "", ctx.Err()
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
 }

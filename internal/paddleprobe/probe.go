@@ -428,23 +428,36 @@ func (p *probe) connect(ctx context.Context, ep string) error {
 	if err != nil {
 		return err
 	}
+	var id Identity
+	attempts, err := p.retry(ctx, func(ctx context.Context) (err error) {
+		id, err = hello(ctx, a)
+		return err
+	})
+	switch {
+	case err == nil:
+		p.mu.Lock()
+		p.report.Connections = append(p.report.Connections, Connection{Endpoint: ep, IP: a, Attempts: attempts, Server: id})
+		p.mu.Unlock()
+		return nil
+	case ctx.Err() != nil:
+		return ctx.Err()
+	}
+	return fmt.Errorf("connecting to %s (%s): %w after %d attempts", ep, a, err, attempts)
+}
+
+// retry calls f every 100 ms until it succeeds, ctx ends or the probe's
+// timeout passes, and returns how many calls it made and f's last error
+// (ctx's when ctx ended).
+func (p *probe) retry(ctx context.Context, f func(context.Context) error) (int, error) {
 	deadline := time.Now().Add(p.Timeout)
-	var last error
 	for attempt := 1; ; attempt++ {
-		id, err := hello(ctx, a)
-		if err == nil {
-			p.mu.Lock()
-			p.report.Connections = append(p.report.Connections, Connection{Endpoint: ep, IP: a, Attempts: attempt, Server: id})
-			p.mu.Unlock()
-			return nil
-		}
-		last = err
-		if time.Now().After(deadline) {
-			return fmt.Errorf("connecting to %s (%s): %w after %d attempts", ep, a, last, attempt)
+		err := f(ctx)
+		if err == nil || time.Now().After(deadline) {
+			return attempt, err
 		}
 		select {
 		case <-ctx.Done():
-			return ctx.Err()
+			return attempt, ctx.Err()
 		case <-time.After(100 * time.Millisecond):
 		}
 	}

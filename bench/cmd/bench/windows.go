@@ -58,11 +58,17 @@ func heldOutStarts(n, i int) []int {
 
 func overlapsSeen(start, jobs int) bool {
 	for _, s := range seenWindows {
-		if start < s.start+s.jobs && s.start < start+jobs {
+		if overlaps(start, jobs, s.start, s.jobs) {
 			return true
 		}
 	}
 	return false
+}
+
+// overlaps: the window of jobs trace jobs from start and the one of jobs2
+// from start2 share a job.
+func overlaps(start, jobs, start2, jobs2 int) bool {
+	return start < start2+jobs2 && start2 < start+jobs
 }
 
 // heldOutWindows are the held-out windows of a trace of n jobs, preset by
@@ -137,7 +143,7 @@ func saturatedStarts(sorted []quality.TraceJob) (map[string][]int, error) {
 	}
 	overlapsTaken := func(start int) bool {
 		for s := range taken {
-			if start < s+windowJobs && s < start+windowJobs {
+			if overlaps(start, windowJobs, s, windowJobs) {
 				return true
 			}
 		}
