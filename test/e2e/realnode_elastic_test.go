@@ -9,7 +9,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 
@@ -163,28 +162,6 @@ func TestRealNodeElasticEtcd(t *testing.T) {
 		}
 		t.Logf("%s (uid %s): %s resolved to %s, etcd answered %s, launcher %s, %d lease refreshes", p.Name, p.UID, host, r.Resolved[host], e.Health, e.Name, e.Beats)
 	}
-}
-
-// deleteElasticJob deletes an elastic job and waits until its etcd pod,
-// Service and NetworkPolicy are gone; it returns how long that took.
-func deleteElasticJob(t *testing.T, c *localcluster.Cluster, ns, job string, timeout time.Duration) time.Duration {
-	t.Helper()
-	ctx := context.Background()
-	name := jobplugin.EtcdName(job)
-	bg := metav1.DeletePropagationBackground
-	if err := c.Volcano.BatchV1alpha1().Jobs(ns).Delete(ctx, job, metav1.DeleteOptions{PropagationPolicy: &bg}); err != nil {
-		t.Fatal(err)
-	}
-	start := time.Now()
-	if err := framework.Poll(ctx, timeout, func(ctx context.Context) (bool, error) {
-		_, e1 := c.Kube.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
-		_, e2 := c.Kube.CoreV1().Services(ns).Get(ctx, name, metav1.GetOptions{})
-		_, e3 := c.Kube.NetworkingV1().NetworkPolicies(ns).Get(ctx, name, metav1.GetOptions{})
-		return apierrors.IsNotFound(e1) && apierrors.IsNotFound(e2) && apierrors.IsNotFound(e3), nil
-	}); err != nil {
-		t.Errorf("etcd objects of job %s left after the job was deleted: %v\n%s", job, err, framework.DescribePods(c, ns))
-	}
-	return time.Since(start)
 }
 
 // podReady: the pod's Ready condition is true (its readiness probe, for
