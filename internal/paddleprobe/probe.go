@@ -352,11 +352,13 @@ func (p *probe) serve(ctx context.Context, ep string, want int, done chan struct
 			if err != nil {
 				return
 			}
-			answer(c, Identity{Pod: p.report.Pod, UID: p.report.UID, Endpoint: ep, Addr: c.LocalAddr().String()})
+			// Recorded before answering: once a client has its answer it
+			// may end the test or the pod, and the report must hold it.
 			p.mu.Lock()
 			p.report.Accepted = append(p.report.Accepted, c.RemoteAddr().String())
 			n := len(p.report.Accepted)
 			p.mu.Unlock()
+			answer(c, Identity{Pod: p.report.Pod, UID: p.report.UID, Endpoint: ep, Addr: c.LocalAddr().String()})
 			if want >= 0 && n == want {
 				close(done)
 			}
@@ -390,11 +392,11 @@ func (p *probe) serveGloo(ctx context.Context, ep string) error {
 	}
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := Identity{Pod: p.report.Pod, UID: p.report.UID, Endpoint: ep, Addr: r.Context().Value(http.LocalAddrContextKey).(net.Addr).String()}
-		b, _ := json.Marshal(id)
-		_, _ = w.Write(append(b, '\n'))
 		p.mu.Lock()
 		p.report.Accepted = append(p.report.Accepted, r.RemoteAddr)
 		p.mu.Unlock()
+		b, _ := json.Marshal(id)
+		_, _ = w.Write(append(b, '\n'))
 	})}
 	go func() { _ = srv.Serve(l) }()
 	return nil
