@@ -103,8 +103,10 @@ const (
 // fullReplayRuns: the full mode replays every window this many times.
 const fullReplayRuns = 5
 
-// Paddle at other starvation thresholds, for the paddle sweep.
-var paddleSweepAfter = []string{"2h", "8h"}
+// Paddle at other starvation thresholds, for the paddle sweep: from half
+// the default to thresholds a 300-job window's gangs seldom reach (48h:
+// nearly pure smallGangsFirst, the guard almost never reserves).
+var paddleSweepAfter = []string{"2h", "8h", "16h", "48h"}
 
 // replayConfigs: every stock configuration and paddle; with variants,
 // paddle without small-gangs-first, with the old hold-back guard, at the
