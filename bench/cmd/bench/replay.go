@@ -532,7 +532,7 @@ func (r *report) writeReplay(b *strings.Builder, dir string) {
 	w("(the elastic and checkpoint workload: [bench-flex.md](bench-flex.md); the first rule's windows on\n")
 	w("Volcano v1.14.1, 5 runs: [bench-full.md](bench-full.md); the sla sweep:\n")
 	w("[bench-sla-sweep.md](bench-sla-sweep.md); paddle's levers on the tuning windows:\n")
-	w("[bench-paddle-sweep.md](bench-paddle-sweep.md); the sweeps and the tuning windows were measured on\n")
+	w("[bench-paddle-sweep.md](bench-paddle-sweep.md), Volcano v1.15.1, 3 runs; the sla sweep was measured on\n")
 	w("Volcano v1.14.1 and not again). Every\n")
 	w("job of every configuration and run is in `bench-jobs.csv.gz` (job, GPUs, PS or collective, arrival,\n")
 	w("start, end, slowdown, nodes, racks and rank crossings), so any figure here can be recomputed.\n")
