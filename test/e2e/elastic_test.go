@@ -365,16 +365,6 @@ func TestElasticHeartbeatsKept(t *testing.T) {
 	}
 }
 
-// failPod makes KWOK end a running pod as Failed with exit code 1, as a
-// crashed trainer.
-func failPod(t *testing.T, c *localcluster.Cluster, ns, name string) {
-	t.Helper()
-	patch := []byte(`{"metadata":{"annotations":{"` + framework.FailAfter + `":"0s"}}}`)
-	if _, err := c.Kube.CoreV1().Pods(ns).Patch(context.Background(), name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // A crashed trainer is replaced alone while the job stays below
 // --elastic-max-failures; the crash past it fails the job, with an event
 // naming the pod.
@@ -389,7 +379,7 @@ func TestElasticFailureBound(t *testing.T) {
 	framework.WaitJobPhase(t, c, ns, "fb", batchv1alpha1.Running, 60*time.Second)
 	before := waitWorkers(t, c, ns, "fb", 3)
 
-	failPod(t, c, ns, "fb-worker-2")
+	framework.FailPod(t, c, ns, "fb-worker-2")
 	var after map[string]corev1.Pod
 	if err := framework.Poll(ctx, 60*time.Second, func(ctx context.Context) (bool, error) {
 		after = waitWorkers(t, c, ns, "fb", 3)
@@ -410,7 +400,7 @@ func TestElasticFailureBound(t *testing.T) {
 		t.Errorf("after one crash: failures %q, retries %d, version %d; want 1, 0, 0", j.Annotations[paddleelastic.FailuresAnnotation], j.Status.RetryCount, j.Status.Version)
 	}
 
-	failPod(t, c, ns, "fb-worker-1")
+	framework.FailPod(t, c, ns, "fb-worker-1")
 	j = framework.WaitJobPhase(t, c, ns, "fb", batchv1alpha1.Failed, 60*time.Second)
 	if j.Status.State.Reason != paddleelastic.FailuresReason {
 		t.Errorf("job failed with reason %q, want %s", j.Status.State.Reason, paddleelastic.FailuresReason)
