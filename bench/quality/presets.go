@@ -11,17 +11,15 @@ var (
 	// system guide). NIC efficiency 0.9: nccl-tests over InfiniBand reach
 	// about 90% of line rate (assumption within published ranges).
 	// Compute 15x a T4: 989 vs 65 dense FP16 tensor TFLOPS (datasheets).
-	H100SXM = Preset{Name: "8xH100-NVSwitch", GPUsPerNode: 8, IslandSize: 8, IslandGBps: 450, CrossIslandGBps: 450,
-		NICsPerNode: 8, NICGbps: 400, NICEfficiency: 0.9, NetLatency: 10e-6, RackOversubscription: 2, ComputeScale: 15,
-		Source: "DGX H100 guide (NVSwitch, 8x CX-7 400Gb/s); nccl-tests busbw ~450 GB/s; H100 989 / T4 65 FP16 TFLOPS"}
+	H100SXM = nvSwitch8("8xH100-NVSwitch", 450, 400, 15,
+		"DGX H100 guide (NVSwitch, 8x CX-7 400Gb/s); nccl-tests busbw ~450 GB/s; H100 989 / T4 65 FP16 TFLOPS")
 
 	// A100SXM: NVIDIA DGX A100 / HGX A100: 8 A100 SXM4 on NVSwitch (NVLink
 	// 3, 600 GB/s per GPU), one island; nccl-tests all-reduce bus bandwidth
 	// about 230 GB/s. 8 ConnectX-6 200 Gb/s NICs (DGX A100 guide). Compute
 	// 4.8x a T4: 312 vs 65 FP16 tensor TFLOPS.
-	A100SXM = Preset{Name: "8xA100-NVSwitch", GPUsPerNode: 8, IslandSize: 8, IslandGBps: 230, CrossIslandGBps: 230,
-		NICsPerNode: 8, NICGbps: 200, NICEfficiency: 0.9, NetLatency: 10e-6, RackOversubscription: 2, ComputeScale: 4.8,
-		Source: "DGX A100 guide (NVSwitch, 8x CX-6 200Gb/s); nccl-tests busbw ~230 GB/s; A100 312 / T4 65 FP16 TFLOPS"}
+	A100SXM = nvSwitch8("8xA100-NVSwitch", 230, 200, 4.8,
+		"DGX A100 guide (NVSwitch, 8x CX-6 200Gb/s); nccl-tests busbw ~230 GB/s; A100 312 / T4 65 FP16 TFLOPS")
 
 	// PCIeNVLinkPairs: 8 PCIe A100 cards joined in pairs by NVLink bridges
 	// (NVLink 3 bridge: 600 GB/s bidirectional per pair; 200 GB/s bus
@@ -44,6 +42,14 @@ var (
 		NICsPerNode: 1, NICGbps: 50, NICEfficiency: 0.064, NetLatency: 1e-3, RackOversubscription: 2, ComputeScale: 1,
 		Source: "AWS g4dn.12xlarge (4x T4 PCIe, 50 Gb/s); bandwidths and latency fitted to Pollux measurements"}
 )
+
+// nvSwitch8 is an 8-GPU node on NVSwitch, one island whose all-reduce runs
+// at busGBps, with one NIC of nicGbps per GPU (the DGX/HGX design).
+func nvSwitch8(name string, busGBps, nicGbps, computeScale float64, source string) Preset {
+	return Preset{Name: name, GPUsPerNode: 8, IslandSize: 8, IslandGBps: busGBps, CrossIslandGBps: busGBps,
+		NICsPerNode: 8, NICGbps: nicGbps, NICEfficiency: 0.9, NetLatency: 10e-6, RackOversubscription: 2, ComputeScale: computeScale,
+		Source: source}
+}
 
 // Presets in the order the benchmarks report them.
 var Presets = []Preset{H100SXM, A100SXM, PCIeNVLinkPairs, T4PCIe}

@@ -2,16 +2,15 @@ package simsched
 
 import (
 	"fmt"
-	"strconv"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 	schedulingv1 "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
 
+	"github.com/volcano-paddle/volcano-paddle/internal/testbuilders"
 	"github.com/volcano-paddle/volcano-paddle/pkg/gputopology"
 	"github.com/volcano-paddle/volcano-paddle/pkg/paddleapi"
 )
@@ -64,24 +63,8 @@ func Gang(ns, name string, mode paddleapi.Mode, created time.Time, tasks ...Task
 	min := int32(0)
 	for _, t := range tasks {
 		for i := 0; i < t.Replicas; i++ {
-			req := v1.ResourceList{v1.ResourceCPU: resource.MustParse(t.CPU), v1.ResourceMemory: resource.MustParse("8Gi")}
-			if t.GPUs > 0 {
-				req[gputopology.ResourceName] = *resource.NewQuantity(int64(t.GPUs), resource.DecimalSI)
-			}
-			pname := fmt.Sprintf("%s-%s-%d", name, t.Name, i)
-			pods = append(pods, &v1.Pod{
-				ObjectMeta: metav1.ObjectMeta{
-					Namespace: ns, Name: pname, UID: types.UID(ns + "-" + pname), CreationTimestamp: metav1.NewTime(created),
-					Labels: map[string]string{
-						batch.TaskSpecKey: t.Name, batch.TaskIndex: strconv.Itoa(i), batch.JobNameKey: name,
-						paddleapi.RoleLabel: string(t.Role), paddleapi.IndexLabel: strconv.Itoa(i), paddleapi.ModeLabel: string(mode),
-					},
-					Annotations: map[string]string{schedulingv1.KubeGroupNameAnnotationKey: name, batch.TaskSpecKey: t.Name},
-				},
-				Spec: v1.PodSpec{SchedulerName: "volcano", Containers: []v1.Container{{
-					Name: "paddle", Resources: v1.ResourceRequirements{Requests: req, Limits: req}}}},
-				Status: v1.PodStatus{Phase: v1.PodPending},
-			})
+			pods = append(pods, volcanoPod(ns, fmt.Sprintf("%s-%s-%d", name, t.Name, i), name, "paddle", t.CPU, "8Gi", t.GPUs).
+				Created(created).Label(batch.JobNameKey, name).Task(t.Name, i).Paddle(t.Role, i, mode).Obj())
 		}
 		min += int32(t.Replicas)
 	}
@@ -95,17 +78,14 @@ func Gang(ns, name string, mode paddleapi.Mode, created time.Time, tasks ...Task
 
 // RunningPod is a pod already bound to a node (background load).
 func RunningPod(ns, name, node string, cpu string, gpus int) *v1.Pod {
-	req := v1.ResourceList{v1.ResourceCPU: resource.MustParse(cpu), v1.ResourceMemory: resource.MustParse("4Gi")}
-	if gpus > 0 {
-		req[gputopology.ResourceName] = *resource.NewQuantity(int64(gpus), resource.DecimalSI)
-	}
-	return &v1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, UID: types.UID(ns + "-" + name),
-			Annotations: map[string]string{schedulingv1.KubeGroupNameAnnotationKey: "background"}},
-		Spec: v1.PodSpec{NodeName: node, SchedulerName: "volcano", Containers: []v1.Container{{
-			Name: "x", Resources: v1.ResourceRequirements{Requests: req, Limits: req}}}},
-		Status: v1.PodStatus{Phase: v1.PodRunning},
-	}
+	return volcanoPod(ns, name, "background", "x", cpu, "4Gi", gpus).Node(node).Obj()
+}
+
+// volcanoPod is a pod of PodGroup group for Volcano's scheduler, its one
+// container (named container) limited to what it requests.
+func volcanoPod(ns, name, group, container, cpu, memory string, gpus int) *testbuilders.PodWrapper {
+	return testbuilders.MakePod().Namespace(ns).Name(name).PodGroup(group).Scheduler("volcano").Container(container).
+		CPU(cpu).Memory(memory).GPUs(gpus).Limited()
 }
 
 // BackgroundGroup is the PodGroup of RunningPod pods.

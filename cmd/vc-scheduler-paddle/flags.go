@@ -21,9 +21,8 @@ import (
 // RegisterOptions on the result once the flags are parsed into their final
 // flag set.
 func addFlags(fs *pflag.FlagSet) (*options.ServerOption, *time.Duration) {
-	logFlushFreq := cmdutil.AddFlags(fs)
 	s := options.NewServerOption()
-	s.AddFlags(fs)
+	logFlushFreq := cmdutil.AddFlags(fs, s)
 	cmdutil.AddLeaderElectionFlags(fs, &s.LeaderElection, commonutil.GenerateComponentName(s.SchedulerNames))
 	return s, logFlushFreq
 }

@@ -23,8 +23,6 @@ import (
 // it, lets one deploy/ serve both releases. klog's flags come from the go
 // flag set (cliflag.InitFlags).
 func addFlags(fs *pflag.FlagSet) (*options.Config, *time.Duration) {
-	logFlushFreq := cmdutil.AddFlags(fs)
 	config := options.NewConfig()
-	config.AddFlags(fs)
-	return config, logFlushFreq
+	return config, cmdutil.AddFlags(fs, config)
 }

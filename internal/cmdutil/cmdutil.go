@@ -37,13 +37,32 @@ func Init() {
 	version.Stamp()
 }
 
+// FlagAdder registers flags on a flag set: the options of a Volcano main
+// (the scheduler's, the webhook manager's), or a controller with flags of
+// its own (Volcano v1.15's framework.FlagProvider, matched by its method,
+// not by name, so that the controller manager builds against v1.14.1 too).
+type FlagAdder interface {
+	AddFlags(fs *pflag.FlagSet)
+}
+
+// FlagAdderFunc is a function that is a FlagAdder (options whose AddFlags
+// takes more than the flag set).
+type FlagAdderFunc func(fs *pflag.FlagSet)
+
+// AddFlags calls f.
+func (f FlagAdderFunc) AddFlags(fs *pflag.FlagSet) { f(fs) }
+
 // AddFlags registers on fs the flags every Volcano main adds to its
-// options: --log-flush-frequency, whose value it returns, and
-// --feature-gates (the default feature gate's).
-func AddFlags(fs *pflag.FlagSet) *time.Duration {
+// options, --log-flush-frequency, whose value it returns, and
+// --feature-gates (the default feature gate's), then those of each of
+// adders in turn.
+func AddFlags(fs *pflag.FlagSet, adders ...FlagAdder) *time.Duration {
 	d := new(time.Duration)
 	fs.DurationVar(d, "log-flush-frequency", 5*time.Second, "Maximum number of seconds between log flushes")
 	utilfeature.DefaultMutableFeatureGate.AddFlag(fs)
+	for _, a := range adders {
+		a.AddFlags(fs)
+	}
 	return d
 }
 

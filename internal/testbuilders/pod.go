@@ -91,6 +91,26 @@ func (p *PodWrapper) GPUs(n int) *PodWrapper {
 	return p
 }
 
+// Scheduler sets the pod's scheduler name.
+func (p *PodWrapper) Scheduler(name string) *PodWrapper {
+	p.Spec.SchedulerName = name
+	return p
+}
+
+// Container names the first container.
+func (p *PodWrapper) Container(name string) *PodWrapper {
+	p.Spec.Containers[0].Name = name
+	return p
+}
+
+// Limited sets the first container's limits to its requests (set them
+// first), as a Guaranteed pod has.
+func (p *PodWrapper) Limited() *PodWrapper {
+	c := &p.Spec.Containers[0]
+	c.Resources.Limits = c.Resources.Requests.DeepCopy()
+	return p
+}
+
 // PodGroup names the pod's Volcano PodGroup (the annotation Volcano's
 // scheduler groups tasks into jobs by).
 func (p *PodWrapper) PodGroup(name string) *PodWrapper {

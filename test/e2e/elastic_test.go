@@ -40,6 +40,33 @@ func elasticJob(ns, name string, min, replicas, max int32, etcdURL string) *batc
 	return j
 }
 
+// waitReplaced waits until the job's n workers run and pod among them is
+// another than in before (a new UID under its name), and returns them.
+func waitReplaced(t *testing.T, c *localcluster.Cluster, ns, job string, n int, before map[string]corev1.Pod, pod string) map[string]corev1.Pod {
+	t.Helper()
+	var after map[string]corev1.Pod
+	if err := framework.Poll(context.Background(), 60*time.Second, func(ctx context.Context) (bool, error) {
+		after = waitWorkers(t, c, ns, job, n)
+		return after[pod].UID != before[pod].UID, nil
+	}); err != nil {
+		t.Fatalf("%s not replaced: %v", pod, err)
+	}
+	return after
+}
+
+// startElasticJob starts an etcd and on it the elastic job name (2 to 4
+// workers, 3 now) with the paddle plugin's args as well, waits until the
+// job runs, and returns the etcd's URL.
+func startElasticJob(t *testing.T, c *localcluster.Cluster, ns, name string, args ...string) string {
+	t.Helper()
+	etcdURL := framework.StartEtcd(t)
+	job := elasticJob(ns, name, 2, 3, 4, etcdURL)
+	job.Spec.Plugins["paddle"] = append(job.Spec.Plugins["paddle"], args...)
+	framework.CreateJob(t, c, job)
+	framework.WaitJobPhase(t, c, ns, name, batchv1alpha1.Running, 60*time.Second)
+	return etcdURL
+}
+
 // workerPods are the job's running worker pods by name.
 func workerPods(t *testing.T, c *localcluster.Cluster, ns, job string) map[string]corev1.Pod {
 	t.Helper()
@@ -137,10 +164,8 @@ func resize(t *testing.T, c *localcluster.Cluster, ns, name string, replicas int
 func TestElasticResizeAndReplace(t *testing.T) {
 	c := framework.Cluster(t)
 	ns := framework.Namespace(t, c)
-	etcd := framework.StartEtcd(t)
+	startElasticJob(t, c, ns, "el")
 	ctx := context.Background()
-	framework.CreateJob(t, c, elasticJob(ns, "el", 2, 3, 4, etcd))
-	framework.WaitJobPhase(t, c, ns, "el", batchv1alpha1.Running, 60*time.Second)
 	phases := phaseWatch(t, c, ns, "el")
 	before := waitWorkers(t, c, ns, "el", 3)
 	for _, p := range before {
@@ -212,13 +237,7 @@ func TestElasticResizeAndReplace(t *testing.T) {
 	if err := c.Kube.CoreV1().Pods(ns).Delete(ctx, "el-worker-1", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	var replaced map[string]corev1.Pod
-	if err := framework.Poll(ctx, 60*time.Second, func(ctx context.Context) (bool, error) {
-		replaced = waitWorkers(t, c, ns, "el", 2)
-		return replaced["el-worker-1"].UID != down["el-worker-1"].UID, nil
-	}); err != nil {
-		t.Fatalf("el-worker-1 not replaced: %v", err)
-	}
+	replaced := waitReplaced(t, c, ns, "el", 2, down, "el-worker-1")
 	same(before, replaced, "el-worker-0")
 
 	// Volcano may show Pending while a replacement waits for its node
@@ -260,10 +279,8 @@ func heartbeats(ctx context.Context, t *testing.T, g *paddleetcd.Gateway, jobID 
 func TestElasticLossNotice(t *testing.T) {
 	c := framework.Cluster(t)
 	ns := framework.Namespace(t, c)
-	etcdURL := framework.StartEtcd(t)
+	etcdURL := startElasticJob(t, c, ns, "ln")
 	ctx := context.Background()
-	framework.CreateJob(t, c, elasticJob(ns, "ln", 2, 3, 4, etcdURL))
-	framework.WaitJobPhase(t, c, ns, "ln", batchv1alpha1.Running, 60*time.Second)
 	pods := waitWorkers(t, c, ns, "ln", 3)
 
 	// Paddle's records (controllers/collective.py: _build_pod_with_master,
@@ -365,38 +382,18 @@ func TestElasticHeartbeatsKept(t *testing.T) {
 	}
 }
 
-// failPod makes KWOK end a running pod as Failed with exit code 1, as a
-// crashed trainer.
-func failPod(t *testing.T, c *localcluster.Cluster, ns, name string) {
-	t.Helper()
-	patch := []byte(`{"metadata":{"annotations":{"` + framework.FailAfter + `":"0s"}}}`)
-	if _, err := c.Kube.CoreV1().Pods(ns).Patch(context.Background(), name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // A crashed trainer is replaced alone while the job stays below
 // --elastic-max-failures; the crash past it fails the job, with an event
 // naming the pod.
 func TestElasticFailureBound(t *testing.T) {
 	c := framework.Cluster(t)
 	ns := framework.Namespace(t, c)
-	etcd := framework.StartEtcd(t)
+	startElasticJob(t, c, ns, "fb", "--elastic-max-failures=1")
 	ctx := context.Background()
-	job := elasticJob(ns, "fb", 2, 3, 4, etcd)
-	job.Spec.Plugins["paddle"] = append(job.Spec.Plugins["paddle"], "--elastic-max-failures=1")
-	framework.CreateJob(t, c, job)
-	framework.WaitJobPhase(t, c, ns, "fb", batchv1alpha1.Running, 60*time.Second)
 	before := waitWorkers(t, c, ns, "fb", 3)
 
-	failPod(t, c, ns, "fb-worker-2")
-	var after map[string]corev1.Pod
-	if err := framework.Poll(ctx, 60*time.Second, func(ctx context.Context) (bool, error) {
-		after = waitWorkers(t, c, ns, "fb", 3)
-		return after["fb-worker-2"].UID != before["fb-worker-2"].UID, nil
-	}); err != nil {
-		t.Fatalf("crashed fb-worker-2 not replaced: %v", err)
-	}
+	framework.FailPod(t, c, ns, "fb-worker-2")
+	after := waitReplaced(t, c, ns, "fb", 3, before, "fb-worker-2")
 	for _, n := range []string{"fb-worker-0", "fb-worker-1"} {
 		if after[n].UID != before[n].UID {
 			t.Errorf("%s was replaced; only the crashed pod may be", n)
@@ -410,7 +407,7 @@ func TestElasticFailureBound(t *testing.T) {
 		t.Errorf("after one crash: failures %q, retries %d, version %d; want 1, 0, 0", j.Annotations[paddleelastic.FailuresAnnotation], j.Status.RetryCount, j.Status.Version)
 	}
 
-	failPod(t, c, ns, "fb-worker-1")
+	framework.FailPod(t, c, ns, "fb-worker-1")
 	j = framework.WaitJobPhase(t, c, ns, "fb", batchv1alpha1.Failed, 60*time.Second)
 	if j.Status.State.Reason != paddleelastic.FailuresReason {
 		t.Errorf("job failed with reason %q, want %s", j.Status.State.Reason, paddleelastic.FailuresReason)

@@ -226,10 +226,7 @@ func TestPaddleRestartNewIncarnation(t *testing.T) {
 	}
 
 	// Inject a failure: KWOK fails the pod carrying this annotation.
-	patch := []byte(`{"metadata":{"annotations":{"` + framework.FailAfter + `":"0s"}}}`)
-	if _, err := c.Kube.CoreV1().Pods(ns).Patch(ctx, "restart-worker-1", types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	framework.FailPod(t, c, ns, "restart-worker-1")
 	// Every pod must be replaced (new UID) and the job Running again.
 	var version int32
 	err := framework.Poll(ctx, 120*time.Second, func(ctx context.Context) (bool, error) {

@@ -10,7 +10,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	batchv1alpha1 "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 
 	"github.com/volcano-paddle/volcano-paddle/internal/localcluster"
@@ -42,10 +41,7 @@ func TestPrecreatedConfigMapRefused(t *testing.T) {
 		squatted = append(squatted, cm)
 	}
 	pods := framework.JobPods(t, c, ns, running.Name)
-	patch := []byte(`{"metadata":{"annotations":{"` + framework.FailAfter + `":"0s"}}}`)
-	if _, err := c.Kube.CoreV1().Pods(ns).Patch(ctx, pods[0].Name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	framework.FailPod(t, c, ns, pods[0].Name)
 	var named string
 	if err := framework.Poll(ctx, 60*time.Second, func(ctx context.Context) (bool, error) {
 		for _, e := range jobEvents(t, c, ns, running.Name) {
@@ -134,10 +130,7 @@ func TestControllerStoppedDuringRestart(t *testing.T) {
 	for _, p := range before {
 		hostnames[p.Name] = p.Spec.Hostname
 	}
-	patch := []byte(`{"metadata":{"annotations":{"` + framework.FailAfter + `":"0s"}}}`)
-	if _, err := c.Kube.CoreV1().Pods(ns).Patch(ctx, before[0].Name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	framework.FailPod(t, c, ns, before[0].Name)
 	// Stop the controller at the first deletion.
 	if err := framework.Poll(ctx, 60*time.Second, func(ctx context.Context) (bool, error) {
 		pods, err := c.Kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})

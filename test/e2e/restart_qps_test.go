@@ -7,7 +7,6 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	batchv1alpha1 "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 
 	"github.com/volcano-paddle/volcano-paddle/internal/localcluster"
@@ -24,11 +23,8 @@ func restartOnce(t *testing.T, c *localcluster.Cluster, ns, name string, timeout
 	framework.WaitJobPhase(t, c, ns, name, batchv1alpha1.Running, 60*time.Second)
 	pods := framework.JobPods(t, c, ns, name)
 	uids := podUIDs(pods)
-	patch := []byte(`{"metadata":{"annotations":{"` + framework.FailAfter + `":"0s"}}}`)
 	start := time.Now()
-	if _, err := c.Kube.CoreV1().Pods(ns).Patch(ctx, pods[len(pods)-1].Name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	framework.FailPod(t, c, ns, pods[len(pods)-1].Name)
 	var phase batchv1alpha1.JobPhase
 	err := framework.Poll(ctx, timeout, func(ctx context.Context) (bool, error) {
 		j, done, err := restartedAnew(ctx, c, ns, name, uids, len(uids))

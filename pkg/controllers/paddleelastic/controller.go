@@ -39,16 +39,10 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/tools/record"
-	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
-	vcclientset "volcano.sh/apis/pkg/client/clientset/versioned"
-	batchlisters "volcano.sh/apis/pkg/client/listers/batch/v1alpha1"
 	"volcano.sh/volcano/pkg/controllers/framework"
 
 	"github.com/volcano-paddle/volcano-paddle/pkg/controllers/controllerkit"
@@ -120,19 +114,14 @@ const (
 
 // Controller implements framework.Controller.
 type Controller struct {
-	kube     kubernetes.Interface
-	vc       vcclientset.Interface
-	jobs     batchlisters.JobLister
+	controllerkit.Base
 	pods     corelisters.PodLister
-	factory  informers.SharedInformerFactory
-	synced   []cache.InformerSynced
-	recorder record.EventRecorder
 	http     noticeClient
 	networks []*net.IPNet
 	// notices are loss notices; they have their own workers so that they
 	// never wait behind slower work.
-	notices workqueue.TypedRateLimitingInterface[work]
-	queue   workqueue.TypedRateLimitingInterface[work]
+	notices controllerkit.Queue[work]
+	queue   controllerkit.Queue[work]
 
 	keepersMu sync.Mutex
 	keepers   map[types.UID]*keeperRun
@@ -154,25 +143,20 @@ func (c *Controller) Name() string { return Name }
 
 // Initialize implements framework.Controller.
 func (c *Controller) Initialize(opt *framework.ControllerOption) error {
-	c.kube = opt.KubeClient
-	c.vc = opt.VolcanoClient
 	nets, err := parseNetworks(os.Getenv(NetworksEnv))
 	if err != nil {
 		return err
 	}
 	c.networks = nets
-	jobInformer := opt.VCSharedInformerFactory.Batch().V1alpha1().Jobs()
-	c.jobs = jobInformer.Lister()
 	// Only the pods of elastic jobs and their etcd pods.
-	c.factory = controllerkit.LabelledInformers(opt.KubeClient, paddleapi.ElasticLabel)
-	podInformer := c.factory.Core().V1().Pods()
+	c.Base, _ = controllerkit.NewBase(opt, paddleapi.ElasticLabel)
+	podInformer := c.Factory.Core().V1().Pods()
 	c.pods = podInformer.Lister()
 	c.init()
 	if _, err := podInformer.Informer().AddEventHandler(c.handlers()); err != nil {
 		return err
 	}
-	c.synced = []cache.InformerSynced{jobInformer.Informer().HasSynced, podInformer.Informer().HasSynced}
-	c.recorder = controllerkit.NewRecorder(opt.KubeClient)
+	c.Synced = append(c.Synced, podInformer.Informer().HasSynced)
 	return nil
 }
 
@@ -269,7 +253,7 @@ func (c *Controller) observe(obj interface{}, deleted bool) {
 // pod's IP. Worth something only within the lease's seconds: a failed
 // attempt is retried a few times, quickly.
 func (c *Controller) notice(ctx context.Context, w work) error {
-	job, err := c.jobs.Jobs(w.namespace).Get(w.job)
+	job, err := c.Jobs.Jobs(w.namespace).Get(w.job)
 	if err != nil || !jobplugin.IsElastic(job) || job.DeletionTimestamp != nil {
 		return nil // no job, no survivors
 	}
@@ -331,49 +315,31 @@ func (c *Controller) Run(stopCh <-chan struct{}) {
 	defer utilruntime.HandleCrash()
 	defer c.queue.ShutDown()
 	defer c.notices.ShutDown()
-	if !controllerkit.Start(stopCh, Name, c.factory, c.synced) {
+	if !c.Start(stopCh, Name) {
 		return
 	}
-	go wait.Until(func() {
-		for c.processNext(c.queue, 10) {
-		}
-	}, time.Second, stopCh)
-	for i := 0; i < 2; i++ {
-		go wait.Until(func() {
-			for c.processNext(c.notices, 3) {
-			}
-		}, time.Second, stopCh)
-	}
+	controllerkit.Workers(stopCh, 1, func() bool { return c.processNext(c.queue, 10) })
+	controllerkit.Workers(stopCh, 2, func() bool { return c.processNext(c.notices, 3) })
 	go wait.Until(c.syncKeepers, 2*time.Second, stopCh)
 	go wait.Until(c.resyncEtcd, etcdResync, stopCh)
 	<-stopCh
 	c.stopKeepers()
 }
 
-func (c *Controller) processNext(q workqueue.TypedRateLimitingInterface[work], retries int) bool {
-	w, quit := q.Get()
-	if quit {
-		return false
-	}
-	defer q.Done(w)
-	var err error
-	switch w.kind {
-	case notice:
-		err = c.notice(context.Background(), w)
-	case ended:
-		err = c.syncEnded(context.Background(), w)
-	case etcdGone:
-		err = c.syncEtcd(context.Background(), w)
-	}
-	if err != nil {
-		klog.ErrorS(err, "Elastic Paddle job", "pod", klog.KRef(w.namespace, w.pod))
-		if q.NumRequeues(w) < retries {
-			q.AddRateLimited(w)
-			return true
+func (c *Controller) processNext(q controllerkit.Queue[work], retries int) bool {
+	return controllerkit.ProcessNext(q, retries, func(w work) error {
+		switch w.kind {
+		case notice:
+			return c.notice(context.Background(), w)
+		case ended:
+			return c.syncEnded(context.Background(), w)
+		case etcdGone:
+			return c.syncEtcd(context.Background(), w)
 		}
-	}
-	q.Forget(w)
-	return true
+		return nil
+	}, func(w work, err error) {
+		klog.ErrorS(err, "Elastic Paddle job", "pod", klog.KRef(w.namespace, w.pod))
+	})
 }
 
 // syncEnded handles a trainer pod whose containers ended.
@@ -382,7 +348,7 @@ func (c *Controller) syncEnded(ctx context.Context, w work) error {
 	if err != nil || pod.UID != w.uid || pod.DeletionTimestamp != nil {
 		return nil // gone already: Volcano re-creates it
 	}
-	job, err := c.jobs.Jobs(w.namespace).Get(pod.Labels[batch.JobNameKey])
+	job, err := c.Jobs.Jobs(w.namespace).Get(pod.Labels[batch.JobNameKey])
 	if err != nil || job.DeletionTimestamp != nil {
 		return nil
 	}
@@ -455,12 +421,12 @@ func exitSummary(pod *v1.Pod) string {
 // the same name and env, and Paddle lets it join the running world.
 func (c *Controller) replace(ctx context.Context, job *batch.Job, pod *v1.Pod, why string) error {
 	uid := pod.UID
-	err := c.kube.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+	err := c.Kube.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
 	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
 		return err
 	}
 	klog.InfoS("Replacing a pod of an elastic Paddle job", "job", klog.KObj(job), "pod", klog.KObj(pod), "why", why)
-	c.recorder.Eventf(job, v1.EventTypeNormal, ReplacedReason, "replacing pod %s: %s; the other pods keep training", pod.Name, why)
+	c.Recorder.Eventf(job, v1.EventTypeNormal, ReplacedReason, "replacing pod %s: %s; the other pods keep training", pod.Name, why)
 	return nil
 }
 
@@ -474,7 +440,7 @@ func (c *Controller) countFailure(ctx context.Context, job *batch.Job, n int) er
 		j.Annotations = map[string]string{}
 	}
 	j.Annotations[FailuresAnnotation] = strconv.Itoa(n)
-	_, err := c.vc.BatchV1alpha1().Jobs(job.Namespace).Update(ctx, j, metav1.UpdateOptions{})
+	_, err := c.VC.BatchV1alpha1().Jobs(job.Namespace).Update(ctx, j, metav1.UpdateOptions{})
 	return err
 }
 
@@ -487,11 +453,11 @@ func (c *Controller) fail(ctx context.Context, job *batch.Job, pod *v1.Pod, n in
 	patch, _ := json.Marshal(map[string]interface{}{"status": map[string]interface{}{
 		"state": map[string]interface{}{"phase": batch.Failed, "reason": FailuresReason, "message": msg},
 	}})
-	if _, err := c.vc.BatchV1alpha1().Jobs(job.Namespace).Patch(ctx, job.Name, types.MergePatchType, patch, metav1.PatchOptions{}, "status"); err != nil {
+	if _, err := c.VC.BatchV1alpha1().Jobs(job.Namespace).Patch(ctx, job.Name, types.MergePatchType, patch, metav1.PatchOptions{}, "status"); err != nil {
 		return err
 	}
 	klog.InfoS("Failing an elastic Paddle job", "job", klog.KObj(job), "pod", klog.KObj(pod), "failures", n)
-	c.recorder.Event(job, v1.EventTypeWarning, FailuresReason, msg)
+	c.Recorder.Event(job, v1.EventTypeWarning, FailuresReason, msg)
 	return nil
 }
 
@@ -501,7 +467,7 @@ func (c *Controller) syncEtcd(ctx context.Context, w work) error {
 	if pod, err := c.pods.Pods(w.namespace).Get(w.pod); err == nil {
 		if pod.UID == w.uid && pod.Status.Phase == v1.PodFailed && pod.DeletionTimestamp == nil {
 			uid := pod.UID
-			err := c.kube.CoreV1().Pods(w.namespace).Delete(ctx, w.pod, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+			err := c.Kube.CoreV1().Pods(w.namespace).Delete(ctx, w.pod, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
 			if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
 				return err
 			}
@@ -509,7 +475,7 @@ func (c *Controller) syncEtcd(ctx context.Context, w work) error {
 		return nil // the delete event brings it back here
 	}
 	var job *batch.Job
-	jobs, err := c.jobs.Jobs(w.namespace).List(labels.Everything())
+	jobs, err := c.Jobs.Jobs(w.namespace).List(labels.Everything())
 	if err != nil {
 		return err
 	}
@@ -526,11 +492,11 @@ func (c *Controller) syncEtcd(ctx context.Context, w work) error {
 	default:
 		return nil
 	}
-	if err := jobplugin.EnsureEtcd(ctx, c.kube, job); err != nil {
+	if err := jobplugin.EnsureEtcd(ctx, c.Kube, job); err != nil {
 		return err
 	}
 	klog.InfoS("Re-created the etcd of an elastic Paddle job", "job", klog.KObj(job))
-	c.recorder.Event(job, v1.EventTypeWarning, EtcdRestoredReason,
+	c.Recorder.Event(job, v1.EventTypeWarning, EtcdRestoredReason,
 		"re-created the job's etcd pod, which was gone while the job ran; launchers that cannot register with the new etcd give up after PADDLE_ELASTIC_TIMEOUT and their pods are re-created")
 	return nil
 }
@@ -542,7 +508,7 @@ const etcdResync = 30 * time.Second
 
 // resyncEtcd re-creates missing etcd objects of running elastic jobs.
 func (c *Controller) resyncEtcd() {
-	jobs, err := c.jobs.List(labels.Everything())
+	jobs, err := c.Jobs.List(labels.Everything())
 	if err != nil {
 		return
 	}
@@ -555,7 +521,7 @@ func (c *Controller) resyncEtcd() {
 		default:
 			continue
 		}
-		if err := jobplugin.EnsureEtcd(context.Background(), c.kube, job); err != nil {
+		if err := jobplugin.EnsureEtcd(context.Background(), c.Kube, job); err != nil {
 			klog.V(2).InfoS("Checking the etcd objects of an elastic Paddle job", "job", klog.KObj(job), "err", err)
 		}
 	}
@@ -580,7 +546,7 @@ func (c *Controller) keeperOf(uid types.UID) *BeatKeeper {
 // syncKeepers runs a BeatKeeper for every running elastic job whose etcd
 // is reachable, and stops the others.
 func (c *Controller) syncKeepers() {
-	jobs, err := c.jobs.List(labels.Everything())
+	jobs, err := c.Jobs.List(labels.Everything())
 	if err != nil {
 		return
 	}

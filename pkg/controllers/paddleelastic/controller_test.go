@@ -24,7 +24,6 @@ import (
 	vcinformer "volcano.sh/apis/pkg/client/informers/externalversions"
 	"volcano.sh/volcano/pkg/controllers/framework"
 
-	"github.com/volcano-paddle/volcano-paddle/pkg/controllers/controllerkit"
 	jobplugin "github.com/volcano-paddle/volcano-paddle/pkg/controllers/job/plugins/paddle"
 	"github.com/volcano-paddle/volcano-paddle/pkg/paddleapi"
 )
@@ -153,11 +152,11 @@ func newFixture(t *testing.T, job *batch.Job, pods ...*v1.Pod) *fixture {
 		t.Fatal(err)
 	}
 	rec := record.NewFakeRecorder(10)
-	c.recorder = rec
+	c.Recorder = rec
 	stop := make(chan struct{})
 	t.Cleanup(func() { close(stop) })
 	opt.VCSharedInformerFactory.Start(stop)
-	if !controllerkit.Start(stop, Name, c.factory, c.synced) {
+	if !c.Start(stop, Name) {
 		t.Fatal("caches did not sync")
 	}
 	return &fixture{c: c, kube: kube, vc: vc, kv: kv, rec: rec}
@@ -295,7 +294,7 @@ func TestEtcdPodNetworks(t *testing.T) {
 	} {
 		t.Setenv(NetworksEnv, tc.networks)
 		f := newFixture(t, job.DeepCopy(), etcd.DeepCopy())
-		j, _ := f.c.jobs.Jobs("ml").Get("el")
+		j, _ := f.c.Jobs.Jobs("ml").Get("el")
 		j = j.DeepCopy()
 		delete(j.Annotations, EtcdURLAnnotation)
 		got, err := f.c.etcdURL(j)

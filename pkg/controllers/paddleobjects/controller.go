@@ -25,17 +25,10 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
-	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/tools/record"
-	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
-	vcclientset "volcano.sh/apis/pkg/client/clientset/versioned"
-	batchlisters "volcano.sh/apis/pkg/client/listers/batch/v1alpha1"
 	schedulinglisters "volcano.sh/apis/pkg/client/listers/scheduling/v1beta1"
 	"volcano.sh/volcano/pkg/controllers/framework"
 
@@ -63,16 +56,11 @@ func init() {
 // Controller watches Services labelled with a Volcano job name and
 // re-creates the Service of a started Paddle job when it is deleted.
 type Controller struct {
-	kube     kubernetes.Interface
-	jobs     batchlisters.JobLister
+	controllerkit.Base
 	services corelisters.ServiceLister
 	cms      corelisters.ConfigMapLister
 	pgs      schedulinglisters.PodGroupLister
-	vc       vcclientset.Interface
-	synced   []cache.InformerSynced
-	factory  informers.SharedInformerFactory
-	queue    workqueue.TypedRateLimitingInterface[string]
-	recorder record.EventRecorder
+	queue    controllerkit.Queue[string]
 }
 
 var _ framework.Controller = &Controller{}
@@ -82,15 +70,13 @@ func (c *Controller) Name() string { return Name }
 
 // Initialize implements framework.Controller.
 func (c *Controller) Initialize(opt *framework.ControllerOption) error {
-	c.kube = opt.KubeClient
-	jobInformer := opt.VCSharedInformerFactory.Batch().V1alpha1().Jobs()
-	c.jobs = jobInformer.Lister()
 	// Only objects labelled with a Volcano job: the job plugin's Service
 	// and ConfigMaps carry that label.
-	c.factory = controllerkit.LabelledInformers(opt.KubeClient, batch.JobNameKey)
-	svcInformer := c.factory.Core().V1().Services()
+	base, jobInformer := controllerkit.NewBase(opt, batch.JobNameKey)
+	c.Base = base
+	svcInformer := c.Factory.Core().V1().Services()
 	c.services = svcInformer.Lister()
-	cmInformer := c.factory.Core().V1().ConfigMaps()
+	cmInformer := c.Factory.Core().V1().ConfigMaps()
 	c.cms = cmInformer.Lister()
 	c.queue = controllerkit.NewQueue[string](Name)
 
@@ -124,7 +110,6 @@ func (c *Controller) Initialize(opt *framework.ControllerOption) error {
 	// The PodGroup informer is the one Volcano's job controller reads
 	// (the shared factory): when its deletion shows here, the job
 	// controller's lister has seen it too.
-	c.vc = opt.VolcanoClient
 	pgInformer := opt.VCSharedInformerFactory.Scheduling().V1beta1().PodGroups()
 	c.pgs = pgInformer.Lister()
 	if _, err := pgInformer.Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
@@ -132,9 +117,7 @@ func (c *Controller) Initialize(opt *framework.ControllerOption) error {
 	}); err != nil {
 		return err
 	}
-	c.synced = []cache.InformerSynced{jobInformer.Informer().HasSynced, svcInformer.Informer().HasSynced, cmInformer.Informer().HasSynced,
-		pgInformer.Informer().HasSynced}
-	c.recorder = controllerkit.NewRecorder(opt.KubeClient)
+	c.Synced = append(c.Synced, svcInformer.Informer().HasSynced, cmInformer.Informer().HasSynced, pgInformer.Informer().HasSynced)
 	return nil
 }
 
@@ -163,29 +146,18 @@ func metaOf(obj interface{}) (metav1.Object, error) {
 func (c *Controller) Run(stopCh <-chan struct{}) {
 	defer utilruntime.HandleCrash()
 	defer c.queue.ShutDown()
-	if !controllerkit.Start(stopCh, Name, c.factory, c.synced) {
+	if !c.Start(stopCh, Name) {
 		return
 	}
-	go wait.Until(func() {
-		for c.processNext() {
-		}
-	}, time.Second, stopCh)
+	controllerkit.Workers(stopCh, 1, c.processNext)
 	<-stopCh
 }
 
+// processNext re-creates the objects of the next job queued; a job that
+// fails goes back to the queue, with no bound.
 func (c *Controller) processNext() bool {
-	key, quit := c.queue.Get()
-	if quit {
-		return false
-	}
-	defer c.queue.Done(key)
-	if err := c.sync(context.Background(), key); err != nil {
-		klog.ErrorS(err, "Re-creating the objects of a Paddle job", "job", key)
-		c.queue.AddRateLimited(key)
-		return true
-	}
-	c.queue.Forget(key)
-	return true
+	return controllerkit.ProcessNext(c.queue, -1, func(key string) error { return c.sync(context.Background(), key) },
+		func(key string, err error) { klog.ErrorS(err, "Re-creating the objects of a Paddle job", "job", key) })
 }
 
 // sync re-creates the job's objects if the job is started (the plugin
@@ -197,7 +169,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	if err != nil {
 		return nil
 	}
-	job, err := c.jobs.Jobs(ns).Get(name)
+	job, err := c.Jobs.Jobs(ns).Get(name)
 	if err != nil {
 		return nil // gone: its objects go with it (owner references)
 	}
@@ -228,7 +200,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	if _, err := c.services.Services(ns).Get(job.Name); err != nil {
 		// The lister sees only labelled Services; one that Volcano's svc
 		// plugin created first carries no job label.
-		_, err := c.kube.CoreV1().Services(ns).Get(ctx, job.Name, metav1.GetOptions{})
+		_, err := c.Kube.CoreV1().Services(ns).Get(ctx, job.Name, metav1.GetOptions{})
 		switch {
 		case apierrors.IsNotFound(err):
 			missing = append(missing, "headless Service "+job.Name)
@@ -243,12 +215,12 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	if len(missing) == 0 {
 		return nil
 	}
-	if err := jobplugin.EnsureObjects(ctx, c.kube, job); err != nil {
+	if err := jobplugin.EnsureObjects(ctx, c.Kube, job); err != nil {
 		return err
 	}
 	what := strings.Join(missing, " and ")
 	klog.InfoS("Re-created objects of a running Paddle job", "job", klog.KObj(job), "objects", what)
-	c.recorder.Event(job, v1.EventTypeNormal, RestoredReason,
+	c.Recorder.Event(job, v1.EventTypeNormal, RestoredReason,
 		fmt.Sprintf("re-created the %s, deleted while the job runs (its pods' DNS names and peer lists depend on them)", what))
 	return nil
 }

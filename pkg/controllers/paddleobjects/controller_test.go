@@ -18,7 +18,6 @@ import (
 	"volcano.sh/volcano/pkg/controllers/framework"
 	pluginsinterface "volcano.sh/volcano/pkg/controllers/job/plugins/interface"
 
-	"github.com/volcano-paddle/volcano-paddle/pkg/controllers/controllerkit"
 	jobplugin "github.com/volcano-paddle/volcano-paddle/pkg/controllers/job/plugins/paddle"
 )
 
@@ -81,7 +80,7 @@ func newController(t *testing.T, jobs ...*batch.Job) (*Controller, *fake.Clients
 	stop := make(chan struct{})
 	t.Cleanup(func() { close(stop) })
 	opt.VCSharedInformerFactory.Start(stop)
-	if !controllerkit.Start(stop, Name, c.factory, c.synced) {
+	if !c.Start(stop, Name) {
 		t.Fatal("caches did not sync")
 	}
 	// Every Paddle job is queued once at start-up.

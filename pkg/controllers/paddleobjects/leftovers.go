@@ -48,22 +48,22 @@ func (c *Controller) removeSvcLeftovers(ctx context.Context, job *batch.Job) err
 	objects := []object{
 		{"Service", job.Name,
 			func() (metav1.Object, error) {
-				return c.kube.CoreV1().Services(ns).Get(ctx, job.Name, metav1.GetOptions{})
+				return c.Kube.CoreV1().Services(ns).Get(ctx, job.Name, metav1.GetOptions{})
 			},
-			func(o metav1.DeleteOptions) error { return c.kube.CoreV1().Services(ns).Delete(ctx, job.Name, o) }},
+			func(o metav1.DeleteOptions) error { return c.Kube.CoreV1().Services(ns).Delete(ctx, job.Name, o) }},
 		{"ConfigMap", job.Name + "-" + svcPlugin,
 			func() (metav1.Object, error) {
-				return c.kube.CoreV1().ConfigMaps(ns).Get(ctx, job.Name+"-"+svcPlugin, metav1.GetOptions{})
+				return c.Kube.CoreV1().ConfigMaps(ns).Get(ctx, job.Name+"-"+svcPlugin, metav1.GetOptions{})
 			},
 			func(o metav1.DeleteOptions) error {
-				return c.kube.CoreV1().ConfigMaps(ns).Delete(ctx, job.Name+"-"+svcPlugin, o)
+				return c.Kube.CoreV1().ConfigMaps(ns).Delete(ctx, job.Name+"-"+svcPlugin, o)
 			}},
 		{"NetworkPolicy", job.Name,
 			func() (metav1.Object, error) {
-				return c.kube.NetworkingV1().NetworkPolicies(ns).Get(ctx, job.Name, metav1.GetOptions{})
+				return c.Kube.NetworkingV1().NetworkPolicies(ns).Get(ctx, job.Name, metav1.GetOptions{})
 			},
 			func(o metav1.DeleteOptions) error {
-				return c.kube.NetworkingV1().NetworkPolicies(ns).Delete(ctx, job.Name, o)
+				return c.Kube.NetworkingV1().NetworkPolicies(ns).Delete(ctx, job.Name, o)
 			}},
 	}
 	var removed []string
@@ -88,7 +88,7 @@ func (c *Controller) removeSvcLeftovers(ctx context.Context, job *batch.Job) err
 		return nil
 	}
 	klog.InfoS("Removed the svc plugin's objects of a rejected Paddle job", "job", klog.KObj(job), "objects", removed)
-	c.recorder.Event(job, v1.EventTypeNormal, LeftoversRemovedReason,
+	c.Recorder.Event(job, v1.EventTypeNormal, LeftoversRemovedReason,
 		fmt.Sprintf("removed %v: Volcano's svc plugin created them before the paddle plugin rejected the job, and does not remove them itself", removed))
 	return nil
 }

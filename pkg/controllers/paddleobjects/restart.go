@@ -79,11 +79,11 @@ func (c *Controller) resumeRestart(ctx context.Context, job *batch.Job) error {
 		Reason:       ResumedReason,
 		Message:      "the job is Restarting without a PodGroup and no event of it is pending",
 	}
-	if _, err := c.vc.BusV1alpha1().Commands(job.Namespace).Create(ctx, cmd, metav1.CreateOptions{}); err != nil {
+	if _, err := c.VC.BusV1alpha1().Commands(job.Namespace).Create(ctx, cmd, metav1.CreateOptions{}); err != nil {
 		return fmt.Errorf("issuing SyncJob for Restarting Paddle job %s/%s: %w", job.Namespace, job.Name, err)
 	}
 	klog.InfoS("Resumed a restart that Volcano's job controller left without a PodGroup", "job", klog.KObj(job), "version", job.Status.Version)
-	c.recorder.Event(job, v1.EventTypeNormal, ResumedReason,
+	c.Recorder.Event(job, v1.EventTypeNormal, ResumedReason,
 		"issued SyncJob: the restart deleted the PodGroup after the job's last pending event, so Volcano's job controller would not have synced the job again")
 	return nil
 }
@@ -112,7 +112,7 @@ func (c *Controller) hasPodGroup(job *batch.Job) bool {
 // plugin error), so the user learns it here, with the object's name.
 func (c *Controller) reportForeignConfigMap(ctx context.Context, job *batch.Job) error {
 	name := jobplugin.ConfigMapName(job.Name, int(job.Status.Version))
-	cm, err := c.kube.CoreV1().ConfigMaps(job.Namespace).Get(ctx, name, metav1.GetOptions{})
+	cm, err := c.Kube.CoreV1().ConfigMaps(job.Namespace).Get(ctx, name, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):
 		return nil
@@ -126,7 +126,7 @@ func (c *Controller) reportForeignConfigMap(ctx context.Context, job *batch.Job)
 		owner = fmt.Sprintf("%s %s (uid %s)", ref.Kind, ref.Name, ref.UID)
 	}
 	klog.InfoS("The ConfigMap name of a Paddle job's incarnation is taken", "job", klog.KObj(job), "configMap", name, "owner", owner)
-	c.recorder.Eventf(job, v1.EventTypeWarning, ConfigMapTakenReason,
+	c.Recorder.Eventf(job, v1.EventTypeWarning, ConfigMapTakenReason,
 		"ConfigMap %s/%s already exists and does not belong to Paddle job %s/%s (it has %s): the job's pods of incarnation %d read their peer lists under that name, so they are not created; delete that ConfigMap or rename the job",
 		job.Namespace, name, job.Namespace, job.Name, owner, job.Status.Version)
 	return nil

@@ -42,7 +42,7 @@ func TestResumeRestartWithoutPodGroup(t *testing.T) {
 			if tt.pgName != "" {
 				pg := &scheduling.PodGroup{ObjectMeta: metav1.ObjectMeta{Namespace: "ml", Name: tt.pgName,
 					OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(job, helpers.JobKind)}}}
-				if _, err := c.vc.SchedulingV1beta1().PodGroups("ml").Create(ctx, pg, metav1.CreateOptions{}); err != nil {
+				if _, err := c.VC.SchedulingV1beta1().PodGroups("ml").Create(ctx, pg, metav1.CreateOptions{}); err != nil {
 					t.Fatal(err)
 				}
 				if err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 5*time.Second, true, func(context.Context) (bool, error) {
@@ -54,7 +54,7 @@ func TestResumeRestartWithoutPodGroup(t *testing.T) {
 			if err := c.sync(ctx, "ml/wd"); err != nil {
 				t.Fatal(err)
 			}
-			cmds, err := c.vc.BusV1alpha1().Commands("ml").List(ctx, metav1.ListOptions{})
+			cmds, err := c.VC.BusV1alpha1().Commands("ml").List(ctx, metav1.ListOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -93,7 +93,7 @@ func TestReportForeignConfigMap(t *testing.T) {
 			job.Status.Version = 1
 			c, kube := newController(t, job)
 			rec := record.NewFakeRecorder(10)
-			c.recorder = rec
+			c.Recorder = rec
 			ctx := context.Background()
 			cm := &v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ml", Name: "wd-paddle-v1", OwnerReferences: tt.owner}}
 			if _, err := kube.CoreV1().ConfigMaps("ml").Create(ctx, cm, metav1.CreateOptions{}); err != nil {

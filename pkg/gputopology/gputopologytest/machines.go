@@ -233,27 +233,32 @@ func tiers(n int, pair, half string) [][]string {
 	})
 }
 
+// nvSwitch8 is an 8-GPU machine whose GPUs reach each other only through
+// NVSwitches (links NVLinks each), one island; pair is the PCIe tier of GPU
+// pairs (tiers), numa and nic per GPU.
+func nvSwitch8(name, topoFile, model string, links int, pair string, numa []int, nic []string) Machine {
+	m := Machine{Name: name, TopoFile: topoFile, Model: model,
+		NUMA: numa, NVLink: noNVLink(8), SwitchLinks: links, NIC: nic,
+		Fabric: "NVSwitch", Islands: [][]int{{0, 1, 2, 3, 4, 5, 6, 7}}}
+	m.PCIe = tiers(8, pair, "NODE")
+	return m
+}
+
 // Machines are the five recorded machines.
 func Machines() []Machine {
 	var ms []Machine
 
 	// HGX H100 8-GPU: every GPU has 18 NVLinks into four NVSwitches; two
 	// sockets of four GPUs, one NIC per GPU.
-	h := Machine{Name: "hgx-h100", TopoFile: "hgx-h100.txt", Model: "NVIDIA H100 80GB HBM3",
-		NUMA: []int{0, 0, 0, 0, 1, 1, 1, 1}, NVLink: noNVLink(8), SwitchLinks: 18,
-		NIC:    []string{"mlx5_0", "mlx5_1", "mlx5_2", "mlx5_3", "mlx5_4", "mlx5_5", "mlx5_6", "mlx5_7"},
-		Fabric: "NVSwitch", Islands: [][]int{{0, 1, 2, 3, 4, 5, 6, 7}}}
-	h.PCIe = tiers(8, "", "NODE")
-	ms = append(ms, h)
+	ms = append(ms, nvSwitch8("hgx-h100", "hgx-h100.txt", "NVIDIA H100 80GB HBM3", 18, "",
+		[]int{0, 0, 0, 0, 1, 1, 1, 1},
+		[]string{"mlx5_0", "mlx5_1", "mlx5_2", "mlx5_3", "mlx5_4", "mlx5_5", "mlx5_6", "mlx5_7"}))
 
 	// DGX A100: 12 NVLinks per GPU into six NVSwitches (served as four
 	// here), GPU pairs behind one PCIe switch with a pair of NICs.
-	a := Machine{Name: "dgx-a100", TopoFile: "dgx-a100.txt", Model: "NVIDIA A100-SXM4-80GB",
-		NUMA: []int{3, 3, 1, 1, 7, 7, 5, 5}, NVLink: noNVLink(8), SwitchLinks: 12,
-		NIC:    []string{"mlx5_0", "mlx5_0", "mlx5_2", "mlx5_2", "mlx5_6", "mlx5_6", "mlx5_8", "mlx5_8"},
-		Fabric: "NVSwitch", Islands: [][]int{{0, 1, 2, 3, 4, 5, 6, 7}}}
-	a.PCIe = tiers(8, "PXB", "NODE")
-	ms = append(ms, a)
+	ms = append(ms, nvSwitch8("dgx-a100", "dgx-a100.txt", "NVIDIA A100-SXM4-80GB", 12, "PXB",
+		[]int{3, 3, 1, 1, 7, 7, 5, 5},
+		[]string{"mlx5_0", "mlx5_0", "mlx5_2", "mlx5_2", "mlx5_6", "mlx5_6", "mlx5_8", "mlx5_8"}))
 
 	// A 4-GPU PCIe server, two sockets, GPUs 0-1 and 2-3 joined by NVLink
 	// bridges (NV4 on RTX A6000).

@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	batchv1alpha1 "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 	busv1alpha1 "volcano.sh/apis/pkg/apis/bus/v1alpha1"
 	schedulingv1beta1 "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
@@ -24,6 +25,16 @@ const (
 	SucceedAfter = localcluster.SucceedAfterAnnotation
 	FailAfter    = localcluster.FailAfterAnnotation
 )
+
+// FailPod makes KWOK end a running pod as Failed with exit code 1 (the
+// FailAfter stage), as a crashed process would.
+func FailPod(t *testing.T, c *localcluster.Cluster, ns, name string) {
+	t.Helper()
+	patch := []byte(`{"metadata":{"annotations":{"` + FailAfter + `":"0s"}}}`)
+	if _, err := c.Kube.CoreV1().Pods(ns).Patch(context.Background(), name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
 
 // Task describes one task of a test job.
 type Task struct {

@@ -92,6 +92,27 @@ func (p replica) port() string     { return strconv.Itoa(p.l.Args.Port) }
 func (p replica) is(role paddleapi.Role) bool {
 	return p.r.Role == role
 }
+
+// indexAs is the variable name holding the replica's index, for a replica
+// of role only.
+func (p replica) indexAs(role paddleapi.Role, name string) []envVar {
+	if !p.is(role) {
+		return nil
+	}
+	return []envVar{num(name, p.index)}
+}
+
+// fleetRole is what fleet's parameter-server role maker reads of a
+// replica's role and address; the CTR seed's paddle_k8s reads the same.
+func (p replica) fleetRole() []envVar {
+	return []envVar{
+		num(EnvTrainersNum, p.l.Trainer.Replicas),
+		lit(EnvTrainingRole, p.r.Role.TrainingRole()),
+		lit(EnvPort, p.port()),
+		lit(EnvPodIP, p.host()),
+	}
+}
+
 func (p replica) ps() bool { return p.l.Mode != paddleapi.ModeCollective }
 
 // entryPoint is one way a container starts Paddle, the code that reads its
@@ -122,18 +143,11 @@ var entryPoints = []entryPoint{
 			// Without the server list Paddle silently trains alone. A
 			// pserver's id is list.index(POD_IP:PADDLE_PORT), so both
 			// are the exact strings of the list.
-			vs := []envVar{
+			vs := append([]envVar{
 				shared(EnvPServerEndpoints, listPServerEndpoints),
 				shared(EnvTrainerEndpoints, listTrainerEndpoints),
-				num(EnvTrainersNum, p.l.Trainer.Replicas),
-				lit(EnvTrainingRole, p.r.Role.TrainingRole()),
-				lit(EnvPort, p.port()),
-				lit(EnvPodIP, p.host()),
-			}
-			if p.is(paddleapi.RoleTrainer) {
-				vs = append(vs, num(EnvTrainerID, p.index))
-			}
-			return vs
+			}, p.fleetRole()...)
+			return append(vs, p.indexAs(paddleapi.RoleTrainer, EnvTrainerID)...)
 		},
 	},
 	{
@@ -189,18 +203,12 @@ var entryPoints = []entryPoint{
 				lit(EnvFluidCurrentIP, p.host()),
 				lit(EnvCurrentEndpoint, p.endpoint()),
 				lit(EnvPaddleTrainingRole, p.r.Role.TrainingRole()),
-				num(EnvTrainersNum, p.l.Trainer.Replicas),
-				lit(EnvPort, p.port()),
-				lit(EnvPodIP, p.host()),
-				lit(EnvTrainingRole, p.r.Role.TrainingRole()),
-				// transpile(trainer_id) runs on pservers too; paddle_k8s
-				// gives every pod its index within its role.
-				num(EnvTrainerID, p.index),
 			}
-			if p.is(paddleapi.RolePServer) {
-				vs = append(vs, num(EnvPServerID, p.index))
-			}
-			return vs
+			vs = append(vs, p.fleetRole()...)
+			// transpile(trainer_id) runs on pservers too; paddle_k8s
+			// gives every pod its index within its role.
+			vs = append(vs, num(EnvTrainerID, p.index))
+			return append(vs, p.indexAs(paddleapi.RolePServer, EnvPServerID)...)
 		},
 	},
 	{
