@@ -329,6 +329,13 @@ func TestRealNodeRestartJobReachesOnlyTheNewIncarnation(t *testing.T) {
 // / `ttl 30`. The IP time is the kubelet's PodReadyToStartContainers
 // transition, which is in whole seconds and never later than the real
 // moment, so the figures are upper bounds (by up to 1 s).
+//
+// The assertion is what separates a barrier that bypasses CoreDNS's negative
+// cache from one that waits it out (the nslookup barrier took 31-32 s):
+// barrierPromptness, a third of that cache's 30 s. The figures themselves are
+// logged and reported in docs/testing.md; they depend on the machine's load
+// (the path is kubelet, API server, CoreDNS's watch): maxima 2.5-3.3 s at
+// load 17-20, 5.04 s once with a bench and builds beside the suite.
 func TestRealNodeBarrierLatency(t *testing.T) {
 	const jobs, parallel = 20, 4
 	c := framework.RealNodeCluster(t)
@@ -379,8 +386,8 @@ func TestRealNodeBarrierLatency(t *testing.T) {
 			}
 			d := passed.Sub(lastIP)
 			latencies = append(latencies, d)
-			if d > 5*time.Second {
-				t.Errorf("%s: every barrier passed %s after the last peer got its IP, want at most 5s", name, d)
+			if d > barrierPromptness {
+				t.Errorf("%s: every barrier passed %s after the last peer got its IP, want at most %s (a barrier held by CoreDNS's cached NXDOMAIN takes 30 s or more)", name, d, barrierPromptness)
 			}
 		}
 	}
@@ -396,6 +403,11 @@ func TestRealNodeBarrierLatency(t *testing.T) {
 		latencies[0].Round(10*time.Millisecond), latencies[jobs/2].Round(10*time.Millisecond),
 		latencies[jobs*9/10].Round(10*time.Millisecond), latencies[jobs-1].Round(10*time.Millisecond), strings.Join(all, " "))
 }
+
+// barrierPromptness bounds TestRealNodeBarrierLatency's latency: far below
+// CoreDNS's 30 s negative cache, far above what the load of a shared 2-core
+// machine adds.
+const barrierPromptness = 10 * time.Second
 
 // waitSettled waits until the recorder has seen every pod whose name starts
 // with prefix end: succeeded, failed, or deleted (the pservers CompleteJob
