@@ -84,24 +84,8 @@ func TestSimulateQueueing(t *testing.T) {
 			{Job: quality.Job{Name: "big", GPUs: 16, PodGPUs: 8, Pods: 2, Model: "imagenet", Duration: 100}, Arrival: 0},
 			{Job: quality.Job{Name: "late", GPUs: 8, PodGPUs: 8, Pods: 1, Model: "imagenet", Duration: 50}, Arrival: 10},
 		}}
-	stockPath, err := localcluster.StockSchedulerConf()
-	if err != nil {
-		t.Fatal(err)
-	}
-	paddlePath, err := localcluster.DeploySchedulerConf()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stock, err := StockConfigs(stockPath, DefaultSLAWait)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ours, err := PaddleConfig(paddlePath)
-	if err != nil {
-		t.Fatal(err)
-	}
 	best := BestSteps(w, models)
-	for _, cfg := range []Config{stock[0], ours} {
+	for _, cfg := range []Config{stockConfigs(t)[0], paddleConfig(t)} {
 		r, err := Simulate(context.Background(), w, models, best, cfg)
 		if err != nil {
 			t.Fatal(err)
@@ -452,8 +436,8 @@ func TestRestartedJobWaitsAfresh(t *testing.T) {
 	}
 }
 
-// paddleFlexConfig is deploy/paddle's configuration for the Flex workload.
-func paddleFlexConfig(t *testing.T) Config {
+// paddleConfig is deploy/paddle's configuration.
+func paddleConfig(t *testing.T) Config {
 	t.Helper()
 	paddlePath, err := localcluster.DeploySchedulerConf()
 	if err != nil {
@@ -463,5 +447,11 @@ func paddleFlexConfig(t *testing.T) Config {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return ForFlex(ours)
+	return ours
+}
+
+// paddleFlexConfig is deploy/paddle's configuration for the Flex workload.
+func paddleFlexConfig(t *testing.T) Config {
+	t.Helper()
+	return ForFlex(paddleConfig(t))
 }

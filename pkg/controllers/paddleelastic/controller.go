@@ -420,9 +420,7 @@ func exitSummary(pod *v1.Pod) string {
 // replace deletes the pod; Volcano's job controller creates it again with
 // the same name and env, and Paddle lets it join the running world.
 func (c *Controller) replace(ctx context.Context, job *batch.Job, pod *v1.Pod, why string) error {
-	uid := pod.UID
-	err := c.Kube.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
-	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+	if err := c.deletePod(ctx, pod); err != nil {
 		return err
 	}
 	klog.InfoS("Replacing a pod of an elastic Paddle job", "job", klog.KObj(job), "pod", klog.KObj(pod), "why", why)
@@ -461,18 +459,25 @@ func (c *Controller) fail(ctx context.Context, job *batch.Job, pod *v1.Pod, n in
 	return nil
 }
 
+// deletePod deletes pod, only the incarnation seen (a UID precondition);
+// one already gone or replaced is no error.
+func (c *Controller) deletePod(ctx context.Context, pod *v1.Pod) error {
+	uid := pod.UID
+	err := c.Kube.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+		return err
+	}
+	return nil
+}
+
 // syncEtcd re-creates the etcd of a running elastic job whose etcd pod is
 // gone; a failed one (evicted) is deleted first.
 func (c *Controller) syncEtcd(ctx context.Context, w work) error {
 	if pod, err := c.pods.Pods(w.namespace).Get(w.pod); err == nil {
 		if pod.UID == w.uid && pod.Status.Phase == v1.PodFailed && pod.DeletionTimestamp == nil {
-			uid := pod.UID
-			err := c.Kube.CoreV1().Pods(w.namespace).Delete(ctx, w.pod, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
-			if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
-				return err
-			}
+			return c.deletePod(ctx, pod) // the delete event brings it back here
 		}
-		return nil // the delete event brings it back here
+		return nil
 	}
 	var job *batch.Job
 	jobs, err := c.Jobs.Jobs(w.namespace).List(labels.Everything())
