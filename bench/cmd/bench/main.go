@@ -69,7 +69,7 @@ type plan struct {
 	// -checkpoint-share, -restart-cost); off by default.
 	flex replay.Flex
 	// sweep replays the tuning windows with one lever swept instead of the
-	// comparison (-sweep sla or paddle).
+	// comparison (-sweep sla, paddle or headroom).
 	sweep string
 	// jobSizes: trainers of the PS jobs the job size benchmark submits.
 	jobSizes []int
@@ -129,7 +129,7 @@ func parseFlags() flags {
 	flag.StringVar(&f.skip, "skip", "", "comma-separated parts to skip: replay, allocate, cluster, quality, jobsize")
 	flag.StringVar(&f.windows, "windows", "", "trace windows to replay instead of the mode's, comma-separated PRESET:START+JOBS (e.g. 8xA100-NVSwitch:40000+300; presets: "+presetNames()+")")
 	flag.IntVar(&f.runs, "replay-runs", 0, fmt.Sprintf("replays of each trace window, averaged (default %d)", defaultReplayRuns))
-	flag.StringVar(&f.sweep, "sweep", "", "replay only the tuning windows with one lever swept: sla (the sla plugin's waiting time 30m .. 8h, on the Helm tiers and on binpack + task-topology; write with -out docs/bench-sla-sweep.md) or paddle (paddle's starvation threshold and ordering; -out docs/bench-paddle-sweep.md)")
+	flag.StringVar(&f.sweep, "sweep", "", "replay only the tuning windows with one lever swept: sla (the sla plugin's waiting time 30m .. 8h, on the Helm tiers and on binpack + task-topology; write with -out docs/bench-sla-sweep.md) paddle (paddle's starvation threshold and ordering; -out docs/bench-paddle-sweep.md) or headroom (paddle.smallJobHeadroom; -out docs/bench-headroom-sweep.md)")
 	flag.StringVar(&f.windowSet, "window-set", "", "replay only these windows: tuning, held-out (both rules), rule1 (the first held-out rule's) or rule2 (the second's, saturated with large gangs)")
 	flag.StringVar(&f.variants, "paddle-variants", "", "true or false: replay paddle's variants (fifo, hold-back, 30m, no guard) beside paddle (default: full mode only)")
 	flag.Float64Var(&f.elastic, "elastic-share", 0, "share of collective jobs that are elastic (0.5x to 2x their recorded trainers, speed-up from the Pollux step times); 0: the trace as it is")
@@ -183,11 +183,11 @@ func planOf(f flags) (*plan, error) {
 	p.flex = replay.Flex{ElasticShare: f.elastic, CheckpointShare: f.checkpoint, RestartCost: f.restart.Seconds()}
 	switch f.sweep {
 	case "":
-	case sweepSLA, sweepPaddle:
+	case sweepSLA, sweepPaddle, sweepHeadroom:
 		p.sweep, p.tuning, p.rule1, p.rule2, p.skipReplay = f.sweep, true, false, false, false
 		p.skipAllocate, p.skipCluster, p.skipQuality, p.skipJobSize = true, true, true, true
 	default:
-		return nil, fmt.Errorf("-sweep %q: use %s or %s", f.sweep, sweepSLA, sweepPaddle)
+		return nil, fmt.Errorf("-sweep %q: use %s, %s or %s", f.sweep, sweepSLA, sweepPaddle, sweepHeadroom)
 	}
 	for _, s := range strings.Split(f.skip, ",") {
 		switch strings.TrimSpace(s) {

@@ -96,8 +96,9 @@ func presetNames() string {
 
 // Sweeps (-sweep): one lever, tuning windows only.
 const (
-	sweepSLA    = "sla"
-	sweepPaddle = "paddle"
+	sweepSLA      = "sla"
+	sweepPaddle   = "paddle"
+	sweepHeadroom = "headroom"
 )
 
 // fullReplayRuns: the full mode replays every window this many times.
@@ -107,6 +108,20 @@ const fullReplayRuns = 5
 // the default to thresholds a 300-job window's gangs seldom reach (48h:
 // nearly pure smallGangsFirst, the guard almost never reserves).
 var paddleSweepAfter = []string{"2h", "8h", "16h", "48h"}
+
+// The headroom sweep (paddle.smallJobHeadroom), written down before it was
+// first run: each share at the default threshold, and the middle one with
+// a longer threshold (the headroom holds a gang at most that long). The
+// share with the lowest mean ratio is kept, and becomes the default only
+// if that ratio is at least headroomAdoptMargin below paddle's without it:
+// the starvation thresholds of the paddle sweep differed by 0.4%, less
+// than one configuration's own run spread.
+var (
+	headroomSweepShares = []string{"0.1", "0.2", "0.3"}
+	headroomSweepLonger = struct{ share, after string }{"0.2", "16h"}
+)
+
+const headroomAdoptMargin = 0.01
 
 // replayConfigs: every stock configuration and paddle; with variants,
 // paddle without small-gangs-first, with the old hold-back guard, at the
@@ -162,8 +177,9 @@ func baseConfigs() (string, replay.Config, error) {
 
 // sweepConfigs are the configurations of a sweep: the sla plugin at each
 // waiting time on the Helm tiers and on binpack + task-topology; or paddle
-// at other starvation thresholds and without smallGangsFirst, beside the
-// stock ordering levers (sla, PriorityClasses).
+// at other starvation thresholds and without smallGangsFirst, or with the
+// small-job headroom, beside the stock ordering levers (sla,
+// PriorityClasses).
 func sweepConfigs(sweep string) ([]replay.Config, error) {
 	stockPath, ours, err := baseConfigs()
 	if err != nil {
@@ -184,6 +200,16 @@ func sweepConfigs(sweep string) ([]replay.Config, error) {
 		}
 	}
 	cs = append(cs, ours)
+	if sweep == sweepHeadroom {
+		for _, share := range headroomSweepShares {
+			cs = append(cs, replay.WithPaddleArgs(ours, "paddle-headroom"+share, "paddle with paddle.smallJobHeadroom: "+share,
+				map[string]interface{}{paddle.ArgSmallJobHeadroom: share}))
+		}
+		l := headroomSweepLonger
+		return append(cs, replay.WithPaddleArgs(ours, "paddle-headroom"+l.share+"-after"+l.after,
+			"paddle with paddle.smallJobHeadroom: "+l.share+" and paddle.starvationAfter: "+l.after,
+			map[string]interface{}{paddle.ArgSmallJobHeadroom: l.share, paddle.ArgStarvationAfter: l.after})), nil
+	}
 	for _, after := range paddleSweepAfter {
 		cs = append(cs, replay.WithPaddleArgs(ours, "paddle-after"+after, "paddle with paddle.starvationAfter: "+after,
 			map[string]interface{}{paddle.ArgStarvationAfter: after}))
@@ -428,6 +454,7 @@ func (r *report) writeSweep(b *strings.Builder) {
 		w("---|")
 	}
 	w("---|\n")
+	ratios := map[string]float64{}
 	for _, name := range names {
 		w("| %s |", name)
 		sum, n := 0.0, 0
@@ -449,11 +476,43 @@ func (r *report) writeSweep(b *strings.Builder) {
 		}
 		if n > 0 {
 			w(" %.3fx |\n", sum/float64(n))
+			if n == len(r.Replay) {
+				ratios[name] = sum / float64(n)
+			}
 		} else {
 			w(" - |\n")
 		}
 	}
 	w("\n")
+	if r.Sweep == sweepHeadroom {
+		w("%s\n\n", headroomVerdict(ratios))
+	}
+}
+
+// headroomVerdict applies the headroom sweep's rule, written down before it
+// ran (headroomSweepShares): the headroom configuration with the lowest
+// mean ratio becomes paddle's default only if it is at least
+// headroomAdoptMargin below paddle's.
+func headroomVerdict(ratios map[string]float64) string {
+	base, ok := ratios["paddle"]
+	if !ok {
+		return "**Verdict:** paddle did not finish every window; nothing is adopted."
+	}
+	best, bestName := math.Inf(1), ""
+	for name, x := range ratios {
+		if strings.HasPrefix(name, "paddle-headroom") && (x < best || x == best && name < bestName) {
+			best, bestName = x, name
+		}
+	}
+	if bestName == "" {
+		return "**Verdict:** no headroom configuration finished every window; nothing is adopted."
+	}
+	if best <= base-headroomAdoptMargin {
+		return fmt.Sprintf("**Verdict (the rule written before the sweep ran):** `%s` has the lowest mean ratio, %.3fx against paddle's %.3fx without the headroom, at least %.0f%% lower: it is adopted.",
+			bestName, best, base, headroomAdoptMargin*100)
+	}
+	return fmt.Sprintf("**Verdict (the rule written before the sweep ran):** the best headroom configuration, `%s`, has a mean ratio of %.3fx against paddle's %.3fx without the headroom, not %.0f%% lower: it is not adopted.",
+		bestName, best, base, headroomAdoptMargin*100)
 }
 
 func (r *report) writeReplay(b *strings.Builder, dir string) {
@@ -463,7 +522,7 @@ func (r *report) writeReplay(b *strings.Builder, dir string) {
 		w("One lever swept on the three tuning windows only (the trace replay of [benchmarks.md](benchmarks.md),\n")
 		w("Volcano %s in process, the trace as it is), each window replayed %d times; the value kept is\n", r.volcano(), max(r.Replay[0].Runs, 1))
 		w("the one with the lowest mean of the per-window ratios. The held-out windows were not replayed for it.\n")
-		w("Command: `go run ./bench/cmd/bench -sweep sla|paddle -replay-runs %d -out docs/bench-<lever>-sweep.md`.\n\n", max(r.Replay[0].Runs, 1))
+		w("Command: `go run ./bench/cmd/bench -sweep sla|paddle|headroom -replay-runs %d -out docs/bench-<lever>-sweep.md`.\n\n", max(r.Replay[0].Runs, 1))
 		r.writeSweep(b)
 		for _, rep := range r.Replay {
 			r.writeReplayOne(b, dir, rep)

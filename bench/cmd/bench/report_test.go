@@ -138,3 +138,26 @@ func TestLoadReportsMerges(t *testing.T) {
 		t.Errorf("merged a v1.15.1 run with a v1.14.1 one")
 	}
 }
+
+// The headroom sweep's rule: the best headroom share is adopted only when
+// its mean ratio is at least headroomAdoptMargin below paddle's.
+func TestHeadroomVerdict(t *testing.T) {
+	cases := []struct {
+		name   string
+		ratios map[string]float64
+		want   string
+	}{
+		{"clearly better: adopted", map[string]float64{"paddle": 1.05, "paddle-headroom0.1": 1.03, "paddle-headroom0.2": 1.02, "stock-sla": 1.0},
+			"`paddle-headroom0.2` has the lowest mean ratio, 1.020x against paddle's 1.050x without the headroom, at least 1% lower: it is adopted"},
+		{"within the margin: kept out", map[string]float64{"paddle": 1.012, "paddle-headroom0.3": 1.005},
+			"the best headroom configuration, `paddle-headroom0.3`, has a mean ratio of 1.005x against paddle's 1.012x without the headroom, not 1% lower: it is not adopted"},
+		{"worse: kept out", map[string]float64{"paddle": 1.0, "paddle-headroom0.1": 1.2}, "not adopted"},
+		{"paddle missing", map[string]float64{"paddle-headroom0.1": 1.0}, "paddle did not finish every window"},
+		{"no headroom config", map[string]float64{"paddle": 1.0}, "no headroom configuration finished"},
+	}
+	for _, tc := range cases {
+		if got := headroomVerdict(tc.ratios); !strings.Contains(got, tc.want) {
+			t.Errorf("%s: %q lacks %q", tc.name, got, tc.want)
+		}
+	}
+}

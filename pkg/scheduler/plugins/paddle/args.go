@@ -51,6 +51,10 @@ const (
 	// ArgPreemptCheckpointable lets a starving gang stop jobs that opted
 	// in as checkpointable; see Args.PreemptCheckpointable.
 	ArgPreemptCheckpointable = "paddle.checkpointable.preempt"
+	// ArgSmallJobHeadroom: the share of the cluster's GPUs whole-node
+	// gangs leave free for smaller jobs until they starve; see
+	// Args.SmallJobHeadroom.
+	ArgSmallJobHeadroom = "paddle.smallJobHeadroom"
 )
 
 // Starvation guards.
@@ -117,6 +121,12 @@ type Args struct {
 	// --checkpointable), the one with the most attained GPU time first.
 	// Needs the preempt (or reclaim) action too; off by default.
 	PreemptCheckpointable bool
+	// SmallJobHeadroom (0 to 0.5): a guarded gang that needs at least a
+	// whole node's GPUs and has not yet waited StarvationAfter does not
+	// start while starting it would leave less than this share of the
+	// cluster's GPUs free (headroom.go). 0 (the default) turns it off; it
+	// needs StarvationAfter, which bounds the wait.
+	SmallJobHeadroom float64
 }
 
 // DefaultStarvationAfter is chosen with the trace replay (docs/scheduler-plugin.md,
@@ -214,6 +224,17 @@ func parseWeight(v interface{}) (float64, error) {
 	return f, nil
 }
 
+func parseHeadroom(v interface{}) (float64, error) {
+	f, err := toFloat(v)
+	if err != nil {
+		return 0, err
+	}
+	if f < 0 || f > maxHeadroom || math.IsNaN(f) {
+		return 0, fmt.Errorf("a share of the cluster's GPUs from 0 (off) to %g", maxHeadroom)
+	}
+	return f, nil
+}
+
 // parseLabelKey accepts a qualified label key, or "" to turn the level off.
 func parseLabelKey(v interface{}) (string, error) {
 	s, isString := v.(string)
@@ -282,6 +303,7 @@ func arguments(a *Args) []argument {
 		arg(ArgStarvationTaskNameJobs, &a.StarvationTaskNameJobs, toBool),
 		arg(ArgShrinkElastic, &a.ShrinkElastic, toBool),
 		arg(ArgPreemptCheckpointable, &a.PreemptCheckpointable, toBool),
+		arg(ArgSmallJobHeadroom, &a.SmallJobHeadroom, parseHeadroom),
 	}
 }
 
@@ -352,10 +374,10 @@ func toDuration(v interface{}) (time.Duration, error) {
 const maxDurationSeconds = float64(math.MaxInt64) / float64(time.Second)
 
 func (a Args) String() string {
-	return fmt.Sprintf("affinity=%g packing=%g gpuTopology=%g (allJobs=%t, assignmentsMaxAge=%s) rackLabel=%q spineLabel=%q gangFitOrder=%t smallGangsFirst=%t starvationAfter=%s taskNameFallback=%t starvationGuard=%s (taskNameJobs=%t) elastic.shrink=%t checkpointable.preempt=%t",
+	return fmt.Sprintf("affinity=%g packing=%g gpuTopology=%g (allJobs=%t, assignmentsMaxAge=%s) rackLabel=%q spineLabel=%q gangFitOrder=%t smallGangsFirst=%t starvationAfter=%s taskNameFallback=%t starvationGuard=%s (taskNameJobs=%t) elastic.shrink=%t checkpointable.preempt=%t smallJobHeadroom=%g",
 		a.AffinityWeight, a.PackingWeight, a.GPUTopologyWeight, a.GPUTopologyAllJobs, a.GPUAssignmentsMaxAge, a.RackLabel, a.SpineLabel,
 		a.GangFitOrder, a.SmallGangsFirst, a.StarvationAfter, a.TaskNameFallback, a.StarvationGuard, a.StarvationTaskNameJobs,
-		a.ShrinkElastic, a.PreemptCheckpointable)
+		a.ShrinkElastic, a.PreemptCheckpointable, a.SmallJobHeadroom)
 }
 
 // loggedProblems holds the problem lists already logged. Volcano builds the

@@ -24,14 +24,15 @@ func TestParseArgsValues(t *testing.T) {
 		ArgGPUTopoAllJobs: "false", ArgRackLabel: "example.com/rack", ArgSpineLabel: "",
 		ArgGangFitOrder: false, ArgStarvationAfter: "1h", ArgTaskNameFallback: false, ArgGPUAssignMaxAge: "5m",
 		ArgStarvationGuard: GuardHoldBack, ArgStarvationTaskNameJobs: true, ArgSmallGangsFirst: "false",
-		ArgShrinkElastic: true, ArgPreemptCheckpointable: "true",
+		ArgShrinkElastic: true, ArgPreemptCheckpointable: "true", ArgSmallJobHeadroom: "0.2",
 	})
 	if len(problems) != 0 {
 		t.Fatal(problems)
 	}
 	want := Args{AffinityWeight: 5, PackingWeight: 2.5, GPUTopologyWeight: 7, GPUTopologyAllJobs: false, GPUAssignmentsMaxAge: 5 * time.Minute,
 		RackLabel: "example.com/rack", SpineLabel: "", GangFitOrder: false, StarvationAfter: time.Hour, TaskNameFallback: false,
-		StarvationGuard: GuardHoldBack, StarvationTaskNameJobs: true, ShrinkElastic: true, PreemptCheckpointable: true}
+		StarvationGuard: GuardHoldBack, StarvationTaskNameJobs: true, ShrinkElastic: true, PreemptCheckpointable: true,
+		SmallJobHeadroom: 0.2}
 	if a != want {
 		t.Errorf("got %+v\nwant %+v", a, want)
 	}
@@ -63,6 +64,9 @@ func TestParseArgsBadValues(t *testing.T) {
 		{ArgStarvationAfter, "-5m", "must not be negative"},
 		{ArgGPUAssignMaxAge, "-1m", "must not be negative"},
 		{ArgGPUAssignMaxAge, "stale", "not a duration"},
+		{ArgSmallJobHeadroom, 0.6, "from 0 (off) to 0.5"},
+		{ArgSmallJobHeadroom, "-0.1", "from 0 (off) to 0.5"},
+		{ArgSmallJobHeadroom, "most", "not a number"},
 		{"paddle.afinity.weight", 3, "unknown argument"},
 		// The key without its prefix is not ignored silently.
 		{"affinity.weight", 3, `the key is "paddle.affinity.weight"`},

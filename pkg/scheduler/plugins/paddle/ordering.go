@@ -213,13 +213,18 @@ func (p *paddlePlugin) isPaddle(job *api.JobInfo) bool {
 	return ok
 }
 
-// jobValidFn holds jobs back behind a starving gang, and records why a
+// jobValidFn holds whole-node gangs back for the small-job headroom
+// (headroom.go) and jobs behind a starving gang, and records why a
 // Paddle gang cannot be placed in the job's fit errors, which Volcano's gang
 // plugin writes into the PodGroup's Unschedulable condition.
 func (p *paddlePlugin) jobValidFn(obj interface{}) *api.ValidateResult {
 	job, ok := obj.(*api.JobInfo)
 	if !ok || !waiting(job) {
 		return nil
+	}
+	if msg, held := p.headroomHolds(job); held {
+		job.JobFitErrors = msg
+		return &api.ValidateResult{Pass: false, Reason: ReasonHeldForHeadroom, Message: msg}
 	}
 	if p.args.StarvationGuard != GuardHoldBack {
 		p.explainFit(job)
