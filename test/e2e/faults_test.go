@@ -2,19 +2,19 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/volcano-paddle/volcano-paddle/internal/localcluster"
+	"github.com/volcano-paddle/volcano-paddle/test/e2e/framework"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	batchv1alpha1 "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 	schedulingv1beta1 "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
-
-	"github.com/volcano-paddle/volcano-paddle/internal/localcluster"
-	"github.com/volcano-paddle/volcano-paddle/test/e2e/framework"
 )
 
 func boundPods(t *testing.T, c *localcluster.Cluster, ns, job string) int {
@@ -169,4 +169,86 @@ func TestBadSchedulerConfigMap(t *testing.T) {
 			t.Errorf("scheduler log does not report %q", want)
 		}
 	}
+}
+
+// Volcano's upstream issue C (docs/security.md): the
+// controller manager stops while killJob deletes a job's pods, before it
+// writes the bumped version. The next controller re-creates the pods with
+// the old version: the restart is not counted and the new pods reuse the
+// old host names. This test shows that behaviour; when Volcano persists the
+// restart first, it fails and docs/security.md must change.
+func TestControllerStoppedDuringRestart(t *testing.T) {
+	// At 1 request per second killJob patches the 6 pods for 6 s before
+	// it deletes the first: time to stop the controller in between.
+	c := framework.StartCluster(t, localcluster.Options{Topology: tinyTopology(), ExtraArgs: map[string][]string{
+		localcluster.ControllerManager: {"--kube-api-qps=1", "--kube-api-burst=1"},
+	}})
+	ns := framework.Namespace(t, c)
+	ctx := context.Background()
+	job := framework.CreateJob(t, c, paddleJob(ns, "crash", nil, 6,
+		framework.Task{Name: "ps", Replicas: 2, CPU: "500m"}, framework.Task{Name: "worker", Replicas: 4, CPU: "500m"}))
+	running := framework.WaitJobPhase(t, c, ns, job.Name, batchv1alpha1.Running, 120*time.Second)
+	before := framework.JobPods(t, c, ns, job.Name)
+	hostnames := map[string]string{}
+	for _, p := range before {
+		hostnames[p.Name] = p.Spec.Hostname
+	}
+	framework.FailPod(t, c, ns, before[0].Name)
+	// Stop the controller at the first deletion.
+	if err := framework.Poll(ctx, 60*time.Second, func(ctx context.Context) (bool, error) {
+		pods, err := c.Kube.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, err
+		}
+		for _, p := range pods.Items {
+			if p.DeletionTimestamp != nil {
+				return true, nil
+			}
+		}
+		return len(pods.Items) < len(before), nil
+	}); err != nil {
+		t.Fatalf("killJob deleted no pod: %v", err)
+	}
+	if err := c.StopComponent(localcluster.ControllerManager); err != nil {
+		t.Fatal(err)
+	}
+	j, err := c.Volcano.BatchV1alpha1().Jobs(ns).Get(ctx, job.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j.Status.Version != running.Status.Version || j.Status.State.Phase != batchv1alpha1.Running {
+		t.Fatalf("the restart was recorded before the pods went (version %d -> %d, phase %s): update docs/security.md, issue C",
+			running.Status.Version, j.Status.Version, j.Status.State.Phase)
+	}
+	if err := c.StartComponent(localcluster.ControllerManager); err != nil {
+		t.Fatal(err)
+	}
+	uids := podUIDs(before)
+	var after []corev1.Pod
+	if err := framework.Poll(ctx, 120*time.Second, func(ctx context.Context) (bool, error) {
+		after = framework.JobPods(t, c, ns, job.Name)
+		if len(after) != len(before) {
+			return false, nil
+		}
+		for _, p := range after {
+			if uids[p.Name] == p.UID || p.Status.Phase != corev1.PodRunning {
+				return false, nil
+			}
+		}
+		return true, nil
+	}); err != nil {
+		t.Fatalf("the job did not get new running pods after the controller came back: %v\n%s", err, framework.DescribePods(c, ns))
+	}
+	j, err = c.Volcano.BatchV1alpha1().Jobs(ns).Get(ctx, job.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range after {
+		if p.Annotations[batchv1alpha1.JobVersion] != fmt.Sprint(running.Status.Version) || p.Spec.Hostname != hostnames[p.Name] {
+			t.Fatalf("pod %s: version %s, hostname %s (before: version %d, hostname %s): Volcano now records the restart; update docs/security.md, issue C",
+				p.Name, p.Annotations[batchv1alpha1.JobVersion], p.Spec.Hostname, running.Status.Version, hostnames[p.Name])
+		}
+	}
+	t.Logf("controller stopped mid-restart: %d new pods kept version %d and their host names; job version %d, retry count %d",
+		len(after), running.Status.Version, j.Status.Version, j.Status.RetryCount)
 }

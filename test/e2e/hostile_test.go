@@ -15,6 +15,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/volcano-paddle/volcano-paddle/internal/localcluster"
+	jobplugin "github.com/volcano-paddle/volcano-paddle/pkg/controllers/job/plugins/paddle"
+	"github.com/volcano-paddle/volcano-paddle/test/e2e/framework"
 	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -26,10 +29,6 @@ import (
 	batchv1alpha1 "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 	busv1alpha1 "volcano.sh/apis/pkg/apis/bus/v1alpha1"
 	vcclient "volcano.sh/apis/pkg/client/clientset/versioned"
-
-	"github.com/volcano-paddle/volcano-paddle/internal/localcluster"
-	jobplugin "github.com/volcano-paddle/volcano-paddle/pkg/controllers/job/plugins/paddle"
-	"github.com/volcano-paddle/volcano-paddle/test/e2e/framework"
 )
 
 const (
@@ -518,4 +517,95 @@ func TestPaddleWebhookDirectRequests(t *testing.T) {
 	if err := c.Healthy(); err != nil {
 		t.Error(err)
 	}
+}
+
+// Someone pre-creates the ConfigMap names the next
+// incarnations of a Paddle job will use. The plugin adopts a ConfigMap only
+// when the job controls it (owner UID); a foreign one is neither changed
+// nor deleted, and the job's events name it with the fix. Once it is gone
+// the restart completes.
+func TestPrecreatedConfigMapRefused(t *testing.T) {
+	c := framework.Cluster(t)
+	ns := framework.Namespace(t, c)
+	ctx := context.Background()
+	running := runningPSJob(t, c, ns, "pre")
+	cms := c.Kube.CoreV1().ConfigMaps(ns)
+	// Volcano bumps the version once or twice per restart.
+	var squatted []*corev1.ConfigMap
+	for _, v := range []int{1, 2} {
+		cm, err := cms.Create(ctx, &corev1.ConfigMap{
+			ObjectMeta: metav1.ObjectMeta{Name: jobplugin.ConfigMapName(running.Name, int(running.Status.Version)+v)},
+			Data:       map[string]string{"PADDLE_TRAINER_ENDPOINTS": "evil:1"},
+		}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		squatted = append(squatted, cm)
+	}
+	pods := framework.JobPods(t, c, ns, running.Name)
+	framework.FailPod(t, c, ns, pods[0].Name)
+	var named string
+	if err := framework.Poll(ctx, 60*time.Second, func(ctx context.Context) (bool, error) {
+		for _, e := range jobEvents(t, c, ns, running.Name) {
+			if e.Type != corev1.EventTypeWarning {
+				continue
+			}
+			for _, cm := range squatted {
+				if strings.Contains(e.Message, cm.Name) && strings.Contains(e.Message, "does not belong to Paddle job") {
+					named = e.Message
+					return true, nil
+				}
+			}
+		}
+		return false, nil
+	}); err != nil {
+		t.Fatalf("no Warning event names the foreign ConfigMap: %v", err)
+	}
+	t.Logf("event: %s", named)
+	for _, p := range framework.JobPods(t, c, ns, running.Name) {
+		for _, cm := range squatted {
+			if podRefersTo(p, cm.Name) {
+				t.Errorf("pod %s reads the foreign ConfigMap %s", p.Name, cm.Name)
+			}
+		}
+	}
+	for _, want := range squatted {
+		got, err := cms.Get(ctx, want.Name, metav1.GetOptions{})
+		if err != nil || got.UID != want.UID || got.Data["PADDLE_TRAINER_ENDPOINTS"] != "evil:1" {
+			t.Fatalf("the foreign ConfigMap %s was changed or deleted: %v", want.Name, err)
+		}
+	}
+	// The owner removes them; the restart goes on.
+	for _, cm := range squatted {
+		if err := cms.Delete(ctx, cm.Name, metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	uids := podUIDs(pods)
+	if err := framework.Poll(ctx, 120*time.Second, func(ctx context.Context) (bool, error) {
+		j, err := c.Volcano.BatchV1alpha1().Jobs(ns).Get(ctx, running.Name, metav1.GetOptions{})
+		if err != nil || j.Status.State.Phase != batchv1alpha1.Running || j.Status.Version <= running.Status.Version {
+			return false, err
+		}
+		now := framework.JobPods(t, c, ns, running.Name)
+		for _, p := range now {
+			if uids[p.Name] == p.UID || p.Status.Phase != corev1.PodRunning {
+				return false, nil
+			}
+		}
+		return len(now) == len(uids), nil
+	}); err != nil {
+		t.Fatalf("the restart did not complete after the foreign ConfigMaps were deleted: %v\n%s", err, framework.DescribePods(c, ns))
+	}
+}
+
+func podRefersTo(p corev1.Pod, cm string) bool {
+	for _, c := range append(p.Spec.InitContainers, p.Spec.Containers...) {
+		for _, e := range c.Env {
+			if e.ValueFrom != nil && e.ValueFrom.ConfigMapKeyRef != nil && e.ValueFrom.ConfigMapKeyRef.Name == cm {
+				return true
+			}
+		}
+	}
+	return false
 }

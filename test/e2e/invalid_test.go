@@ -7,13 +7,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/volcano-paddle/volcano-paddle/test/e2e/framework"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	batchv1alpha1 "volcano.sh/apis/pkg/apis/batch/v1alpha1"
-
-	"github.com/volcano-paddle/volcano-paddle/test/e2e/framework"
 )
 
 type invalidCase struct {
@@ -165,4 +164,53 @@ func TestPaddleInvalidJobsRejectedByController(t *testing.T) {
 	good := framework.CreateJob(t, c, paddleJob(ns, "bystander", nil, 2, framework.Task{Name: "worker", Replicas: 2}))
 	framework.WaitJobPhase(t, c, ns, good.Name, batchv1alpha1.Running, 60*time.Second)
 	assertNoPanic(t, c)
+}
+
+// Without the paddle webhook, an invalid Paddle job
+// that also uses Volcano's svc plugin gets svc's Service, ConfigMap and
+// NetworkPolicy before the paddle plugin rejects it, and svc never removes
+// them (its status record is not written). Once Volcano gives up on the
+// job, paddle-objects-controller removes them.
+func TestInvalidJobWithSvcLeavesNothing(t *testing.T) {
+	c := framework.Cluster(t)
+	ns := framework.Namespace(t, c)
+	ctx := context.Background()
+	withoutPaddleWebhooks(t, c)
+	job := paddleJob(ns, "badsvc", []string{"--gloo=1"}, 2, framework.Task{Name: "worker", Replicas: 2})
+	job.Spec.Plugins["svc"] = []string{}
+	framework.CreateJob(t, c, job)
+	// Plugins run in map order: svc creates its objects in the rounds it
+	// comes first.
+	if err := framework.Poll(ctx, 60*time.Second, func(ctx context.Context) (bool, error) {
+		_, err := c.Kube.CoreV1().ConfigMaps(ns).Get(ctx, job.Name+"-svc", metav1.GetOptions{})
+		return err == nil, nil
+	}); err != nil {
+		t.Fatalf("the svc plugin created nothing: %v", err)
+	}
+	start := time.Now()
+	var phase batchv1alpha1.JobPhase
+	if err := framework.Poll(ctx, 5*time.Minute, func(ctx context.Context) (bool, error) {
+		j, err := c.Volcano.BatchV1alpha1().Jobs(ns).Get(ctx, job.Name, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		phase = j.Status.State.Phase
+		switch phase {
+		case batchv1alpha1.Failed, batchv1alpha1.Terminated, batchv1alpha1.Aborted, batchv1alpha1.Completed:
+			return true, nil
+		}
+		return false, nil
+	}); err != nil {
+		t.Fatalf("the invalid job did not finish (phase %s): %v", phase, err)
+	}
+	t.Logf("Volcano gave up on the invalid job after %s (phase %s)", time.Since(start).Round(time.Second), phase)
+	if err := framework.Poll(ctx, 30*time.Second, func(ctx context.Context) (bool, error) {
+		_, e1 := c.Kube.CoreV1().Services(ns).Get(ctx, job.Name, metav1.GetOptions{})
+		_, e2 := c.Kube.CoreV1().ConfigMaps(ns).Get(ctx, job.Name+"-svc", metav1.GetOptions{})
+		_, e3 := c.Kube.NetworkingV1().NetworkPolicies(ns).Get(ctx, job.Name, metav1.GetOptions{})
+		return apierrors.IsNotFound(e1) && apierrors.IsNotFound(e2) && apierrors.IsNotFound(e3), nil
+	}); err != nil {
+		t.Fatalf("the svc plugin's objects are still there after the job finished: %v", err)
+	}
+	waitJobEvent(t, c, ns, job.Name, corev1.EventTypeNormal, "PaddleSvcObjectsRemoved")
 }

@@ -213,27 +213,24 @@ func readArg[T any](r *argReader, key string, dst *T, parse func(v interface{}) 
 	*dst = x
 }
 
-func parseWeight(v interface{}) (float64, error) {
-	f, err := toFloat(v)
-	if err != nil {
-		return 0, err
+// floatIn parses a number from lo to hi; outside says what the range is.
+func floatIn(lo, hi float64, outside string) func(v interface{}) (float64, error) {
+	return func(v interface{}) (float64, error) {
+		f, err := toFloat(v)
+		if err != nil {
+			return 0, err
+		}
+		if f < lo || f > hi || math.IsNaN(f) {
+			return 0, errors.New(outside)
+		}
+		return f, nil
 	}
-	if f < 0 || f > maxWeight || math.IsNaN(f) {
-		return 0, fmt.Errorf("a weight must be between 0 and %d", maxWeight)
-	}
-	return f, nil
 }
 
-func parseHeadroom(v interface{}) (float64, error) {
-	f, err := toFloat(v)
-	if err != nil {
-		return 0, err
-	}
-	if f < 0 || f > maxHeadroom || math.IsNaN(f) {
-		return 0, fmt.Errorf("a share of the cluster's GPUs from 0 (off) to %g", maxHeadroom)
-	}
-	return f, nil
-}
+var (
+	parseWeight   = floatIn(0, maxWeight, fmt.Sprintf("a weight must be between 0 and %d", maxWeight))
+	parseHeadroom = floatIn(0, maxHeadroom, fmt.Sprintf("a share of the cluster's GPUs from 0 (off) to %g", maxHeadroom))
+)
 
 // parseLabelKey accepts a qualified label key, or "" to turn the level off.
 func parseLabelKey(v interface{}) (string, error) {
