@@ -372,3 +372,72 @@ func deletePods(t *testing.T, c *localcluster.Cluster, ns string, names ...strin
 		t.Fatalf("pods %v not deleted: %v", names, err)
 	}
 }
+
+// headroomAfterE2E is the starvation threshold of the headroom test: long
+// enough to see the gang held, short enough to see the hold end.
+const headroomAfterE2E = 30 * time.Second
+
+// paddle.smallJobHeadroom on a real API server and our scheduler binary: a
+// whole-node Paddle gang that would leave less than the headroom of the
+// cluster's GPUs free waits and says why, a smaller Paddle job beside it
+// starts at once, and the gang starts once it has waited
+// paddle.starvationAfter, the headroom's bound, although nothing was freed.
+func TestHeadroomHoldsWholeNodeGangUntilItStarves(t *testing.T) {
+	c := framework.Cluster(t)
+	useDeployConfWith(t, c, "paddle.starvationAfter: 4h",
+		"paddle.starvationAfter: "+headroomAfterE2E.String()+"\n      paddle.smallJobHeadroom: 0.5")
+	ns := framework.Namespace(t, c)
+
+	// 4 of the 8 nodes full: 32 of 64 GPUs free, 4 whole nodes. The
+	// headroom keeps 32: an 8-GPU gang would leave 24.
+	var hogs []string
+	for _, n := range localcluster.DefaultTopology().Nodes()[:4] {
+		createBoundPod(t, c, ns, "hog-"+n.Name, n.Name, 8)
+		hogs = append(hogs, "hog-"+n.Name)
+	}
+	waitStarted(t, c, ns, hogs)
+
+	whole := paddleJob(ns, "whole", nil, 1, framework.Task{Name: "trainer", Replicas: 1, GPUs: 8})
+	framework.CreateJob(t, c, whole)
+	pg := framework.WaitPodGroup(t, c, ns, "whole", 60*time.Second, func(pg *schedulingv1beta1.PodGroup) bool {
+		return strings.Contains(framework.Unschedulable(pg), "paddle.smallJobHeadroom")
+	})
+	msg := framework.Unschedulable(pg)
+	t.Logf("whole: %s", msg)
+	if !strings.Contains(msg, "gang "+ns+"/whole needs 8 GPUs; starting it now would leave 24 of the cluster's 64 GPUs free, fewer than the 32") {
+		t.Errorf("the held gang's condition does not say why: %q", msg)
+	}
+
+	small := paddleJob(ns, "small", nil, 1, framework.Task{Name: "trainer", Replicas: 1, GPUs: 4})
+	framework.CreateJob(t, c, small)
+	framework.WaitJobPhase(t, c, ns, small.Name, batchv1alpha1.Running, 60*time.Second)
+	for _, p := range framework.JobPods(t, c, ns, whole.Name) {
+		if p.Spec.NodeName != "" {
+			t.Fatalf("whole-node gang bound to %s while the headroom holds it\n%s", p.Spec.NodeName, framework.DescribePods(c, ns))
+		}
+	}
+
+	// Nothing is freed: the gang starts because it has waited its bound.
+	framework.WaitJobPhase(t, c, ns, whole.Name, batchv1alpha1.Running, headroomAfterE2E+60*time.Second)
+	pods := framework.JobPods(t, c, ns, whole.Name)
+	bound := scheduledAt(pods[0])
+	if bound.IsZero() {
+		t.Fatalf("pod %s of the running gang has no PodScheduled condition", pods[0].Name)
+	}
+	// Condition times have a resolution of a second.
+	if waited := bound.Sub(pg.CreationTimestamp.Time); waited < headroomAfterE2E-time.Second {
+		t.Errorf("whole-node gang bound %s after its PodGroup was created, before paddle.starvationAfter (%s)", waited, headroomAfterE2E)
+	}
+	t.Logf("whole-node gang bound on %s, %s after its PodGroup was created", pods[0].Spec.NodeName, bound.Sub(pg.CreationTimestamp.Time))
+}
+
+// scheduledAt is when the scheduler bound the pod (its PodScheduled
+// condition turned true).
+func scheduledAt(p corev1.Pod) time.Time {
+	for _, cond := range p.Status.Conditions {
+		if cond.Type == corev1.PodScheduled && cond.Status == corev1.ConditionTrue {
+			return cond.LastTransitionTime.Time
+		}
+	}
+	return time.Time{}
+}

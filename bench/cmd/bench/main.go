@@ -61,10 +61,10 @@ type plan struct {
 	replays              []replay.Options
 	tuning, rule1, rule2 bool
 	replayRuns           int
-	// paddleVariants adds paddle without smallGangsFirst, with the old
-	// hold-back guard, at the former 30m threshold and without a guard
-	// (full mode: what each part of paddle's ordering buys).
-	paddleVariants bool
+	// paddleVariants are the variants of paddle replayed beside it
+	// (paddleVariantConfigs; full mode: all, what each part of paddle's
+	// ordering buys).
+	paddleVariants []string
 	// flex: elastic and checkpointable jobs (-elastic-share,
 	// -checkpoint-share, -restart-cost); off by default.
 	flex replay.Flex
@@ -98,7 +98,7 @@ func plans(mode string) (*plan, error) {
 		return &plan{mode: mode, allocSizes: "100x400,100x2000,1000x400", allocTime: "2x", allocCount: 1,
 			clusterSizes: []clusterbench.Size{{Nodes: 250, Pods: 1000}},
 			presets:      []quality.Preset{quality.A100SXM, quality.PCIeNVLinkPairs}, racks: 4, nodes: 16, seeds: 3,
-			tuning: true, rule2: true, replayRuns: fullReplayRuns, paddleVariants: true,
+			tuning: true, rule2: true, replayRuns: fullReplayRuns, paddleVariants: allPaddleVariants(),
 			jobSizes: []int{100, 2000},
 			estimate: 60 * time.Minute}, nil
 	case "scale":
@@ -131,7 +131,7 @@ func parseFlags() flags {
 	flag.IntVar(&f.runs, "replay-runs", 0, fmt.Sprintf("replays of each trace window, averaged (default %d)", defaultReplayRuns))
 	flag.StringVar(&f.sweep, "sweep", "", "replay only the tuning windows with one lever swept: sla (the sla plugin's waiting time 30m .. 8h, on the Helm tiers and on binpack + task-topology; write with -out docs/bench-sla-sweep.md) paddle (paddle's starvation threshold and ordering; -out docs/bench-paddle-sweep.md) or headroom (paddle.smallJobHeadroom; -out docs/bench-headroom-sweep.md)")
 	flag.StringVar(&f.windowSet, "window-set", "", "replay only these windows: tuning, held-out (both rules), rule1 (the first held-out rule's) or rule2 (the second's, saturated with large gangs)")
-	flag.StringVar(&f.variants, "paddle-variants", "", "true or false: replay paddle's variants (fifo, hold-back, 30m, no guard) beside paddle (default: full mode only)")
+	flag.StringVar(&f.variants, "paddle-variants", "", "true (all), false, or a comma-separated list of paddle's variants to replay beside paddle ("+strings.Join(allPaddleVariants(), ", ")+"; default: all in the full mode only)")
 	flag.Float64Var(&f.elastic, "elastic-share", 0, "share of collective jobs that are elastic (0.5x to 2x their recorded trainers, speed-up from the Pollux step times); 0: the trace as it is")
 	flag.Float64Var(&f.checkpoint, "checkpoint-share", 0, "share of jobs that can be checkpointed (preemptable, restart from the checkpoint); 0: none")
 	flag.DurationVar(&f.restart, "restart-cost", 5*time.Minute, "work a checkpointed job loses when it is preempted and restarts")
@@ -173,8 +173,8 @@ func planOf(f flags) (*plan, error) {
 		return nil, fmt.Errorf("-window-set %q: use tuning, held-out, rule1 or rule2", f.windowSet)
 	}
 	if f.variants != "" {
-		if p.paddleVariants, err = strconv.ParseBool(f.variants); err != nil {
-			return nil, fmt.Errorf("-paddle-variants %q: use true or false", f.variants)
+		if p.paddleVariants, err = parseVariants(f.variants); err != nil {
+			return nil, err
 		}
 	}
 	if f.elastic < 0 || f.elastic > 1 || f.checkpoint < 0 || f.checkpoint > 1 || f.restart < 0 {

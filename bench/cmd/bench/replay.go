@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -25,14 +26,74 @@ const paddleHoldBack = "paddle-holdback"
 const paddleFIFO = "paddle-fifo"
 
 // paddleAfter30m is paddle with the starvation threshold it had before the
-// replay chose 4h; paddleNoGuard is paddle without aging or guard. They
-// show what the threshold and the guard buy and cost. paddleNoLevers is
-// paddle without its elastic and checkpoint levers (flex workloads).
+// replay chose 4h; paddleNoGuard is paddle without aging or guard;
+// paddleNoHeadroom is paddle as it was before the headroom sweep (no
+// headroom, 4h). They show what the threshold, the guard and the headroom
+// buy and cost. paddleNoLevers is paddle without its elastic and
+// checkpoint levers (flex workloads).
 const (
-	paddleNoLevers = "paddle-nolevers"
-	paddleAfter30m = "paddle-after30m"
-	paddleNoGuard  = "paddle-noguard"
+	paddleNoLevers   = "paddle-nolevers"
+	paddleAfter30m   = "paddle-after30m"
+	paddleNoGuard    = "paddle-noguard"
+	paddleNoHeadroom = "paddle-noheadroom"
 )
+
+// paddleVariant is one variant of deploy/paddle's configuration.
+type paddleVariant struct {
+	name, about string
+	args        map[string]interface{}
+}
+
+// paddleVariants is every variant -paddle-variants may name, in the order
+// the report lists them.
+var paddleVariants = []paddleVariant{
+	{paddleFIFO, "paddle with paddle.smallGangsFirst: false (waiting gangs in Volcano's creation order)",
+		map[string]interface{}{paddle.ArgSmallGangsFirst: false}},
+	{paddleHoldBack, "paddle with paddle.starvationGuard: holdBack (the guard before the reservation)",
+		map[string]interface{}{paddle.ArgStarvationGuard: paddle.GuardHoldBack}},
+	{paddleAfter30m, "paddle with paddle.starvationAfter: 30m (the default before the replay chose 4h)",
+		map[string]interface{}{paddle.ArgStarvationAfter: "30m"}},
+	{paddleNoGuard, "paddle with paddle.starvationAfter: 0 (no aging, no guard, no smallGangsFirst, no headroom)",
+		map[string]interface{}{paddle.ArgStarvationAfter: "0"}},
+	{paddleNoHeadroom, "paddle before the headroom sweep: paddle.smallJobHeadroom: 0, paddle.starvationAfter: 4h",
+		map[string]interface{}{paddle.ArgSmallJobHeadroom: 0, paddle.ArgStarvationAfter: "4h"}},
+}
+
+func variantNamed(name string) paddleVariant {
+	for _, v := range paddleVariants {
+		if v.name == name {
+			return v
+		}
+	}
+	panic("no paddle variant " + name)
+}
+
+func allPaddleVariants() []string {
+	names := make([]string, len(paddleVariants))
+	for i, v := range paddleVariants {
+		names[i] = v.name
+	}
+	return names
+}
+
+// parseVariants reads -paddle-variants: true (all), false (none) or names.
+func parseVariants(s string) ([]string, error) {
+	if b, err := strconv.ParseBool(s); err == nil {
+		if b {
+			return allPaddleVariants(), nil
+		}
+		return nil, nil
+	}
+	var out []string
+	for _, name := range strings.Split(s, ",") {
+		name = strings.TrimSpace(name)
+		if !slices.Contains(allPaddleVariants(), name) {
+			return nil, fmt.Errorf("-paddle-variants: no variant %q (use true, false or some of %s)", name, strings.Join(allPaddleVariants(), ", "))
+		}
+		out = append(out, name)
+	}
+	return out, nil
+}
 
 // defaultReplayRuns: each window is replayed this many times and the
 // report averages them; runs of a saturated window differ several-fold in
@@ -123,10 +184,9 @@ var (
 
 const headroomAdoptMargin = 0.01
 
-// replayConfigs: every stock configuration and paddle; with variants,
-// paddle without small-gangs-first, with the old hold-back guard, at the
-// former 30m threshold and without aging or guard.
-func replayConfigs(variants, flex bool) ([]replay.Config, error) {
+// replayConfigs: every stock configuration and paddle, and the variants
+// of paddle named.
+func replayConfigs(variants []string, flex bool) ([]replay.Config, error) {
 	stockPath, ours, err := baseConfigs()
 	if err != nil {
 		return nil, err
@@ -147,18 +207,12 @@ func replayConfigs(variants, flex bool) ([]replay.Config, error) {
 		cs = append(cs, replay.WithPaddleArgs(ours, paddleNoLevers, "paddle with paddle.elastic.shrink and paddle.checkpointable.preempt false (no victims)",
 			map[string]interface{}{paddle.ArgShrinkElastic: false, paddle.ArgPreemptCheckpointable: false}))
 	}
-	if !variants {
-		return cs, nil
+	for _, v := range paddleVariants {
+		if slices.Contains(variants, v.name) {
+			cs = append(cs, replay.WithPaddleArgs(ours, v.name, v.about, v.args))
+		}
 	}
-	return append(cs,
-		replay.WithPaddleArgs(ours, paddleFIFO, "paddle with paddle.smallGangsFirst: false (waiting gangs in Volcano's creation order)",
-			map[string]interface{}{paddle.ArgSmallGangsFirst: false}),
-		replay.WithPaddleArgs(ours, paddleHoldBack, "paddle with paddle.starvationGuard: holdBack (the guard before the reservation)",
-			map[string]interface{}{paddle.ArgStarvationGuard: paddle.GuardHoldBack}),
-		replay.WithPaddleArgs(ours, paddleAfter30m, "paddle with paddle.starvationAfter: 30m (the default before the replay chose 4h)",
-			map[string]interface{}{paddle.ArgStarvationAfter: "30m"}),
-		replay.WithPaddleArgs(ours, paddleNoGuard, "paddle with paddle.starvationAfter: 0 (no aging, no guard, no smallGangsFirst)",
-			map[string]interface{}{paddle.ArgStarvationAfter: "0"})), nil
+	return cs, nil
 }
 
 // baseConfigs: the Helm chart's configuration file and deploy/paddle's.
@@ -214,9 +268,8 @@ func sweepConfigs(sweep string) ([]replay.Config, error) {
 		cs = append(cs, replay.WithPaddleArgs(ours, "paddle-after"+after, "paddle with paddle.starvationAfter: "+after,
 			map[string]interface{}{paddle.ArgStarvationAfter: after}))
 	}
-	return append(cs,
-		replay.WithPaddleArgs(ours, paddleFIFO, "paddle with paddle.smallGangsFirst: false (waiting gangs in Volcano's creation order)",
-			map[string]interface{}{paddle.ArgSmallGangsFirst: false})), nil
+	v := variantNamed(paddleFIFO)
+	return append(cs, replay.WithPaddleArgs(ours, v.name, v.about, v.args)), nil
 }
 
 // window is a trace window to replay and its kind (windowKind).
