@@ -411,19 +411,20 @@ func TestRestartedJobWaitsAfresh(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const hours = 10 * 3600.0
+	cfg := paddleFlexConfig(t)
+	after := starvationAfter(cfg.Sched).Seconds()
+	// Each job runs longer than two thresholds, so they must take turns.
+	hours := 2.5 * after
 	w := &Workload{Options: Options{Flex: Flex{CheckpointShare: 1, RestartCost: 300}},
 		Cluster: quality.Cluster{Preset: quality.A100SXM, Racks: 1, NodesPerRack: 1, Background: map[string][]int{}},
 		Jobs: []Job{
 			{Job: quality.Job{Name: "first", GPUs: 8, PodGPUs: 8, Pods: 1, Model: "imagenet", Duration: hours}, Arrival: 0, Checkpointable: true},
 			{Job: quality.Job{Name: "second", GPUs: 8, PodGPUs: 8, Pods: 1, Model: "imagenet", Duration: hours}, Arrival: 60, Checkpointable: true},
 		}}
-	cfg := paddleFlexConfig(t)
 	r, err := Simulate(context.Background(), w, models, BestSteps(w, models), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	after := starvationAfter(cfg.Sched).Seconds()
 	first, second := r.Jobs[0], r.Jobs[1]
 	if second.Start != 60+after {
 		t.Errorf("second job starts at %g, want %g (the first stopped once the second starved)", second.Start, 60+after)

@@ -168,7 +168,7 @@ func TestLeversElasticGrowsAndShrinks(t *testing.T) {
 func TestLeversNeverPreemptWithoutOptIn(t *testing.T) {
 	c := framework.Cluster(t)
 	ctx := context.Background()
-	useDeployConfWith(t, c, "paddle.starvationAfter: 4h", "paddle.starvationAfter: "+starvationAfterE2E.String())
+	useDeployConfWith(t, c, "paddle.starvationAfter: 16h", "paddle.starvationAfter: "+starvationAfterE2E.String())
 	ns := framework.Namespace(t, c)
 	fillAllBut(t, c, ns, leversNode)
 
@@ -240,7 +240,7 @@ const starvationAfterE2E = 3 * time.Second
 func TestStarvingGangReservesYoungestNode(t *testing.T) {
 	c := framework.Cluster(t)
 	ctx := context.Background()
-	useDeployConfWith(t, c, "paddle.starvationAfter: 4h", "paddle.starvationAfter: "+starvationAfterE2E.String())
+	useDeployConfWith(t, c, "paddle.starvationAfter: 16h", "paddle.starvationAfter: "+starvationAfterE2E.String())
 	ns := framework.Namespace(t, c)
 
 	// Every GPU busy. The pods on the young node start last; every other
@@ -384,7 +384,7 @@ const headroomAfterE2E = 30 * time.Second
 // paddle.starvationAfter, the headroom's bound, although nothing was freed.
 func TestHeadroomHoldsWholeNodeGangUntilItStarves(t *testing.T) {
 	c := framework.Cluster(t)
-	useDeployConfWith(t, c, "paddle.starvationAfter: 4h",
+	useDeployConfWith(t, c, "paddle.starvationAfter: 16h\n      paddle.smallJobHeadroom: 0.2",
 		"paddle.starvationAfter: "+headroomAfterE2E.String()+"\n      paddle.smallJobHeadroom: 0.5")
 	ns := framework.Namespace(t, c)
 

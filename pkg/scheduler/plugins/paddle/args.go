@@ -124,19 +124,25 @@ type Args struct {
 	// SmallJobHeadroom (0 to 0.5): a guarded gang that needs at least a
 	// whole node's GPUs and has not yet waited StarvationAfter does not
 	// start while starting it would leave less than this share of the
-	// cluster's GPUs free (headroom.go). 0 (the default) turns it off; it
-	// needs StarvationAfter, which bounds the wait.
+	// cluster's GPUs free (headroom.go). 0 turns it off; it needs
+	// StarvationAfter, which bounds the wait.
 	SmallJobHeadroom float64
 }
 
-// DefaultStarvationAfter is chosen with the trace replay (docs/scheduler-plugin.md,
-// "Choosing the threshold"): with 30m, queues whose typical wait is about
-// an hour marked nearly every job as starving, which turned the order into
-// FIFO (smallGangsFirst never applied) and put reservations in front of
-// jobs that would have started anyway; 4h cut mean JCT by 5 to 7% and the
-// idle GPU-hours on the quick windows, and mean JCT on the heavy ones,
-// while the longest wait stayed within a few hours of the threshold.
-const DefaultStarvationAfter = 4 * time.Hour
+// DefaultStarvationAfter and DefaultSmallJobHeadroom are chosen with the
+// trace replay on its tuning windows (docs/scheduler-plugin.md, "Choosing
+// the threshold" and "The small-job headroom"). 30m marked nearly every job
+// of queues whose typical wait is about an hour as starving, which turned
+// the order into FIFO; 4h, 8h, 16h and 48h were within 0.4% of each other
+// without the headroom. With it, whole-node gangs wait for free GPUs beyond
+// a fifth of the cluster until they starve, and 16h with a headroom of 0.2
+// had the lowest mean JCT of the headroom sweep (1.026x the sweep's best
+// per window against 1.068x for 4h without headroom,
+// docs/bench-headroom-sweep.md).
+const (
+	DefaultStarvationAfter  = 16 * time.Hour
+	DefaultSmallJobHeadroom = 0.2
+)
 
 // DefaultArgs are used for every argument that is absent or invalid.
 func DefaultArgs() Args {
@@ -154,6 +160,7 @@ func DefaultArgs() Args {
 		StarvationAfter:      DefaultStarvationAfter,
 		TaskNameFallback:     true,
 		StarvationGuard:      GuardReserve,
+		SmallJobHeadroom:     DefaultSmallJobHeadroom,
 	}
 }
 

@@ -58,10 +58,17 @@ type headroomPolicy struct {
 }
 
 // holds: a gang that still needs gpus GPUs (at least a whole node's) would
-// leave fewer free than the headroom keeps. The caller has already checked
+// leave fewer free than the headroom keeps, and would not on an idle
+// cluster. The caller has already checked
 // that the gang waits, is guarded and does not starve.
 func (h headroomPolicy) holds(c clusterGPUs, gpus int) bool {
 	if h.share <= 0 || c.wholeNode == 0 || gpus < c.wholeNode {
+		return false
+	}
+	// A gang that would break the headroom even on an idle cluster (one
+	// 8-GPU node, an 8-GPU job) could only wait out its threshold: the
+	// headroom is for gangs that can start beside small jobs.
+	if c.total-gpus < h.keep(c) {
 		return false
 	}
 	return c.free-gpus < h.keep(c)

@@ -33,7 +33,8 @@ func TestSmallJobHeadroom(t *testing.T) {
 		{name: "a starving gang starts", args: tooMuch, gangGPUs: 8, age: starvingAge},
 		{name: "smaller than a whole node: not held", args: tooMuch, gangGPUs: 7},
 		{name: "a job the guard does not cover is not held", args: tooMuch, gangGPUs: 8, plain: true},
-		{name: "off by default", gangGPUs: 8},
+		{name: "off", args: map[string]interface{}{ArgSmallJobHeadroom: 0}, gangGPUs: 8},
+		{name: "deploy/paddle's 0.2 keeps 7: the gang leaves 12", gangGPUs: 8},
 		{name: "nothing would bound the wait without a threshold", args: map[string]interface{}{ArgSmallJobHeadroom: 0.5, ArgStarvationAfter: 0}, gangGPUs: 8},
 	}
 	for _, tc := range cases {
@@ -57,7 +58,7 @@ func TestSmallJobHeadroom(t *testing.T) {
 				return
 			}
 			msg := jobByName(t, r, "gang").JobFitErrors
-			for _, want := range []string{"gang ns/gang needs 8 GPUs", "leave 12 of the cluster's 32 GPUs free, fewer than the 16", ArgSmallJobHeadroom, "once it has waited 4h0m0s (waited 3h0m0s)"} {
+			for _, want := range []string{"gang ns/gang needs 8 GPUs", "leave 12 of the cluster's 32 GPUs free, fewer than the 16", ArgSmallJobHeadroom, "once it has waited 16h0m0s (waited 3h0m0s)"} {
 				if !strings.Contains(msg, want) {
 					t.Errorf("fit errors %q lack %q", msg, want)
 				}
@@ -78,5 +79,10 @@ func TestHeadroomPolicy(t *testing.T) {
 	}
 	if !h.holds(c, 9) || h.holds(c, 8) || h.holds(c, 7) {
 		t.Errorf("holds(9, 8, 7) = %t, %t, %t; want true, false, false", h.holds(c, 9), h.holds(c, 8), h.holds(c, 7))
+	}
+	// On 30 GPUs, 27 would leave the 3 kept on an idle cluster, 28 only 2.
+	c.free = 10
+	if !h.holds(c, 27) || h.holds(c, 28) {
+		t.Errorf("holds(27, 28) on 10 free = %t, %t; want true (it fits beside small jobs on an idle cluster), false (it never does)", h.holds(c, 27), h.holds(c, 28))
 	}
 }

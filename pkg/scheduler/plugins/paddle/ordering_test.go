@@ -89,8 +89,8 @@ func TestJobOrderGangFitsFirst(t *testing.T) {
 	}
 }
 
-// starvingAge is over deploy/paddle's paddle.starvationAfter (4h).
-const starvingAge = 5 * time.Hour
+// starvingAge is over deploy/paddle's paddle.starvationAfter (16h).
+const starvingAge = 17 * time.Hour
 
 // Among waiting gangs the starvation guard covers, the one that still
 // needs fewer GPUs goes first, whatever their ages; a gang past the
