@@ -36,6 +36,7 @@ import (
 	"github.com/volcano-paddle/volcano-paddle/bench/simsched"
 	"github.com/volcano-paddle/volcano-paddle/internal/localcluster"
 	"github.com/volcano-paddle/volcano-paddle/internal/volcanorelease"
+	"github.com/volcano-paddle/volcano-paddle/pkg/scheduler/plugins/paddle"
 )
 
 type plan struct {
@@ -62,7 +63,7 @@ type plan struct {
 	tuning, rule1, rule2 bool
 	replayRuns           int
 	// paddleVariants are the variants of paddle replayed beside it
-	// (paddleVariantConfigs; full mode: all, what each part of paddle's
+	// (paddleVariants; full mode: all, what each part of paddle's
 	// ordering buys).
 	paddleVariants []string
 	// flex: elastic and checkpointable jobs (-elastic-share,
@@ -435,7 +436,19 @@ func configs() (stock, ours *simsched.Config, stockPath, oursPath string, err er
 }
 
 func runQuality(p *plan, r *report) error {
-	stock, ours, _, _, err := configs()
+	stock, _, _, oursPath, err := configs()
+	if err != nil {
+		return err
+	}
+	// Placement quality is judged on the same jobs for every placer: the
+	// small-job headroom would hold back whole-node gangs of a workload
+	// that fills 90% of the cluster (the replay measures what that buys).
+	noHeadroom, err := withoutHeadroom(oursPath)
+	if err != nil {
+		return err
+	}
+	defer os.Remove(noHeadroom)
+	ours, err := simsched.LoadConfig("paddle", noHeadroom)
 	if err != nil {
 		return err
 	}
@@ -461,12 +474,46 @@ func runCluster(ctx context.Context, p *plan, r *report) error {
 	if err != nil {
 		return err
 	}
+	// This part measures how fast pods are bound, not whom the scheduler
+	// holds back: with the small-job headroom, a wave that fills the
+	// cluster (the scale mode's 2,000 pods on 250 nodes) would leave its
+	// last gangs waiting for paddle.starvationAfter.
+	oursPath, err = withoutHeadroom(oursPath)
+	if err != nil {
+		return err
+	}
+	defer os.Remove(oursPath)
 	r.Cluster, r.ClusterFailures = clusterbench.Run(ctx, clusterbench.Options{
 		Sizes:   p.clusterSizes,
 		Configs: []clusterbench.Config{{Name: "stock", Path: stockPath}, {Name: "paddle", Path: oursPath}},
 		Logf:    logf, Seed: 1,
 	})
 	return nil
+}
+
+// headroomArg is paddle.smallJobHeadroom's line in a scheduler
+// configuration file.
+var headroomArg = regexp.MustCompile(`(?m)^(\s*` + regexp.QuoteMeta(paddle.ArgSmallJobHeadroom) + `:)\s*\S+\s*$`)
+
+// withoutHeadroom writes the scheduler configuration at path with
+// paddle.smallJobHeadroom 0 to a temporary file and returns its path.
+func withoutHeadroom(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	if !headroomArg.Match(b) {
+		return "", fmt.Errorf("%s: no %s line to turn the headroom off", path, paddle.ArgSmallJobHeadroom)
+	}
+	f, err := os.CreateTemp("", "paddle-noheadroom-*.conf")
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	if _, err := f.Write(headroomArg.ReplaceAll(b, []byte("${1} 0"))); err != nil {
+		return "", err
+	}
+	return f.Name(), f.Close()
 }
 
 type qualityResult struct {
