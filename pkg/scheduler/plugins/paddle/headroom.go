@@ -35,6 +35,12 @@ const maxHeadroom = 0.5
 // count; the next session sees what they took).
 type clusterGPUs struct {
 	total, free int
+	// elastic are the GPUs elastic jobs hold above their minimum that a
+	// waiting gang may take back (ShrinkElastic): growth puts idle GPUs
+	// there, so for the headroom they are free. Counted otherwise, a held
+	// gang would stop fitting once an elastic job grew into the headroom,
+	// shrink it, fit again and be held again, every session.
+	elastic int
 	// wholeNode is the most GPUs any node has: a gang needing at least
 	// that many can only start where a whole node is free.
 	wholeNode int
@@ -71,7 +77,7 @@ func (h headroomPolicy) holds(c clusterGPUs, gpus int) bool {
 	if c.total-gpus < h.keep(c) {
 		return false
 	}
-	return c.free-gpus < h.keep(c)
+	return c.free+c.elastic-gpus < h.keep(c)
 }
 
 // keep is how many GPUs the headroom keeps free, rounded up.
@@ -80,8 +86,12 @@ func (h headroomPolicy) keep(c clusterGPUs) int {
 }
 
 func (h headroomPolicy) message(job *api.JobInfo, c clusterGPUs, gpus int, waited time.Duration) string {
-	return fmt.Sprintf("paddle: gang %s needs %d GPUs; starting it now would leave %d of the cluster's %d GPUs free, fewer than the %d (%s %g) kept for smaller jobs; it starts when more are free or once it has waited %s (waited %s)",
-		gangName(job), gpus, max(0, c.free-gpus), c.total, h.keep(c), ArgSmallJobHeadroom, h.share, h.after, waited.Round(time.Second))
+	var elastic string
+	if c.elastic > 0 {
+		elastic = fmt.Sprintf(" (counting the %d that elastic jobs hold above their minimum)", c.elastic)
+	}
+	return fmt.Sprintf("paddle: gang %s needs %d GPUs; starting it now would leave %d of the cluster's %d GPUs free%s, fewer than the %d (%s %g) kept for smaller jobs; it starts when more are free or once it has waited %s (waited %s)",
+		gangName(job), gpus, max(0, c.free+c.elastic-gpus), c.total, elastic, h.keep(c), ArgSmallJobHeadroom, h.share, h.after, waited.Round(time.Second))
 }
 
 // headroomHolds: the headroom holds this waiting gang back now.
@@ -92,11 +102,32 @@ func (p *paddlePlugin) headroomHolds(job *api.JobInfo) (string, bool) {
 	if h.share <= 0 || h.after <= 0 || !p.guarded(job) || p.starving(job) {
 		return "", false
 	}
-	// A gang that does not fit now waits anyway; its fit errors say why.
+	// A gang that does not fit now, nor once elastic jobs shrink, waits
+	// anyway; its fit errors say why.
 	f := p.estimate(job)
-	gpus := f.gpus
-	if !f.fitsNow() || !h.holds(p.state.cluster, gpus) {
+	if !f.fitsNow() && !f.fitsOnRelease {
 		return "", false
 	}
-	return h.message(job, p.state.cluster, gpus, now().Sub(p.state.waitingSince(job))), true
+	c := p.headroomGPUs()
+	if !h.holds(c, f.gpus) {
+		return "", false
+	}
+	return h.message(job, c, f.gpus, now().Sub(p.state.waitingSince(job))), true
+}
+
+// headroomGPUs is the session's GPU count with the GPUs elastic jobs hold
+// above their minimum, computed once per session.
+func (p *paddlePlugin) headroomGPUs() clusterGPUs {
+	p.headroomOnce.Do(func() {
+		c := p.state.cluster
+		if p.args.ShrinkElastic {
+			for _, j := range p.victimJobs().elastic {
+				for _, t := range releasable(j) {
+					c.elastic += gpusOf(t.Resreq)
+				}
+			}
+		}
+		p.headroom = c
+	})
+	return p.headroom
 }

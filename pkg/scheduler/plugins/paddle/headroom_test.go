@@ -1,13 +1,17 @@
 package paddle
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
 	schedulingv1 "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
+	"volcano.sh/volcano/pkg/scheduler/actions/allocate"
+	"volcano.sh/volcano/pkg/scheduler/actions/preempt"
 
+	tb "github.com/volcano-paddle/volcano-paddle/internal/testbuilders"
 	"github.com/volcano-paddle/volcano-paddle/pkg/paddleapi"
 )
 
@@ -84,5 +88,63 @@ func TestHeadroomPolicy(t *testing.T) {
 	c.free = 10
 	if !h.holds(c, 27) || h.holds(c, 28) {
 		t.Errorf("holds(27, 28) on 10 free = %t, %t; want true (it fits beside small jobs on an idle cluster), false (it never does)", h.holds(c, 27), h.holds(c, 28))
+	}
+}
+
+// GPUs that elastic jobs hold above their minimum count as free for the
+// headroom: growth into the headroom does not turn a held gang into one
+// that shrinks the elastic job, fits again and is held again, every
+// session. With Volcano's real allocate and preempt actions on 4 nodes
+// (32 GPUs): n0 full, n1 two 4-GPU pods of an elastic job (minimum 1), n2
+// half used; n3 free, or holding a third, growth pod.
+func TestHeadroomCountsElasticGrowth(t *testing.T) {
+	cases := []struct {
+		name   string
+		share  float64
+		grown  bool // the elastic job's third pod runs on n3
+		placed bool // the gang
+		shrunk bool // pods of the elastic job evicted
+	}{
+		// 12 free + 4 elastic: the gang leaves 8.
+		{name: "held: 8 left, 16 kept", share: 0.5},
+		{name: "starts: 8 left, 8 kept", share: 0.25, placed: true},
+		// 8 free + 8 elastic: the gang fits only once growth pods go.
+		{name: "held after growth: the elastic job is not shrunk for it", share: 0.5, grown: true},
+		{name: "not held after growth: the elastic job shrinks", share: 0.25, grown: true, placed: true, shrunk: true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			resetBook(t)
+			c := cluster{nodes: []*v1.Node{gpuNode("n0", "rack0"), gpuNode("n1", "rack0"), gpuNode("n2", "rack1"), gpuNode("n3", "rack1")}}
+			c.pods = append(c.pods, filler("full", "n0", "1", 8), filler("half", "n2", "1", 4))
+			nodes := []string{"n1", "n1", ""}
+			if tc.grown {
+				nodes[2] = "n3"
+			}
+			for i, n := range nodes {
+				p := tb.MakePod().Namespace("ns").Name(fmt.Sprintf("el-trainer-%d", i)).PodGroup("el").Task("trainer", i).
+					Paddle(paddleapi.RoleTrainer, i, paddleapi.ModeCollective).CPU("1").Memory("1Gi").GPUs(4).Elastic()
+				if n != "" {
+					p.Node(n).Started(time.Now().Add(-time.Hour))
+				}
+				c.pods = append(c.pods, p.Obj())
+			}
+			c.pods = append(c.pods, paddlePod("gang", "trainer", 0, paddleapi.RoleTrainer, paddleapi.ModeCollective, "", "1", 8))
+			c.groups = []*schedulingv1.PodGroup{group("gang", 1, time.Now().Add(-time.Hour)),
+				group("el", 1, time.Now().Add(-2*time.Hour)), group("fillers", 0, time.Now())}
+			tiers, cfgs := paddleTiers(t)
+			r := runSession(t, WithArgs(tiers, map[string]interface{}{ArgSmallJobHeadroom: tc.share}), cfgs, c, nil, allocate.New(), preempt.New())
+			if _, placed := r.placed["gang-trainer-0"]; placed != tc.placed {
+				t.Errorf("gang placed = %t, want %t (placed %v)", placed, tc.placed, r.placed)
+			}
+			// Volcano's preempt action picks the node; paddle only lets it
+			// take pods above the minimum (one of the three stays).
+			if shrunk := len(r.evicted) > 0; shrunk != tc.shrunk || len(r.evicted) > 2 {
+				t.Errorf("evicted %v, want shrunk = %t and at most the 2 pods above the minimum", r.evicted, tc.shrunk)
+			}
+			if !tc.placed && !strings.Contains(jobByName(t, r, "gang").JobFitErrors, "counting the 4") && !strings.Contains(jobByName(t, r, "gang").JobFitErrors, "counting the 8") {
+				t.Errorf("held gang's fit errors do not count the elastic GPUs: %q", jobByName(t, r, "gang").JobFitErrors)
+			}
+		})
 	}
 }

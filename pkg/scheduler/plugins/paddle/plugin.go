@@ -35,6 +35,8 @@ type paddlePlugin struct {
 	victimJobsOf *victimJobs
 	waitersOnce  *sync.Once
 	waiters      map[api.QueueID]*api.JobInfo
+	headroomOnce *sync.Once
+	headroom     clusterGPUs
 }
 
 // New builds the plugin from its ConfigMap arguments; bad values are logged
@@ -59,6 +61,7 @@ func (p *paddlePlugin) OnSessionOpen(ssn *framework.Session) {
 	p.reserveOnce = &sync.Once{}
 	p.victimsOnce = &sync.Once{}
 	p.waitersOnce = &sync.Once{}
+	p.headroomOnce = &sync.Once{}
 
 	ssn.AddTaskOrderFn(p.Name(), p.taskOrderFn)
 	ssn.AddJobOrderFn(p.Name(), p.jobOrderFn)
