@@ -92,13 +92,24 @@ func PrefixEnd(prefix string) string {
 
 // Prefix returns the keys under prefix with their values.
 func (g *Gateway) Prefix(ctx context.Context, prefix string) ([]KV, error) {
+	return g.PrefixAt(ctx, prefix, 0)
+}
+
+// PrefixAt is Prefix as the keys were at revision rev (etcd's MVCC read,
+// RangeRequest.revision; 0 is the latest): a write read back at its own
+// revision, whatever was deleted since.
+func (g *Gateway) PrefixAt(ctx context.Context, prefix string, rev int64) ([]KV, error) {
 	var resp struct {
 		KVs []struct {
 			Key   string `json:"key"`
 			Value string `json:"value"`
 		} `json:"kvs"`
 	}
-	if err := g.post(ctx, "/v3/kv/range", map[string]string{"key": Base64(prefix), "range_end": Base64(PrefixEnd(prefix))}, &resp); err != nil {
+	req := map[string]string{"key": Base64(prefix), "range_end": Base64(PrefixEnd(prefix))}
+	if rev > 0 {
+		req["revision"] = strconv.FormatInt(rev, 10)
+	}
+	if err := g.post(ctx, "/v3/kv/range", req, &resp); err != nil {
 		return nil, err
 	}
 	out := make([]KV, 0, len(resp.KVs))
@@ -149,14 +160,29 @@ func (g *Gateway) Delete(ctx context.Context, key string) (int, error) {
 }
 
 // Put sets a key, bound to a lease unless lease is "" (tests write
-// Paddle-shaped records with it).
-func (g *Gateway) Put(ctx context.Context, key, value, lease string) error {
+// Paddle-shaped records with it), and returns the store's revision after
+// the write (the gateway writes etcd's int64s as strings).
+func (g *Gateway) Put(ctx context.Context, key, value, lease string) (int64, error) {
 	req := map[string]string{"key": Base64(key), "value": Base64(value)}
 	if lease != "" {
 		req["lease"] = lease
 	}
-	var resp struct{}
-	return g.post(ctx, "/v3/kv/put", req, &resp)
+	var resp struct {
+		Header struct {
+			Revision string `json:"revision"`
+		} `json:"header"`
+	}
+	if err := g.post(ctx, "/v3/kv/put", req, &resp); err != nil {
+		return 0, err
+	}
+	if resp.Header.Revision == "" {
+		return 0, nil
+	}
+	rev, err := strconv.ParseInt(resp.Header.Revision, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("etcd %s: put %q: revision %q: %w", g.URL, key, resp.Header.Revision, err)
+	}
+	return rev, nil
 }
 
 // DeletePrefix deletes every key under prefix, as Paddle's launchers do

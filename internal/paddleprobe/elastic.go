@@ -104,14 +104,18 @@ func (p *probe) elastic(ctx context.Context) error {
 	})
 	info := paddleetcd.InfoPrefix(jobID) + rep.Name + "/-1"
 	beat := paddleetcd.HeartbeatKey(jobID, rep.Name)
-	if err := g.Put(ctx, info, string(record), ""); err != nil {
+	if _, err := g.Put(ctx, info, string(record), ""); err != nil {
 		return err
 	}
-	if err := g.Put(ctx, beat, rep.Name, lease); err != nil {
+	rev, err := g.Put(ctx, beat, rep.Name, lease)
+	if err != nil {
 		return err
 	}
+	// Read back as of the second write: once the keys are there, the pod
+	// may be deleted and the job plugin may delete its heartbeat (the loss
+	// notice) before this read, which must not count as a bad write.
 	for _, prefix := range []string{info, beat} {
-		kvs, err := g.Prefix(ctx, prefix)
+		kvs, err := g.PrefixAt(ctx, prefix, rev)
 		if err != nil {
 			return err
 		}

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -19,12 +20,38 @@ import (
 )
 
 // gateway plays the calls of etcd's v3 JSON gateway an elastic launcher
-// makes, over a map; the real etcd is test/e2e's (TestRealNodeElasticEtcd).
+// makes, over a history of writes (etcd's MVCC, enough for a read at a
+// revision); the real etcd is test/e2e's (TestRealNodeElasticEtcd).
 type gateway struct {
-	mu     sync.Mutex
-	kv     map[string]string
-	leased map[string]string
-	ranges int
+	mu      sync.Mutex
+	history []write
+	ranges  int
+	// dropAfterPut: a key put under this prefix is deleted at once, in
+	// the next revision (the job plugin's loss notice of a deleted pod).
+	dropAfterPut string
+}
+
+// write is one revision: a put, or the deletion of key.
+type write struct {
+	key, value, lease string
+	deleted           bool
+}
+
+// at is the store as of revision rev (0: the latest); revision r is
+// history[r-1].
+func (g *gateway) at(rev int) map[string]write {
+	if rev <= 0 || rev > len(g.history) {
+		rev = len(g.history)
+	}
+	out := map[string]write{}
+	for _, w := range g.history[:rev] {
+		if w.deleted {
+			delete(out, w.key)
+		} else {
+			out[w.key] = w
+		}
+	}
+	return out
 }
 
 func (g *gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -52,14 +79,18 @@ func (g *gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case "/v3/lease/keepalive":
 		resp = map[string]interface{}{"result": map[string]string{"ID": field("ID"), "TTL": "10"}}
 	case "/v3/kv/put":
-		g.kv[b64("key")] = b64("value")
-		g.leased[b64("key")] = field("lease")
+		g.history = append(g.history, write{key: b64("key"), value: b64("value"), lease: field("lease")})
+		resp = map[string]interface{}{"header": map[string]string{"revision": strconv.Itoa(len(g.history))}}
+		if g.dropAfterPut != "" && strings.HasPrefix(b64("key"), g.dropAfterPut) {
+			g.history = append(g.history, write{key: b64("key"), deleted: true})
+		}
 	case "/v3/kv/range":
 		g.ranges++
+		rev, _ := strconv.Atoi(field("revision"))
 		var kvs []map[string]string
-		for k, v := range g.kv {
+		for k, x := range g.at(rev) {
 			if k == b64("key") || (field("range_end") != "" && strings.HasPrefix(k, b64("key"))) {
-				kvs = append(kvs, map[string]string{"key": base64.StdEncoding.EncodeToString([]byte(k)), "value": base64.StdEncoding.EncodeToString([]byte(v))})
+				kvs = append(kvs, map[string]string{"key": base64.StdEncoding.EncodeToString([]byte(k)), "value": base64.StdEncoding.EncodeToString([]byte(x.value))})
 			}
 		}
 		resp = map[string]interface{}{"kvs": kvs}
@@ -70,11 +101,16 @@ func (g *gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_ = json.NewEncoder(w).Encode(resp)
 }
 
+// get is a key as it was last written, deleted or not.
 func (g *gateway) get(k string) (value, lease string, ok bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	value, ok = g.kv[k]
-	return value, g.leased[k], ok
+	for i := len(g.history) - 1; i >= 0; i-- {
+		if w := g.history[i]; w.key == k && !w.deleted {
+			return w.value, w.lease, true
+		}
+	}
+	return "", "", false
 }
 
 // An elastic launcher finds its etcd at the name of PADDLE_MASTER as
@@ -92,12 +128,20 @@ func TestElasticLauncher(t *testing.T) {
 	dns.Set("etcd-client.ns.svc.", "127.0.0.1")
 	for _, tc := range []struct {
 		name, host, wantErr string
+		// dropBeat: the heartbeat is deleted right after it is written,
+		// as the job plugin's loss notice does once the pod is deleted;
+		// the read-back is as of the write and still finds it.
+		dropBeat bool
 	}{
 		{name: "our etcd name survives the strip", host: "paddle-etcd-el.ns.svc"},
 		{name: "a name starting with etcd loses it", host: "etcd-client.ns.svc", wantErr: "resolving -client.ns.svc"},
+		{name: "a heartbeat deleted before the read-back", host: "paddle-etcd-el.ns.svc", dropBeat: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			g := &gateway{kv: map[string]string{}, leased: map[string]string{}}
+			g := &gateway{}
+			if tc.dropBeat {
+				g.dropAfterPut = "/paddle/ns-el/heartbeat/"
+			}
 			srv := httptest.NewServer(g)
 			defer srv.Close()
 			_, port, _ := net.SplitHostPort(strings.TrimPrefix(srv.URL, "http://"))

@@ -294,7 +294,7 @@ func TestElasticLossNotice(t *testing.T) {
 		rec, _ := json.Marshal(map[string]interface{}{"name": name, "rank": -1, "replicas": 1, "dtype": "gpu",
 			"candidate": ip + ":45123", "endpoints": ip + ":45124"})
 		for k, v := range map[string]string{"/" + jobID + "/info/" + name + "/-1": string(rec), "/paddle/" + jobID + "/heartbeat/" + name: name} {
-			if err := g.Put(ctx, k, v, ""); err != nil {
+			if _, err := g.Put(ctx, k, v, ""); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -344,10 +344,10 @@ func TestElasticHeartbeatsKept(t *testing.T) {
 		}
 		leases[name] = lease
 		rec, _ := json.Marshal(map[string]interface{}{"name": name, "rank": -1, "candidate": ip + ":45000"})
-		if err := g.Put(ctx, "/"+jobID+"/info/"+name+"/-1", string(rec), ""); err != nil {
+		if _, err := g.Put(ctx, "/"+jobID+"/info/"+name+"/-1", string(rec), ""); err != nil {
 			t.Fatal(err)
 		}
-		if err := g.Put(ctx, "/paddle/"+jobID+"/heartbeat/"+name, name, lease); err != nil {
+		if _, err := g.Put(ctx, "/paddle/"+jobID+"/heartbeat/"+name, name, lease); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -225,9 +225,22 @@ func completeFirstIncarnation(t *testing.T, name string, pluginArgs, probeArgs [
 	waitSettled(t, rec, name+"-")
 	incs := incarnations(t, rec, name)
 	if incs["0"] == nil || len(incs) != 1 {
-		t.Fatalf("incarnations %v, want only 0", keys(incs))
+		t.Fatalf("incarnations %v, want only 0; what the probes reported:%s", keys(incs), probeErrors(incs))
 	}
 	return incs["0"]
+}
+
+// probeErrors lists, per incarnation and pod, the error a probe reported
+// and how its container ended: why a job restarted.
+func probeErrors(incs map[string]*incarnation) string {
+	var b strings.Builder
+	for _, v := range keys(incs) {
+		for name, p := range incs[v].pods {
+			code, ended := framework.ContainerExit(p.Last, "paddle")
+			fmt.Fprintf(&b, "\n  incarnation %s %s: exit %d (ended %t), error %q", v, name, code, ended, incs[v].reports[name].Error)
+		}
+	}
+	return b.String()
 }
 
 // paddle-operator's wide&deep with gloo: two pservers, two trainers; the

@@ -188,7 +188,7 @@ func (k *BeatKeeper) restore(ctx context.Context, wiped []watchEvent) {
 			continue
 		}
 		// Refused when the lease has expired: the launcher is gone.
-		if err := k.G.Put(ctx, key, name, e.PrevKV.Lease); err == nil {
+		if _, err := k.G.Put(ctx, key, name, e.PrevKV.Lease); err == nil {
 			restored = append(restored, name)
 		}
 	}
