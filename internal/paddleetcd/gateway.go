@@ -28,9 +28,9 @@ type Gateway struct {
 	Client *http.Client
 }
 
-// KV is one key and its value.
+// KV is one key, its value and its lease ("" or "0": none).
 type KV struct {
-	Key, Value string
+	Key, Value, Lease string
 }
 
 // Timeout bounds one request: the loss notice is worth something
@@ -103,6 +103,7 @@ func (g *Gateway) PrefixAt(ctx context.Context, prefix string, rev int64) ([]KV,
 		KVs []struct {
 			Key   string `json:"key"`
 			Value string `json:"value"`
+			Lease string `json:"lease"`
 		} `json:"kvs"`
 	}
 	req := map[string]string{"key": Base64(prefix), "range_end": Base64(PrefixEnd(prefix))}
@@ -122,7 +123,7 @@ func (g *Gateway) PrefixAt(ctx context.Context, prefix string, rev int64) ([]KV,
 		if err != nil {
 			return nil, fmt.Errorf("etcd %s: value of %q: %w", g.URL, k, err)
 		}
-		out = append(out, KV{Key: k, Value: v})
+		out = append(out, KV{Key: k, Value: v, Lease: kv.Lease})
 	}
 	return out, nil
 }
@@ -221,4 +222,16 @@ func (g *Gateway) KeepAlive(ctx context.Context, lease string) (int, error) {
 		return 0, nil
 	}
 	return strconv.Atoi(resp.Result.TTL)
+}
+
+// TimeToLive is how many seconds a lease has left (-1 once it has
+// expired), etcd's LeaseTimeToLive.
+func (g *Gateway) TimeToLive(ctx context.Context, lease string) (int, error) {
+	var resp struct {
+		TTL string `json:"TTL"`
+	}
+	if err := g.post(ctx, "/v3/lease/timetolive", map[string]string{"ID": lease}, &resp); err != nil {
+		return 0, err
+	}
+	return strconv.Atoi(resp.TTL)
 }

@@ -87,6 +87,12 @@ func TestRealNodeElasticEtcd(t *testing.T) {
 		t.Fatalf("trainers not registered with their etcd: %v (have %v)\n%s", err, launchers, framework.DescribePods(c, ns))
 	}
 	t.Logf("launchers registered %s after the job was created: %v", time.Since(start).Round(100*time.Millisecond), launchers)
+	// A launcher's keys are visible before it has read them back; it
+	// beats only after. Its report is checked below, so each must get that
+	// far before its pod is deleted.
+	for _, name := range launchers {
+		waitBeat(ctx, t, g, jobID, name)
+	}
 
 	// The loss notice against this etcd.
 	lost := launchers["re-worker-1"]
@@ -109,6 +115,7 @@ func TestRealNodeElasticEtcd(t *testing.T) {
 		t.Errorf("heartbeats after the loss %v; the survivors' %s and %s must stay", b, launchers["re-worker-0"], launchers["re-worker-2"])
 	}
 	// The replacement registers under a new launcher name.
+	var replacement string
 	if err := framework.Poll(ctx, 120*time.Second, func(ctx context.Context) (bool, error) {
 		p, ok := workerPods(t, c, ns, "re")["re-worker-1"]
 		if !ok || p.Status.Phase != corev1.PodRunning || p.Status.PodIP == "" || p.DeletionTimestamp != nil {
@@ -122,11 +129,13 @@ func TestRealNodeElasticEtcd(t *testing.T) {
 			return false, err
 		}
 		b := heartbeats(ctx, t, g, jobID)
+		replacement = names[0]
 		return len(b) == 3 && b[names[0]] && b[launchers["re-worker-0"]] && b[launchers["re-worker-2"]], nil
 	}); err != nil {
 		t.Errorf("the replacement of re-worker-1 did not register: %v (heartbeats %v)\n%s", err, heartbeats(ctx, t, g, jobID), framework.DescribePods(c, ns))
 	} else {
 		t.Logf("the replacement of re-worker-1 registered %s after the delete call", time.Since(deleted).Round(100*time.Millisecond))
+		waitBeat(ctx, t, g, jobID, replacement)
 	}
 
 	// Deleting the job removes its etcd.
@@ -173,4 +182,28 @@ func podReady(p *corev1.Pod) bool {
 		}
 	}
 	return false
+}
+
+// waitBeat waits until the launcher name has refreshed its heartbeat's
+// lease once (its TTL grew: Paddle's launcher, and the probe, refresh
+// every ttl/2), which it does only after reading its keys back.
+func waitBeat(ctx context.Context, t *testing.T, g *paddleetcd.Gateway, jobID, name string) {
+	t.Helper()
+	kvs, err := g.Prefix(ctx, paddleetcd.HeartbeatKey(jobID, name))
+	if err != nil || len(kvs) != 1 || kvs[0].Lease == "" {
+		t.Fatalf("heartbeat of launcher %s: %v, %v", name, kvs, err)
+	}
+	first := -1
+	if err := framework.Poll(ctx, 30*time.Second, func(ctx context.Context) (bool, error) {
+		ttl, err := g.TimeToLive(ctx, kvs[0].Lease)
+		if err != nil {
+			return false, err
+		}
+		if first < 0 || ttl < first {
+			first = ttl
+		}
+		return ttl > first, nil
+	}); err != nil {
+		t.Fatalf("launcher %s did not refresh its heartbeat lease %s: %v", name, kvs[0].Lease, err)
+	}
 }
