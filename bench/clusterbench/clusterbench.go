@@ -37,14 +37,17 @@ type Size struct {
 // Options of a run.
 type Options struct {
 	Sizes []Size
-	// Configs maps a name to a scheduler configuration file.
+	// Configs are the scheduler configurations, measured in turn.
 	Configs []Config
 	Logf    func(string, ...interface{})
 	Seed    int64
 }
 
-// Config names a scheduler configuration file.
-type Config struct{ Name, Path string }
+// Config is a named scheduler configuration: the file's content.
+type Config struct {
+	Name string
+	Conf []byte
+}
 
 // Measurement of one configuration on one cluster size.
 type Measurement struct {
@@ -124,11 +127,7 @@ func runSize(ctx context.Context, o Options, size Size) ([]Measurement, error) {
 	return out, nil
 }
 
-func useConf(c *localcluster.Cluster, path string) error {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return err
-	}
+func useConf(c *localcluster.Cluster, b []byte) error {
 	if err := c.StopComponent(localcluster.Scheduler); err != nil {
 		return err
 	}
@@ -239,7 +238,7 @@ func (b *binds) count() int {
 // measure is one configuration on the local cluster: a 64-pod gang on the
 // idle cluster, then a wave of size.Pods pods submitted at once.
 func measure(ctx context.Context, c *localcluster.Cluster, o Options, size Size, cfg Config) (*Measurement, error) {
-	if err := useConf(c, cfg.Path); err != nil {
+	if err := useConf(c, cfg.Conf); err != nil {
 		return nil, err
 	}
 	m := &Measurement{Config: cfg.Name, Size: size, CPU: map[string]float64{}}

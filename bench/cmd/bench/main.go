@@ -62,9 +62,9 @@ type plan struct {
 	replays              []replay.Options
 	tuning, rule1, rule2 bool
 	replayRuns           int
-	// paddleVariants are the variants of paddle replayed beside it
-	// (paddleVariants; full mode: all, what each part of paddle's
-	// ordering buys).
+	// paddleVariants names the variants of paddle replayed beside it
+	// (replay.go's paddleVariants; full mode: all, what each part of
+	// paddle's ordering buys).
 	paddleVariants []string
 	// flex: elastic and checkpointable jobs (-elastic-share,
 	// -checkpoint-share, -restart-cost); off by default.
@@ -436,22 +436,14 @@ func configs() (stock, ours *simsched.Config, stockPath, oursPath string, err er
 }
 
 func runQuality(p *plan, r *report) error {
-	stock, _, _, oursPath, err := configs()
+	stock, ours, _, _, err := configs()
 	if err != nil {
 		return err
 	}
 	// Placement quality is judged on the same jobs for every placer: the
 	// small-job headroom would hold back whole-node gangs of a workload
 	// that fills 90% of the cluster (the replay measures what that buys).
-	noHeadroom, err := withoutHeadroom(oursPath)
-	if err != nil {
-		return err
-	}
-	defer os.Remove(noHeadroom)
-	ours, err := simsched.LoadConfig("paddle", noHeadroom)
-	if err != nil {
-		return err
-	}
+	ours.Tiers = paddle.WithArgs(ours.Tiers, map[string]interface{}{paddle.ArgSmallJobHeadroom: 0})
 	data := filepath.Join(r.root, "bench", "quality", "testdata", "pollux")
 	for _, preset := range p.presets {
 		var reps []*quality.Report
@@ -474,18 +466,21 @@ func runCluster(ctx context.Context, p *plan, r *report) error {
 	if err != nil {
 		return err
 	}
+	stockConf, err := os.ReadFile(stockPath)
+	if err != nil {
+		return err
+	}
 	// This part measures how fast pods are bound, not whom the scheduler
 	// holds back: with the small-job headroom, a wave that fills the
 	// cluster (the scale mode's 2,000 pods on 250 nodes) would leave its
 	// last gangs waiting for paddle.starvationAfter.
-	oursPath, err = withoutHeadroom(oursPath)
+	oursConf, err := withoutHeadroom(oursPath)
 	if err != nil {
 		return err
 	}
-	defer os.Remove(oursPath)
 	r.Cluster, r.ClusterFailures = clusterbench.Run(ctx, clusterbench.Options{
 		Sizes:   p.clusterSizes,
-		Configs: []clusterbench.Config{{Name: "stock", Path: stockPath}, {Name: "paddle", Path: oursPath}},
+		Configs: []clusterbench.Config{{Name: "stock", Conf: stockConf}, {Name: "paddle", Conf: oursConf}},
 		Logf:    logf, Seed: 1,
 	})
 	return nil
@@ -495,25 +490,17 @@ func runCluster(ctx context.Context, p *plan, r *report) error {
 // configuration file.
 var headroomArg = regexp.MustCompile(`(?m)^(\s*` + regexp.QuoteMeta(paddle.ArgSmallJobHeadroom) + `:)\s*\S+\s*$`)
 
-// withoutHeadroom writes the scheduler configuration at path with
-// paddle.smallJobHeadroom 0 to a temporary file and returns its path.
-func withoutHeadroom(path string) (string, error) {
+// withoutHeadroom is the scheduler configuration file at path with
+// paddle.smallJobHeadroom 0.
+func withoutHeadroom(path string) ([]byte, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	if !headroomArg.Match(b) {
-		return "", fmt.Errorf("%s: no %s line to turn the headroom off", path, paddle.ArgSmallJobHeadroom)
+		return nil, fmt.Errorf("%s: no %s line to turn the headroom off", path, paddle.ArgSmallJobHeadroom)
 	}
-	f, err := os.CreateTemp("", "paddle-noheadroom-*.conf")
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	if _, err := f.Write(headroomArg.ReplaceAll(b, []byte("${1} 0"))); err != nil {
-		return "", err
-	}
-	return f.Name(), f.Close()
+	return headroomArg.ReplaceAll(b, []byte("${1} 0")), nil
 }
 
 type qualityResult struct {

@@ -177,10 +177,7 @@ var paddleSweepAfter = []string{"2h", "8h", "16h", "48h"}
 // if that ratio is at least headroomAdoptMargin below paddle's without it:
 // the starvation thresholds of the paddle sweep differed by 0.4%, less
 // than one configuration's own run spread.
-var (
-	headroomSweepShares = []string{"0.1", "0.2", "0.3"}
-	headroomSweepLonger = struct{ share, after string }{"0.2", "16h"}
-)
+var headroomSweep = []struct{ share, after string }{{"0.1", ""}, {"0.2", ""}, {"0.3", ""}, {"0.2", "16h"}}
 
 const headroomAdoptMargin = 0.01
 
@@ -255,14 +252,16 @@ func sweepConfigs(sweep string) ([]replay.Config, error) {
 	}
 	cs = append(cs, ours)
 	if sweep == sweepHeadroom {
-		for _, share := range headroomSweepShares {
-			cs = append(cs, replay.WithPaddleArgs(ours, "paddle-headroom"+share, "paddle with paddle.smallJobHeadroom: "+share,
-				map[string]interface{}{paddle.ArgSmallJobHeadroom: share}))
+		for _, x := range headroomSweep {
+			name, about := "paddle-headroom"+x.share, "paddle with paddle.smallJobHeadroom: "+x.share
+			args := map[string]interface{}{paddle.ArgSmallJobHeadroom: x.share}
+			if x.after != "" {
+				name, about = name+"-after"+x.after, about+" and paddle.starvationAfter: "+x.after
+				args[paddle.ArgStarvationAfter] = x.after
+			}
+			cs = append(cs, replay.WithPaddleArgs(ours, name, about, args))
 		}
-		l := headroomSweepLonger
-		return append(cs, replay.WithPaddleArgs(ours, "paddle-headroom"+l.share+"-after"+l.after,
-			"paddle with paddle.smallJobHeadroom: "+l.share+" and paddle.starvationAfter: "+l.after,
-			map[string]interface{}{paddle.ArgSmallJobHeadroom: l.share, paddle.ArgStarvationAfter: l.after})), nil
+		return cs, nil
 	}
 	for _, after := range paddleSweepAfter {
 		cs = append(cs, replay.WithPaddleArgs(ours, "paddle-after"+after, "paddle with paddle.starvationAfter: "+after,
@@ -543,7 +542,7 @@ func (r *report) writeSweep(b *strings.Builder) {
 }
 
 // headroomVerdict applies the headroom sweep's rule, written down before it
-// ran (headroomSweepShares): the headroom configuration with the lowest
+// ran (headroomSweep): the headroom configuration with the lowest
 // mean ratio becomes paddle's default only if it is at least
 // headroomAdoptMargin below paddle's.
 func headroomVerdict(ratios map[string]float64) string {

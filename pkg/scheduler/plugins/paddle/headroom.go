@@ -29,10 +29,10 @@ const ReasonHeldForHeadroom = "PaddleHeldForSmallJobHeadroom"
 // nearly always.
 const maxHeadroom = 0.5
 
-// clusterGPUs is the session's GPU count, computed once when it opens
-// (Volcano's allocate action asks every job's JobValidFn before it places
-// any pod, so all gangs of one session are judged against the same free
-// count; the next session sees what they took).
+// clusterGPUs is the session's GPU count, computed once, on the first
+// question (Volcano's allocate action asks every job's JobValidFn before
+// it places any pod, so all gangs of one session are judged against the
+// same free count; the next session sees what they took).
 type clusterGPUs struct {
 	total, free int
 	// elastic are the GPUs elastic jobs hold above their minimum that a
@@ -63,12 +63,17 @@ type headroomPolicy struct {
 	after time.Duration
 }
 
+// on: a share is set and the starvation threshold, which bounds the wait,
+// is too (without it the headroom would hold a gang for as long as small
+// jobs keep coming).
+func (h headroomPolicy) on() bool { return h.share > 0 && h.after > 0 }
+
 // holds: a gang that still needs gpus GPUs (at least a whole node's) would
 // leave fewer free than the headroom keeps, and would not on an idle
 // cluster. The caller has already checked
 // that the gang waits, is guarded and does not starve.
 func (h headroomPolicy) holds(c clusterGPUs, gpus int) bool {
-	if h.share <= 0 || c.wholeNode == 0 || gpus < c.wholeNode {
+	if !h.on() || c.wholeNode == 0 || gpus < c.wholeNode {
 		return false
 	}
 	// A gang that would break the headroom even on an idle cluster (one
@@ -97,9 +102,7 @@ func (h headroomPolicy) message(job *api.JobInfo, c clusterGPUs, gpus int, waite
 // headroomHolds: the headroom holds this waiting gang back now.
 func (p *paddlePlugin) headroomHolds(job *api.JobInfo) (string, bool) {
 	h := headroomPolicy{share: p.args.SmallJobHeadroom, after: p.args.StarvationAfter}
-	// The starvation threshold is what bounds the wait: without it the
-	// headroom would hold a gang for as long as small jobs keep coming.
-	if h.share <= 0 || h.after <= 0 || !p.guarded(job) || p.starving(job) {
+	if !h.on() || !p.guarded(job) || p.starving(job) {
 		return "", false
 	}
 	// A gang that does not fit now, nor once elastic jobs shrink, waits
@@ -116,10 +119,11 @@ func (p *paddlePlugin) headroomHolds(job *api.JobInfo) (string, bool) {
 }
 
 // headroomGPUs is the session's GPU count with the GPUs elastic jobs hold
-// above their minimum, computed once per session.
+// above their minimum, computed once per session and only when the
+// headroom has a gang to judge.
 func (p *paddlePlugin) headroomGPUs() clusterGPUs {
 	p.headroomOnce.Do(func() {
-		c := p.state.cluster
+		c := countGPUs(p.ssn.NodeList)
 		if p.args.ShrinkElastic {
 			for _, j := range p.victimJobs().elastic {
 				for _, t := range releasable(j) {

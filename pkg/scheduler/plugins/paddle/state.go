@@ -32,9 +32,6 @@ type sessionState struct {
 
 	// gpu is each node's GPUs (gpu.go).
 	gpu *gpuState
-	// cluster is the cluster's GPU count when the session opened
-	// (headroom.go).
-	cluster clusterGPUs
 }
 
 // jobState is a Paddle job: its mode and where its pods are, by role and
@@ -79,8 +76,7 @@ func placedStatus(s api.TaskStatus) bool {
 
 func newSessionState(ssn *framework.Session, a Args) *sessionState {
 	s := &sessionState{args: a, places: buildPlaces(ssn, a), jobs: map[api.JobID]*jobState{}, estimates: map[api.JobID]*gangEstimate{},
-		attained: map[api.JobID]time.Duration{}, waitStart: map[api.JobID]time.Time{}, gpu: newGPUState(a.GPUAssignmentsMaxAge, now()),
-		cluster: countGPUs(ssn.NodeList)}
+		attained: map[api.JobID]time.Duration{}, waitStart: map[api.JobID]time.Time{}, gpu: newGPUState(a.GPUAssignmentsMaxAge, now())}
 	for id, job := range ssn.Jobs {
 		mode, ok := jobMode(job, a.TaskNameFallback)
 		if !ok {
