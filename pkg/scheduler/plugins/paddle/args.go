@@ -55,6 +55,20 @@ const (
 	// gangs leave free for smaller jobs until they starve; see
 	// Args.SmallJobHeadroom.
 	ArgSmallJobHeadroom = "paddle.smallJobHeadroom"
+	// ArgSmallJobHeadroomWhen: always (default) or smallJobsWait; see
+	// Args.SmallJobHeadroomWhen.
+	ArgSmallJobHeadroomWhen = "paddle.smallJobHeadroom.when"
+)
+
+// When the small-job headroom holds gangs (Args.SmallJobHeadroomWhen).
+const (
+	// HeadroomAlways: whenever starting the gang would leave less than the
+	// headroom free.
+	HeadroomAlways = "always"
+	// HeadroomWhileSmallJobsWait: only while a smaller job (fewer GPUs
+	// than a whole node) waits in the session; where small jobs always find
+	// room, gangs are never held for them.
+	HeadroomWhileSmallJobsWait = "smallJobsWait"
 )
 
 // Starvation guards.
@@ -127,6 +141,8 @@ type Args struct {
 	// cluster's GPUs free (headroom.go). 0 turns it off; it needs
 	// StarvationAfter, which bounds the wait.
 	SmallJobHeadroom float64
+	// SmallJobHeadroomWhen is HeadroomAlways or HeadroomWhileSmallJobsWait.
+	SmallJobHeadroomWhen string
 }
 
 // DefaultStarvationAfter and DefaultSmallJobHeadroom are chosen with the
@@ -161,6 +177,7 @@ func DefaultArgs() Args {
 		TaskNameFallback:     true,
 		StarvationGuard:      GuardReserve,
 		SmallJobHeadroom:     DefaultSmallJobHeadroom,
+		SmallJobHeadroomWhen: HeadroomAlways,
 	}
 }
 
@@ -254,13 +271,21 @@ func parseLabelKey(v interface{}) (string, error) {
 	return s, nil
 }
 
-func parseGuard(v interface{}) (string, error) {
-	switch g, _ := v.(string); g {
-	case GuardReserve, GuardHoldBack:
-		return g, nil
+// oneOf accepts one of two strings.
+func oneOf(a, b string) func(v interface{}) (string, error) {
+	return func(v interface{}) (string, error) {
+		switch s, _ := v.(string); s {
+		case a, b:
+			return s, nil
+		}
+		return "", fmt.Errorf("must be %s or %s", a, b)
 	}
-	return "", fmt.Errorf("must be %s or %s", GuardReserve, GuardHoldBack)
 }
+
+var (
+	parseGuard        = oneOf(GuardReserve, GuardHoldBack)
+	parseHeadroomWhen = oneOf(HeadroomAlways, HeadroomWhileSmallJobsWait)
+)
 
 // nonNegativeDuration parses a duration; negative says why one below 0 is
 // rejected.
@@ -308,6 +333,7 @@ func arguments(a *Args) []argument {
 		arg(ArgShrinkElastic, &a.ShrinkElastic, toBool),
 		arg(ArgPreemptCheckpointable, &a.PreemptCheckpointable, toBool),
 		arg(ArgSmallJobHeadroom, &a.SmallJobHeadroom, parseHeadroom),
+		arg(ArgSmallJobHeadroomWhen, &a.SmallJobHeadroomWhen, parseHeadroomWhen),
 	}
 }
 
@@ -378,10 +404,10 @@ func toDuration(v interface{}) (time.Duration, error) {
 const maxDurationSeconds = float64(math.MaxInt64) / float64(time.Second)
 
 func (a Args) String() string {
-	return fmt.Sprintf("affinity=%g packing=%g gpuTopology=%g (allJobs=%t, assignmentsMaxAge=%s) rackLabel=%q spineLabel=%q gangFitOrder=%t smallGangsFirst=%t starvationAfter=%s taskNameFallback=%t starvationGuard=%s (taskNameJobs=%t) elastic.shrink=%t checkpointable.preempt=%t smallJobHeadroom=%g",
+	return fmt.Sprintf("affinity=%g packing=%g gpuTopology=%g (allJobs=%t, assignmentsMaxAge=%s) rackLabel=%q spineLabel=%q gangFitOrder=%t smallGangsFirst=%t starvationAfter=%s taskNameFallback=%t starvationGuard=%s (taskNameJobs=%t) elastic.shrink=%t checkpointable.preempt=%t smallJobHeadroom=%g (when=%s)",
 		a.AffinityWeight, a.PackingWeight, a.GPUTopologyWeight, a.GPUTopologyAllJobs, a.GPUAssignmentsMaxAge, a.RackLabel, a.SpineLabel,
 		a.GangFitOrder, a.SmallGangsFirst, a.StarvationAfter, a.TaskNameFallback, a.StarvationGuard, a.StarvationTaskNameJobs,
-		a.ShrinkElastic, a.PreemptCheckpointable, a.SmallJobHeadroom)
+		a.ShrinkElastic, a.PreemptCheckpointable, a.SmallJobHeadroom, a.SmallJobHeadroomWhen)
 }
 
 // loggedProblems holds the problem lists already logged. Volcano builds the

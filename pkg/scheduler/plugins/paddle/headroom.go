@@ -44,6 +44,10 @@ type clusterGPUs struct {
 	// wholeNode is the most GPUs any node has: a gang needing at least
 	// that many can only start where a whole node is free.
 	wholeNode int
+	// smallWaiting counts the waiting jobs that still need some GPUs but
+	// fewer than wholeNode, the jobs the headroom is for; counted only
+	// for HeadroomWhileSmallJobsWait.
+	smallWaiting int
 }
 
 func countGPUs(nodes []*api.NodeInfo) clusterGPUs {
@@ -61,7 +65,14 @@ func countGPUs(nodes []*api.NodeInfo) clusterGPUs {
 type headroomPolicy struct {
 	share float64 // SmallJobHeadroom; 0 turns it off
 	after time.Duration
+	when  string // SmallJobHeadroomWhen
 }
+
+// onlyWhileSmallJobsWait: the headroom holds gangs only while smaller jobs
+// wait. Volcano's allocate action asks JobValidFn of every job before it
+// places any, so a small job that arrived since the last session counts
+// here even when it fits; the gang is then held for that session only.
+func (h headroomPolicy) onlyWhileSmallJobsWait() bool { return h.when == HeadroomWhileSmallJobsWait }
 
 // on: a share is set and the starvation threshold, which bounds the wait,
 // is too (without it the headroom would hold a gang for as long as small
@@ -82,6 +93,9 @@ func (h headroomPolicy) holds(c clusterGPUs, gpus int) bool {
 	if c.total-gpus < h.keep(c) {
 		return false
 	}
+	if h.onlyWhileSmallJobsWait() && c.smallWaiting == 0 {
+		return false
+	}
 	return c.free+c.elastic-gpus < h.keep(c)
 }
 
@@ -91,17 +105,20 @@ func (h headroomPolicy) keep(c clusterGPUs) int {
 }
 
 func (h headroomPolicy) message(job *api.JobInfo, c clusterGPUs, gpus int, waited time.Duration) string {
-	var elastic string
+	var elastic, small string
 	if c.elastic > 0 {
 		elastic = fmt.Sprintf(" (counting the %d that elastic jobs hold above their minimum)", c.elastic)
 	}
-	return fmt.Sprintf("paddle: gang %s needs %d GPUs; starting it now would leave %d of the cluster's %d GPUs free%s, fewer than the %d (%s %g) kept for smaller jobs; it starts when more are free or once it has waited %s (waited %s)",
-		gangName(job), gpus, max(0, c.free+c.elastic-gpus), c.total, elastic, h.keep(c), ArgSmallJobHeadroom, h.share, h.after, waited.Round(time.Second))
+	if h.onlyWhileSmallJobsWait() {
+		small = fmt.Sprintf(", while %d of them wait (%s %s)", c.smallWaiting, ArgSmallJobHeadroomWhen, h.when)
+	}
+	return fmt.Sprintf("paddle: gang %s needs %d GPUs; starting it now would leave %d of the cluster's %d GPUs free%s, fewer than the %d (%s %g) kept for smaller jobs%s; it starts when more are free or once it has waited %s (waited %s)",
+		gangName(job), gpus, max(0, c.free+c.elastic-gpus), c.total, elastic, h.keep(c), ArgSmallJobHeadroom, h.share, small, h.after, waited.Round(time.Second))
 }
 
 // headroomHolds: the headroom holds this waiting gang back now.
 func (p *paddlePlugin) headroomHolds(job *api.JobInfo) (string, bool) {
-	h := headroomPolicy{share: p.args.SmallJobHeadroom, after: p.args.StarvationAfter}
+	h := headroomPolicy{share: p.args.SmallJobHeadroom, after: p.args.StarvationAfter, when: p.args.SmallJobHeadroomWhen}
 	if !h.on() || !p.guarded(job) || p.starving(job) {
 		return "", false
 	}
@@ -111,7 +128,7 @@ func (p *paddlePlugin) headroomHolds(job *api.JobInfo) (string, bool) {
 	if !f.fitsNow() && !f.fitsOnRelease {
 		return "", false
 	}
-	c := p.headroomGPUs()
+	c := p.headroomGPUs(h)
 	if !h.holds(c, f.gpus) {
 		return "", false
 	}
@@ -119,9 +136,10 @@ func (p *paddlePlugin) headroomHolds(job *api.JobInfo) (string, bool) {
 }
 
 // headroomGPUs is the session's GPU count with the GPUs elastic jobs hold
-// above their minimum, computed once per session and only when the
-// headroom has a gang to judge.
-func (p *paddlePlugin) headroomGPUs() clusterGPUs {
+// above their minimum and, where h asks, the smaller jobs that wait,
+// computed once per session and only when the headroom has a gang to
+// judge.
+func (p *paddlePlugin) headroomGPUs(h headroomPolicy) clusterGPUs {
 	p.headroomOnce.Do(func() {
 		c := countGPUs(p.ssn.NodeList)
 		if p.args.ShrinkElastic {
@@ -131,7 +149,29 @@ func (p *paddlePlugin) headroomGPUs() clusterGPUs {
 				}
 			}
 		}
+		if h.onlyWhileSmallJobsWait() {
+			c.smallWaiting = smallJobsWaiting(p.ssn.Jobs, c.wholeNode, p.args.TaskNameFallback)
+		}
 		p.headroom = c
 	})
 	return p.headroom
+}
+
+// smallJobsWaiting counts the waiting jobs, of any kind, whose missing pods
+// request some GPUs but fewer than wholeNode.
+func smallJobsWaiting(jobs map[api.JobID]*api.JobInfo, wholeNode int, fallback bool) int {
+	n := 0
+	for _, j := range jobs {
+		if !waiting(j) {
+			continue
+		}
+		gpus := 0
+		for _, t := range missingPods(j, fallback) {
+			gpus += gpusOf(t.InitResreq)
+		}
+		if gpus > 0 && gpus < wholeNode {
+			n++
+		}
+	}
+	return n
 }

@@ -19,18 +19,22 @@ import (
 // leave less than paddle.smallJobHeadroom of the cluster's GPUs free; a
 // smaller gang, a starving one, a job the guard does not cover, and any
 // gang with the headroom or the starvation threshold off start at once.
+// With paddle.smallJobHeadroom.when smallJobsWait, only while a smaller
+// job waits.
 func TestSmallJobHeadroom(t *testing.T) {
 	// 4 nodes, 32 GPUs, 20 free: n0 full, n1 half used, n2 and n3 free.
 	// An 8-GPU gang leaves 12: 0.25 keeps 8, 0.5 keeps 16.
 	enough := map[string]interface{}{ArgSmallJobHeadroom: 0.25}
 	tooMuch := map[string]interface{}{ArgSmallJobHeadroom: 0.5}
+	onDemand := map[string]interface{}{ArgSmallJobHeadroom: 0.5, ArgSmallJobHeadroomWhen: HeadroomWhileSmallJobsWait}
 	cases := []struct {
-		name     string
-		args     map[string]interface{}
-		gangGPUs int           // 1 pod
-		age      time.Duration // of the gang
-		plain    bool          // without the job plugin's labels, task "worker"
-		held     bool
+		name      string
+		args      map[string]interface{}
+		gangGPUs  int           // 1 pod
+		age       time.Duration // of the gang
+		plain     bool          // without the job plugin's labels, task "worker"
+		smallGPUs int           // a waiting plain job of one pod beside the gang
+		held      bool
 	}{
 		{name: "enough left for small jobs", args: enough, gangGPUs: 8},
 		{name: "too little left: held", args: tooMuch, gangGPUs: 8, age: 3 * time.Hour, held: true},
@@ -40,6 +44,10 @@ func TestSmallJobHeadroom(t *testing.T) {
 		{name: "off", args: map[string]interface{}{ArgSmallJobHeadroom: 0}, gangGPUs: 8},
 		{name: "deploy/paddle's 0.2 keeps 7: the gang leaves 12", gangGPUs: 8},
 		{name: "nothing would bound the wait without a threshold", args: map[string]interface{}{ArgSmallJobHeadroom: 0.5, ArgStarvationAfter: 0}, gangGPUs: 8},
+		{name: "smallJobsWait: no smaller job waits", args: onDemand, gangGPUs: 8, age: 3 * time.Hour},
+		{name: "smallJobsWait: a whole-node job waiting is not a smaller one", args: onDemand, gangGPUs: 8, age: 3 * time.Hour, smallGPUs: 8},
+		{name: "smallJobsWait: a 2-GPU job waits: held", args: onDemand, gangGPUs: 8, age: 3 * time.Hour, smallGPUs: 2, held: true},
+		{name: "always: held with no smaller job waiting", args: map[string]interface{}{ArgSmallJobHeadroom: 0.5, ArgSmallJobHeadroomWhen: HeadroomAlways}, gangGPUs: 8, age: 3 * time.Hour, held: true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -52,6 +60,10 @@ func TestSmallJobHeadroom(t *testing.T) {
 			}
 			c.pods = append(c.pods, paddlePod("gang", task, 0, role, paddleapi.ModeCollective, "", "1", tc.gangGPUs))
 			c.groups = []*schedulingv1.PodGroup{group("gang", 1, time.Now().Add(-tc.age)), group("fillers", 0, time.Now())}
+			if tc.smallGPUs > 0 {
+				c.pods = append(c.pods, tb.MakePod().Namespace("ns").Name("small-worker-0").PodGroup("small").Task("worker", 0).CPU("1").Memory("1Gi").GPUs(tc.smallGPUs).Obj())
+				c.groups = append(c.groups, group("small", 1, time.Now()))
+			}
 			tiers, cfgs := paddleTiers(t)
 			r := allocateOnce(t, WithArgs(tiers, tc.args), cfgs, c, nil)
 			on, placed := r.placed["gang-"+task+"-0"]
@@ -66,6 +78,9 @@ func TestSmallJobHeadroom(t *testing.T) {
 				if !strings.Contains(msg, want) {
 					t.Errorf("fit errors %q lack %q", msg, want)
 				}
+			}
+			if waits := "while 1 of them wait (" + ArgSmallJobHeadroomWhen + " " + HeadroomWhileSmallJobsWait + ")"; (tc.smallGPUs > 0) != strings.Contains(msg, waits) {
+				t.Errorf("fit errors %q: says %q = %t, want %t", msg, waits, !(tc.smallGPUs > 0), tc.smallGPUs > 0)
 			}
 		})
 	}
@@ -88,6 +103,14 @@ func TestHeadroomPolicy(t *testing.T) {
 	c.free = 10
 	if !h.holds(c, 27) || h.holds(c, 28) {
 		t.Errorf("holds(27, 28) on 10 free = %t, %t; want true (it fits beside small jobs on an idle cluster), false (it never does)", h.holds(c, 27), h.holds(c, 28))
+	}
+	h.when = HeadroomWhileSmallJobsWait
+	if h.holds(c, 27) {
+		t.Error("smallJobsWait holds a gang while no smaller job waits")
+	}
+	c.smallWaiting = 1
+	if !h.holds(c, 27) || h.holds(c, 28) {
+		t.Errorf("smallJobsWait with a smaller job waiting: holds(27, 28) = %t, %t; want true, false", h.holds(c, 27), h.holds(c, 28))
 	}
 }
 
