@@ -431,6 +431,53 @@ func TestHeadroomHoldsWholeNodeGangUntilItStarves(t *testing.T) {
 	t.Logf("whole-node gang bound on %s, %s after its PodGroup was created", pods[0].Spec.NodeName, bound.Sub(pg.CreationTimestamp.Time))
 }
 
+// paddle.smallJobHeadroom.when smallJobsWait on a real API server and our
+// scheduler binary: a whole-node gang that breaks the headroom starts at
+// once while no smaller job waits; the next one is held while a 4-GPU job
+// waits (its node selector matches no node) and starts as soon as that job
+// is deleted, long before its threshold.
+func TestHeadroomOnlyWhileSmallJobsWait(t *testing.T) {
+	c := framework.Cluster(t)
+	const after = 10 * time.Minute
+	useDeployConfWith(t, c, "paddle.starvationAfter: 16h\n      paddle.smallJobHeadroom: 0.2",
+		"paddle.starvationAfter: "+after.String()+"\n      paddle.smallJobHeadroom: 0.5\n      paddle.smallJobHeadroom.when: smallJobsWait")
+	ns := framework.Namespace(t, c)
+	ctx := context.Background()
+
+	// 4 of the 8 nodes full: 32 of 64 GPUs free; the headroom keeps 32.
+	var hogs []string
+	for _, n := range localcluster.DefaultTopology().Nodes()[:4] {
+		createBoundPod(t, c, ns, "hog-"+n.Name, n.Name, 8)
+		hogs = append(hogs, "hog-"+n.Name)
+	}
+	waitStarted(t, c, ns, hogs)
+
+	first := paddleJob(ns, "first", nil, 1, framework.Task{Name: "trainer", Replicas: 1, GPUs: 8})
+	framework.CreateJob(t, c, first)
+	framework.WaitJobPhase(t, c, ns, first.Name, batchv1alpha1.Running, 60*time.Second)
+
+	picky := paddleJob(ns, "picky", nil, 1, framework.Task{Name: "trainer", Replicas: 1, GPUs: 4})
+	picky.Spec.Tasks[0].Template.Spec.NodeSelector = map[string]string{"example.com/no-such-label": "x"}
+	framework.CreateJob(t, c, picky)
+	second := paddleJob(ns, "second", nil, 1, framework.Task{Name: "trainer", Replicas: 1, GPUs: 8})
+	framework.CreateJob(t, c, second)
+	pg := framework.WaitPodGroup(t, c, ns, second.Name, 60*time.Second, func(pg *schedulingv1beta1.PodGroup) bool {
+		return strings.Contains(framework.Unschedulable(pg), "paddle.smallJobHeadroom")
+	})
+	msg := framework.Unschedulable(pg)
+	t.Logf("second: %s", msg)
+	if want := "leave 16 of the cluster's 64 GPUs free, fewer than the 32 (paddle.smallJobHeadroom 0.5) kept for smaller jobs, while 1 of them wait (paddle.smallJobHeadroom.when smallJobsWait)"; !strings.Contains(msg, want) {
+		t.Errorf("the held gang's condition lacks %q: %q", want, msg)
+	}
+
+	deleted := time.Now()
+	if err := c.Volcano.BatchV1alpha1().Jobs(ns).Delete(ctx, picky.Name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	framework.WaitJobPhase(t, c, ns, second.Name, batchv1alpha1.Running, 60*time.Second)
+	t.Logf("second gang running %s after the waiting small job was deleted (threshold %s)", time.Since(deleted).Round(time.Second), after)
+}
+
 // scheduledAt is when the scheduler bound the pod (its PodScheduled
 // condition turned true).
 func scheduledAt(p corev1.Pod) time.Time {
