@@ -710,9 +710,15 @@ func (r *report) writeReplay(b *strings.Builder, dir string) {
 	w("from, shared with other builds (load about 25), one replay of the six rule-2 windows under the 10\n")
 	w("configurations (the replay part of `make bench`) took 14 min wall and 4.3 CPU-minutes: on a\n")
 	w("2-core machine of its own the quick mode fits its 15 minutes; on one loaded like that one it does\n")
-	w("not. The full mode (the tuning and rule-2 windows, 5 runs, 14 configurations) has not been run in\n")
-	w("one piece on Volcano v1.15.1; from those CPU times it needs about 50 CPU-minutes, about an hour on\n")
-	w("2 cores of its own and more on a shared machine. `-window-set`, `-replay-runs` and\n")
+	if r.Mode == "full" && r.Merged == 0 && r.Interrupted == "" {
+		w("not. This page is one run of the full mode (the tuning and rule-2 windows, %d runs, every\n", fullReplayRuns)
+		w("configuration and paddle's variants, and the other parts): it took %s in one piece (the replay\n", r.Took.Round(time.Second))
+		w("%s of it) on %s.", r.replayTime().Round(time.Second), r.Machine)
+	} else {
+		w("not. The full mode (the tuning and rule-2 windows, %d runs, every configuration and paddle's\n", fullReplayRuns)
+		w("variants) needs about 50 CPU-minutes for its replay, about an hour in all on 2 cores of its own.")
+	}
+	w(" `-window-set`, `-replay-runs` and\n")
 	w("`-paddle-variants false` shorten it; SIGINT or SIGTERM stops it and writes what it finished.\n\n")
 	w("task-topology together with hard network topology panicked in Volcano v1.14.1 (not checked again on\n")
 	w("v1.15.1), so that combination is not replayed. With the elastic and checkpoint workload\n")
