@@ -23,10 +23,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
-	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	batchv1alpha1 "volcano.sh/apis/pkg/apis/batch/v1alpha1"
-	vcclient "volcano.sh/apis/pkg/client/clientset/versioned"
 
 	"github.com/volcano-paddle/volcano-paddle/internal/localcluster"
 	jobplugin "github.com/volcano-paddle/volcano-paddle/pkg/controllers/job/plugins/paddle"
@@ -104,24 +102,6 @@ func Run(ctx context.Context, o Options) ([]Result, error) {
 	return out, nil
 }
 
-// warningList collects the warning headers of API responses.
-type warningList struct {
-	mu   sync.Mutex
-	list []string
-}
-
-func (w *warningList) HandleWarningHeader(_ int, _ string, text string) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.list = append(w.list, text)
-}
-
-func (w *warningList) texts() []string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return append([]string(nil), w.list...)
-}
-
 func pservers(trainers int) int { return min(20, max(2, trainers/500)) }
 
 // Job is the measured CTR-like PS job: pservers and CPU trainers, a gang
@@ -168,10 +148,7 @@ func measure(ctx context.Context, c *localcluster.Cluster, trainers int, timeout
 			return fail(errs.ToAggregate())
 		}
 	}
-	warned := &warningList{}
-	cfg := rest.CopyConfig(c.Config)
-	cfg.WarningHandler = warned
-	vc, err := vcclient.NewForConfig(cfg)
+	vc, warned, err := c.VolcanoRecordingWarnings()
 	if err != nil {
 		return fail(err)
 	}
@@ -181,7 +158,7 @@ func measure(ctx context.Context, c *localcluster.Cluster, trainers int, timeout
 	start := time.Now()
 	created, err := vc.BatchV1alpha1().Jobs(ns).Create(ctx, job, metav1.CreateOptions{})
 	r.Admission = time.Since(start)
-	r.Warnings = warned.texts()
+	r.Warnings = warned.List()
 	if err != nil {
 		return fail(err)
 	}

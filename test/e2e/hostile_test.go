@@ -11,7 +11,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -24,11 +23,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/rest"
 	"k8s.io/client-go/util/retry"
 	batchv1alpha1 "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 	busv1alpha1 "volcano.sh/apis/pkg/apis/bus/v1alpha1"
-	vcclient "volcano.sh/apis/pkg/client/clientset/versioned"
 )
 
 const (
@@ -347,18 +344,6 @@ func TestPaddleObjectsRecreated(t *testing.T) {
 	framework.WaitJobPhase(t, c, ns, job.Name, batchv1alpha1.Running, 10*time.Second)
 }
 
-// warnings collects the admission warnings kubectl would print.
-type warnings struct {
-	mu   sync.Mutex
-	list []string
-}
-
-func (w *warnings) HandleWarningHeader(_ int, _ string, text string) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.list = append(w.list, text)
-}
-
 // Defaults and warnings at admission: a PS job without TaskCompleted on its
 // trainers gets TaskCompleted -> CompleteJob and completes when they do
 // (pservers stopped, not left running as in the seed's walkthrough); risky
@@ -367,10 +352,7 @@ func TestPaddleAdmissionDefaultsAndWarnings(t *testing.T) {
 	c := framework.Cluster(t)
 	ns := framework.Namespace(t, c)
 	ctx := context.Background()
-	w := &warnings{}
-	cfg := rest.CopyConfig(c.Config)
-	cfg.WarningHandler = w
-	vc, err := vcclient.NewForConfig(cfg)
+	vc, w, err := c.VolcanoRecordingWarnings()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -388,7 +370,7 @@ func TestPaddleAdmissionDefaultsAndWarnings(t *testing.T) {
 	if !defaulted {
 		t.Errorf("trainer policies %+v lack the default TaskCompleted -> CompleteJob", created.Spec.Tasks[1].Policies)
 	}
-	all := strings.Join(w.list, "\n")
+	all := strings.Join(w.List(), "\n")
 	for _, want := range []string{"spec.minAvailable: 2 is below the 3 pods", "without exec"} {
 		if !strings.Contains(all, want) {
 			t.Errorf("warnings lack %q:\n%s", want, all)
@@ -412,8 +394,8 @@ func TestPaddleAdmissionDefaultsAndWarnings(t *testing.T) {
 	if len(created.Spec.Tasks[1].Policies) != 0 {
 		t.Errorf("--trainer-completes-job=false: trainer policies %+v", created.Spec.Tasks[1].Policies)
 	}
-	if !strings.Contains(strings.Join(w.list, "\n"), `no TaskCompleted -> CompleteJob on the trainer task "worker"`) {
-		t.Errorf("no warning for a PS job that never ends:\n%s", strings.Join(w.list, "\n"))
+	if all := strings.Join(w.List(), "\n"); !strings.Contains(all, `no TaskCompleted -> CompleteJob on the trainer task "worker"`) {
+		t.Errorf("no warning for a PS job that never ends:\n%s", all)
 	}
 }
 

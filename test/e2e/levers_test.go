@@ -390,12 +390,7 @@ func TestHeadroomHoldsWholeNodeGangUntilItStarves(t *testing.T) {
 
 	// 4 of the 8 nodes full: 32 of 64 GPUs free, 4 whole nodes. The
 	// headroom keeps 32: an 8-GPU gang would leave 24.
-	var hogs []string
-	for _, n := range localcluster.DefaultTopology().Nodes()[:4] {
-		createBoundPod(t, c, ns, "hog-"+n.Name, n.Name, 8)
-		hogs = append(hogs, "hog-"+n.Name)
-	}
-	waitStarted(t, c, ns, hogs)
+	fillHalfTheNodes(t, c, ns)
 
 	whole := paddleJob(ns, "whole", nil, 1, framework.Task{Name: "trainer", Replicas: 1, GPUs: 8})
 	framework.CreateJob(t, c, whole)
@@ -445,12 +440,7 @@ func TestHeadroomOnlyWhileSmallJobsWait(t *testing.T) {
 	ctx := context.Background()
 
 	// 4 of the 8 nodes full: 32 of 64 GPUs free; the headroom keeps 32.
-	var hogs []string
-	for _, n := range localcluster.DefaultTopology().Nodes()[:4] {
-		createBoundPod(t, c, ns, "hog-"+n.Name, n.Name, 8)
-		hogs = append(hogs, "hog-"+n.Name)
-	}
-	waitStarted(t, c, ns, hogs)
+	fillHalfTheNodes(t, c, ns)
 
 	first := paddleJob(ns, "first", nil, 1, framework.Task{Name: "trainer", Replicas: 1, GPUs: 8})
 	framework.CreateJob(t, c, first)
@@ -476,6 +466,18 @@ func TestHeadroomOnlyWhileSmallJobsWait(t *testing.T) {
 	}
 	framework.WaitJobPhase(t, c, ns, second.Name, batchv1alpha1.Running, 60*time.Second)
 	t.Logf("second gang running %s after the waiting small job was deleted (threshold %s)", time.Since(deleted).Round(time.Second), after)
+}
+
+// fillHalfTheNodes binds a running 8-GPU pod to each of the first 4 of the
+// local cluster's 8 nodes: 32 of its 64 GPUs stay free, on 4 whole nodes.
+func fillHalfTheNodes(t *testing.T, c *localcluster.Cluster, ns string) {
+	t.Helper()
+	var hogs []string
+	for _, n := range localcluster.DefaultTopology().Nodes()[:4] {
+		createBoundPod(t, c, ns, "hog-"+n.Name, n.Name, 8)
+		hogs = append(hogs, "hog-"+n.Name)
+	}
+	waitStarted(t, c, ns, hogs)
 }
 
 // scheduledAt is when the scheduler bound the pod (its PodScheduled

@@ -88,7 +88,7 @@ func plans(mode string) (*plan, error) {
 			presets:      []quality.Preset{quality.A100SXM, quality.PCIeNVLinkPairs}, racks: 4, nodes: 16, seeds: 3,
 			rule2: true, replayRuns: 1,
 			jobSizes: []int{100, 2000},
-			estimate: 13 * time.Minute}, nil
+			estimate: 10 * time.Minute}, nil
 	case "full":
 		// The judged figures: the tuning windows and the second rule's
 		// held-out windows, 5 runs each, every configuration and paddle's
@@ -101,7 +101,7 @@ func plans(mode string) (*plan, error) {
 			presets:      []quality.Preset{quality.A100SXM, quality.PCIeNVLinkPairs}, racks: 4, nodes: 16, seeds: 3,
 			tuning: true, rule2: true, replayRuns: fullReplayRuns, paddleVariants: allPaddleVariants(),
 			jobSizes: []int{100, 2000},
-			estimate: 60 * time.Minute}, nil
+			estimate: 45 * time.Minute}, nil
 	case "scale":
 		// Allocate speed, placement quality, the local cluster and job
 		// size at large sizes; no replay.

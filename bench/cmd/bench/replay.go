@@ -706,17 +706,14 @@ func (r *report) writeReplay(b *strings.Builder, dir string) {
 	w("Volcano v1.14.1 and not again). Every\n")
 	w("job of every configuration and run is in `bench-jobs.csv.gz` (job, GPUs, PS or collective, arrival,\n")
 	w("start, end, slowdown, nodes, racks and rank crossings), so any figure here can be recomputed.\n")
-	w("**Time on 2 cores.** This run replayed %d windows in %s. On the 2-core machine these figures come\n", len(r.Replay), r.replayTime().Round(time.Second))
-	w("from, shared with other builds (load about 25), one replay of the six rule-2 windows under the 10\n")
-	w("configurations (the replay part of `make bench`) took 14 min wall and 4.3 CPU-minutes: on a\n")
-	w("2-core machine of its own the quick mode fits its 15 minutes; on one loaded like that one it does\n")
+	w("**Time on 2 cores.** This run replayed %d windows in %s. Measured on a 2-core machine of their\n", len(r.Replay), r.replayTime().Round(time.Second))
+	w("own (2026-11-25, Volcano v1.15.1): the quick mode (`make bench`) took 9 minutes in all, its replay\n")
+	w("of the six rule-2 windows 4 of them; the full mode (`make bench-full`) 42 minutes. On a machine\n")
+	w("shared with other builds (load about 25) one replay of the rule-2 windows took 14 minutes.")
 	if r.Mode == "full" && r.Merged == 0 && r.Interrupted == "" {
-		w("not. This page is one run of the full mode (the tuning and rule-2 windows, %d runs, every\n", fullReplayRuns)
+		w(" This page is one run of the full mode (the tuning and rule-2 windows, %d runs, every\n", fullReplayRuns)
 		w("configuration and paddle's variants, and the other parts): it took %s in one piece (the replay\n", r.Took.Round(time.Second))
 		w("%s of it) on %s.", r.replayTime().Round(time.Second), r.Machine)
-	} else {
-		w("not. The full mode (the tuning and rule-2 windows, %d runs, every configuration and paddle's\n", fullReplayRuns)
-		w("variants) needs about 50 CPU-minutes for its replay, about an hour in all on 2 cores of its own.")
 	}
 	w(" `-window-set`, `-replay-runs` and\n")
 	w("`-paddle-variants false` shorten it; SIGINT or SIGTERM stops it and writes what it finished.\n\n")
