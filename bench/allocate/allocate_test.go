@@ -22,7 +22,6 @@ import (
 	schedulingv1 "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
 
 	"github.com/volcano-paddle/volcano-paddle/bench/simsched"
-	"github.com/volcano-paddle/volcano-paddle/internal/localcluster"
 	"github.com/volcano-paddle/volcano-paddle/pkg/paddleapi"
 )
 
@@ -60,15 +59,7 @@ func Workload(pods int, seed int64) ([]*v1.Pod, []*schedulingv1.PodGroup) {
 }
 
 func configs(b *testing.B) []*simsched.Config {
-	stockPath, oursPath, err := localcluster.SchedulerConfs()
-	if err != nil {
-		b.Fatal(err)
-	}
-	stock, err := simsched.LoadConfig("stock", stockPath)
-	if err != nil {
-		b.Fatal(err)
-	}
-	ours, err := simsched.LoadConfig("paddle", oursPath)
+	stock, ours, err := simsched.LoadCompared()
 	if err != nil {
 		b.Fatal(err)
 	}

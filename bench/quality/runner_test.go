@@ -4,22 +4,13 @@ import (
 	"testing"
 
 	"github.com/volcano-paddle/volcano-paddle/bench/simsched"
-	"github.com/volcano-paddle/volcano-paddle/internal/localcluster"
 )
 
 // A small scenario end to end: every placer places something and the
 // metrics are finite. (The benchmarks report the numbers; a test does not
 // judge them.)
 func TestRunSmallScenario(t *testing.T) {
-	stockPath, oursPath, err := localcluster.SchedulerConfs()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stock, err := simsched.LoadConfig("stock", stockPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ours, err := simsched.LoadConfig("paddle", oursPath)
+	stock, ours, err := simsched.LoadCompared()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -75,10 +75,7 @@ func TestRankCrossings(t *testing.T) {
 // A gang that needs the whole cluster runs first; a job arriving behind it
 // waits until it ends, under every configuration, and the metrics follow.
 func TestSimulateQueueing(t *testing.T) {
-	models, err := quality.Models(dataDir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	models := testModels(t)
 	w := &Workload{Cluster: quality.Cluster{Preset: quality.A100SXM, Racks: 1, NodesPerRack: 2, Background: map[string][]int{}},
 		Jobs: []Job{
 			{Job: quality.Job{Name: "big", GPUs: 16, PodGPUs: 8, Pods: 2, Model: "imagenet", Duration: 100}, Arrival: 0},
@@ -188,10 +185,7 @@ func TestAverageMetrics(t *testing.T) {
 // served starts the 8-GPU job first. The sla configurations carry the
 // plugin after gang with their waiting time.
 func TestStockPriorityAndSLA(t *testing.T) {
-	models, err := quality.Models(dataDir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	models := testModels(t)
 	w := &Workload{Cluster: quality.Cluster{Preset: quality.A100SXM, Racks: 1, NodesPerRack: 1, Background: map[string][]int{}},
 		Jobs: []Job{
 			{Job: quality.Job{Name: "first", GPUs: 8, PodGPUs: 8, Pods: 1, Model: "imagenet", Duration: 100}, Arrival: 0},
@@ -292,10 +286,7 @@ func TestWriteJobsCSV(t *testing.T) {
 // shrinks, then grows back; with equal priorities stock preempts nothing
 // and the 1-GPU job waits for the end.
 func TestFlexElasticGrowShrink(t *testing.T) {
-	models, err := quality.Models(dataDir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	models := testModels(t)
 	w := &Workload{Options: Options{Flex: Flex{ElasticShare: 1}},
 		Cluster: quality.Cluster{Preset: quality.A100SXM, Racks: 1, NodesPerRack: 1, Background: map[string][]int{}},
 		Jobs: []Job{
@@ -407,10 +398,7 @@ func stockConfigs(t *testing.T) []Config {
 // node under paddle's levers take turns once per starvation threshold
 // instead of restarting each other every cycle.
 func TestRestartedJobWaitsAfresh(t *testing.T) {
-	models, err := quality.Models(dataDir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	models := testModels(t)
 	cfg := paddleFlexConfig(t)
 	after := starvationAfter(cfg.Sched).Seconds()
 	// Each job runs longer than two thresholds, so they must take turns.
@@ -435,6 +423,16 @@ func TestRestartedJobWaitsAfresh(t *testing.T) {
 	if n := first.Restarts + second.Restarts; n == 0 || n > turns {
 		t.Errorf("restarts: %d and %d, want 1 to %d in all (one per starvation threshold); %d cycles", first.Restarts, second.Restarts, turns, r.Cycles)
 	}
+}
+
+// testModels are the step-time models of ../shared/data/pollux.
+func testModels(t *testing.T) map[string]quality.Model {
+	t.Helper()
+	models, err := quality.Models(dataDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return models
 }
 
 // paddleConfig is deploy/paddle's configuration.

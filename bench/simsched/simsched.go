@@ -34,6 +34,7 @@ import (
 	_ "volcano.sh/volcano/pkg/scheduler/plugins"
 
 	"github.com/volcano-paddle/volcano-paddle/internal/fakeclients"
+	"github.com/volcano-paddle/volcano-paddle/internal/localcluster"
 	"github.com/volcano-paddle/volcano-paddle/pkg/gputopology"
 	_ "github.com/volcano-paddle/volcano-paddle/pkg/scheduler/plugins/paddle"
 )
@@ -65,6 +66,23 @@ func LoadConfig(name, path string) (*Config, error) {
 		return nil, err
 	}
 	return ParseConfig(name, string(b))
+}
+
+// LoadCompared reads the two configurations every comparison of stock
+// Volcano with paddle runs (localcluster.SchedulerConfs), named "stock" and
+// "paddle".
+func LoadCompared() (stock, paddle *Config, err error) {
+	stockPath, paddlePath, err := localcluster.SchedulerConfs()
+	if err != nil {
+		return nil, nil, err
+	}
+	if stock, err = LoadConfig("stock", stockPath); err != nil {
+		return nil, nil, err
+	}
+	if paddle, err = LoadConfig("paddle", paddlePath); err != nil {
+		return nil, nil, err
+	}
+	return stock, paddle, nil
 }
 
 // ParseConfig parses scheduler configuration text with Volcano's own loader.

@@ -5,16 +5,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/volcano-paddle/volcano-paddle/internal/localcluster"
 	"github.com/volcano-paddle/volcano-paddle/pkg/paddleapi"
 )
 
 func TestScheduleSmall(t *testing.T) {
-	path, err := localcluster.DeploySchedulerConf()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := LoadConfig("paddle", path)
+	_, cfg, err := LoadCompared()
 	if err != nil {
 		t.Fatal(err)
 	}

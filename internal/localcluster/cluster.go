@@ -595,24 +595,32 @@ func (c *Cluster) LogPath(name string) string { return filepath.Join(c.LogDir, n
 
 // StopComponent stops one component (e.g. the scheduler, to test a restart).
 func (c *Cluster) StopComponent(name string) error {
-	c.mu.Lock()
-	p, ok := c.procs[name]
-	c.mu.Unlock()
-	if !ok {
-		return fmt.Errorf("no component %q", name)
+	p, err := lookupComponent(c, c.procs, name)
+	if err != nil {
+		return err
 	}
 	return p.stop(15 * time.Second)
+}
+
+// lookupComponent reads a component's entry of one of the cluster's
+// per-component maps under the cluster's lock.
+func lookupComponent[V any](c *Cluster, m map[string]V, name string) (V, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	v, ok := m[name]
+	if !ok {
+		return v, fmt.Errorf("no component %q", name)
+	}
+	return v, nil
 }
 
 // StartComponent starts a stopped component again with its original flags
 // and, for Volcano's scheduler and controller manager, waits until it serves
 // its health check.
 func (c *Cluster) StartComponent(name string) error {
-	c.mu.Lock()
-	args, ok := c.args[name]
-	c.mu.Unlock()
-	if !ok {
-		return fmt.Errorf("no component %q", name)
+	args, err := lookupComponent(c, c.args, name)
+	if err != nil {
+		return err
 	}
 	if running := c.PIDs()[name]; running != 0 {
 		return fmt.Errorf("%s is still running (pid %d)", name, running)

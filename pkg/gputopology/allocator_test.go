@@ -17,11 +17,7 @@ import (
 func TestPredictAgreesWithAllocate(t *testing.T) {
 	for _, m := range gputopologytest.Machines() {
 		t.Run(m.Name, func(t *testing.T) {
-			published, err := FromNVML(m.NVML(), gputopologytest.Locality{M: m})
-			if err != nil {
-				t.Fatal(err)
-			}
-			model, err := ModelFor(published.Encode())
+			model, err := ModelFor(machineTopology(t, m).Encode())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -74,12 +70,7 @@ func TestPredictExamples(t *testing.T) {
 		machines[m.Name] = m
 	}
 	model := func(name string) *Model {
-		m := machines[name]
-		topo, err := FromNVML(m.NVML(), gputopologytest.Locality{M: m})
-		if err != nil {
-			t.Fatal(err)
-		}
-		mod, err := NewModel(topo)
+		mod, err := NewModel(machineTopology(t, machines[name]))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -108,15 +108,23 @@ func TestParseTopoMatrixErrors(t *testing.T) {
 	}
 }
 
+// machineTopology is what the agent publishes on a recorded machine:
+// FromNVML on go-nvml's mock with the machine's link tables.
+func machineTopology(t *testing.T, m gputopologytest.Machine) *Topology {
+	t.Helper()
+	topo, err := FromNVML(m.NVML(), gputopologytest.Locality{M: m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return topo
+}
+
 // NVML (go-nvml's mock, with the recorded link tables) and the text of
 // nvidia-smi give the same topology; NVML adds the PCIe path under NVLinks.
 func TestFromNVMLMachines(t *testing.T) {
 	for _, m := range gputopologytest.Machines() {
 		t.Run(m.Name, func(t *testing.T) {
-			topo, err := FromNVML(m.NVML(), gputopologytest.Locality{M: m})
-			if err != nil {
-				t.Fatal(err)
-			}
+			topo := machineTopology(t, m)
 			checkFabric(t, topo, m)
 			for i, g := range topo.GPUs {
 				if !reflect.DeepEqual(g.PCIe, m.PCIe[i]) {

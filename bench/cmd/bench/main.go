@@ -421,22 +421,8 @@ func sameVolcano(ctx context.Context, root string) error {
 	return nil
 }
 
-func configs() (stock, ours *simsched.Config, stockPath, oursPath string, err error) {
-	if stockPath, err = localcluster.StockSchedulerConf(); err != nil {
-		return
-	}
-	if oursPath, err = localcluster.DeploySchedulerConf(); err != nil {
-		return
-	}
-	if stock, err = simsched.LoadConfig("stock", stockPath); err != nil {
-		return
-	}
-	ours, err = simsched.LoadConfig("paddle", oursPath)
-	return
-}
-
 func runQuality(p *plan, r *report) error {
-	stock, ours, _, _, err := configs()
+	stock, ours, err := simsched.LoadCompared()
 	if err != nil {
 		return err
 	}
@@ -462,7 +448,7 @@ func runQuality(p *plan, r *report) error {
 }
 
 func runCluster(ctx context.Context, p *plan, r *report) error {
-	_, _, stockPath, oursPath, err := configs()
+	stockPath, oursPath, err := localcluster.SchedulerConfs()
 	if err != nil {
 		return err
 	}

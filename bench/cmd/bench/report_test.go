@@ -11,6 +11,7 @@ import (
 	"github.com/volcano-paddle/volcano-paddle/bench/clusterbench"
 	"github.com/volcano-paddle/volcano-paddle/bench/quality"
 	"github.com/volcano-paddle/volcano-paddle/bench/replay"
+	"github.com/volcano-paddle/volcano-paddle/internal/localcluster"
 )
 
 // Figures measured by `make bench-full` on 2026-11-22 (docs/benchmarks.md).
@@ -192,7 +193,7 @@ func TestHeadroomWhenVerdict(t *testing.T) {
 // The KWOK cluster part runs deploy/paddle's configuration with the
 // headroom off, and nothing else changed.
 func TestWithoutHeadroom(t *testing.T) {
-	_, _, _, oursPath, err := configs()
+	oursPath, err := localcluster.DeploySchedulerConf()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,18 +21,9 @@ import (
 // elasticJob: the job's trainers carry the elastic label the job plugin
 // sets (paddleapi.ElasticLabel "true"; the job's etcd pod has another
 // value and is never counted).
-func elasticJob(job *api.JobInfo) bool {
-	for _, t := range job.Tasks {
-		if elasticTrainer(t) {
-			return true
-		}
-	}
-	return false
-}
+func elasticJob(job *api.JobInfo) bool { return anyOptedIn(job, paddleapi.ElasticLabel) }
 
-func elasticTrainer(t *api.TaskInfo) bool {
-	return t.Pod != nil && t.Pod.Labels[paddleapi.ElasticLabel] == "true"
-}
+func elasticTrainer(t *api.TaskInfo) bool { return optedIn(t, paddleapi.ElasticLabel) }
 
 // surplus is how many of an elastic job's pods run above its minimum.
 // Only pods that hold their node count (bound or running, the statuses

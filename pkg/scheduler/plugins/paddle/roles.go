@@ -102,3 +102,21 @@ func roleRank(r paddleapi.Role) int {
 		return 2
 	}
 }
+
+// optedIn: the pod carries an opt-in label the job plugin sets to "true"
+// (paddleapi.ElasticLabel on elastic trainers, paddleapi.CheckpointableLabel
+// on every pod of a --checkpointable job). What the scheduler may do to a
+// job beyond gang placement (grow, shrink, preempt) needs that opt-in.
+func optedIn(t *api.TaskInfo, label string) bool {
+	return t.Pod != nil && t.Pod.Labels[label] == "true"
+}
+
+// anyOptedIn: one of the job's pods carries the opt-in label.
+func anyOptedIn(job *api.JobInfo, label string) bool {
+	for _, t := range job.Tasks {
+		if optedIn(t, label) {
+			return true
+		}
+	}
+	return false
+}

@@ -40,19 +40,12 @@ type victimPolicy struct {
 // checkpointable: the job's pods carry the opt-in the job plugin sets for
 // --checkpointable.
 func checkpointable(job *api.JobInfo) bool {
-	for _, t := range job.Tasks {
-		if checkpointableTask(t) {
-			return true
-		}
-	}
-	return false
+	return anyOptedIn(job, paddleapi.CheckpointableLabel)
 }
 
 // checkpointableTask: the pod carries that opt-in; the job plugin sets it
 // on every pod of the job, so one pod tells for its job.
-func checkpointableTask(t *api.TaskInfo) bool {
-	return t.Pod != nil && t.Pod.Labels[paddleapi.CheckpointableLabel] == "true"
-}
+func checkpointableTask(t *api.TaskInfo) bool { return optedIn(t, paddleapi.CheckpointableLabel) }
 
 // attainedGPUTime is the GPU time a job's running pods have had: per pod
 // its GPUs times how long it has run (Tiresias' attained service, NSDI'19).
