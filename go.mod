@@ -10,6 +10,7 @@ require (
 	github.com/miekg/dns v1.1.68
 	github.com/spf13/pflag v1.0.6
 	go.uber.org/automaxprocs v1.6.0
+	golang.org/x/sync v0.15.0
 	google.golang.org/grpc v1.85.0
 	gopkg.in/evanphx/json-patch.v4 v4.12.0
 	k8s.io/api v0.34.1
@@ -91,7 +92,6 @@ require (
 	golang.org/x/mod v0.25.0 // indirect
 	golang.org/x/net v0.41.0 // indirect
 	golang.org/x/oauth2 v0.30.0 // indirect
-	golang.org/x/sync v0.15.0 // indirect
 	golang.org/x/sys v0.33.0 // indirect
 	golang.org/x/term v0.32.0 // indirect
 	golang.org/x/text v0.26.0 // indirect

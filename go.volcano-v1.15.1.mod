@@ -10,6 +10,7 @@ require (
 	github.com/miekg/dns v1.1.68
 	github.com/spf13/pflag v1.0.10
 	go.uber.org/automaxprocs v1.6.0
+	golang.org/x/sync v0.21.0
 	google.golang.org/grpc v1.85.0
 	gopkg.in/evanphx/json-patch.v4 v4.13.0
 	k8s.io/api v0.35.3
@@ -101,7 +102,6 @@ require (
 	golang.org/x/mod v0.36.0 // indirect
 	golang.org/x/net v0.55.0 // indirect
 	golang.org/x/oauth2 v0.36.0 // indirect
-	golang.org/x/sync v0.21.0 // indirect
 	golang.org/x/sys v0.46.0 // indirect
 	golang.org/x/term v0.44.0 // indirect
 	golang.org/x/text v0.38.0 // indirect

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -388,23 +389,17 @@ func (b *binds) stats(start time.Time, m *Measurement) {
 }
 
 func submit(ctx context.Context, c *localcluster.Cluster, jobs []*batchv1alpha1.Job) error {
-	errs := make(chan error, len(jobs))
-	sem := make(chan struct{}, 8)
-	var wg sync.WaitGroup
+	var g errgroup.Group
+	g.SetLimit(8)
 	for _, j := range jobs {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func(j *batchv1alpha1.Job) {
-			defer wg.Done()
-			defer func() { <-sem }()
+		g.Go(func() error {
 			if _, err := c.Volcano.BatchV1alpha1().Jobs(j.Namespace).Create(ctx, j, metav1.CreateOptions{}); err != nil {
-				errs <- fmt.Errorf("creating %s: %w", j.Name, err)
+				return fmt.Errorf("creating %s: %w", j.Name, err)
 			}
-		}(j)
+			return nil
+		})
 	}
-	wg.Wait()
-	close(errs)
-	return <-errs
+	return g.Wait()
 }
 
 func createNS(ctx context.Context, c *localcluster.Cluster, ns string) error {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/volcano-paddle/volcano-paddle/bench/quality"
 	"github.com/volcano-paddle/volcano-paddle/bench/simsched"
+	"github.com/volcano-paddle/volcano-paddle/internal/localcluster"
 	"github.com/volcano-paddle/volcano-paddle/pkg/scheduler/plugins/paddle"
 )
 
@@ -298,6 +299,16 @@ func PaddleConfig(path string) (Config, error) {
 		return Config{}, err
 	}
 	return Config{Sched: cfg, Note: "deploy/paddle/volcano-scheduler.conf: stock tiers + paddle"}, nil
+}
+
+// DeployedPaddleConfig is PaddleConfig of deploy/paddle's file
+// (localcluster.DeploySchedulerConf).
+func DeployedPaddleConfig() (Config, error) {
+	path, err := localcluster.DeploySchedulerConf()
+	if err != nil {
+		return Config{}, err
+	}
+	return PaddleConfig(path)
 }
 
 // WithPaddleArgs is a paddle configuration with some plugin arguments

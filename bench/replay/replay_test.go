@@ -76,13 +76,12 @@ func TestRankCrossings(t *testing.T) {
 // waits until it ends, under every configuration, and the metrics follow.
 func TestSimulateQueueing(t *testing.T) {
 	models := testModels(t)
-	w := &Workload{Cluster: quality.Cluster{Preset: quality.A100SXM, Racks: 1, NodesPerRack: 2, Background: map[string][]int{}},
-		Jobs: []Job{
-			{Job: quality.Job{Name: "big", GPUs: 16, PodGPUs: 8, Pods: 2, Model: "imagenet", Duration: 100}, Arrival: 0},
-			{Job: quality.Job{Name: "late", GPUs: 8, PodGPUs: 8, Pods: 1, Model: "imagenet", Duration: 50}, Arrival: 10},
-		}}
+	w := testWorkload(2,
+		imagenetJob("big", 2, 8, 100, 0),
+		imagenetJob("late", 1, 8, 50, 10),
+	)
 	best := BestSteps(w, models)
-	for _, cfg := range []Config{stockConfigs(t)[0], paddleConfig(t)} {
+	for _, cfg := range []Config{stockConfigs(t, DefaultSLAWait)[0], paddleConfig(t)} {
 		r, err := Simulate(context.Background(), w, models, best, cfg)
 		if err != nil {
 			t.Fatal(err)
@@ -186,20 +185,12 @@ func TestAverageMetrics(t *testing.T) {
 // plugin after gang with their waiting time.
 func TestStockPriorityAndSLA(t *testing.T) {
 	models := testModels(t)
-	w := &Workload{Cluster: quality.Cluster{Preset: quality.A100SXM, Racks: 1, NodesPerRack: 1, Background: map[string][]int{}},
-		Jobs: []Job{
-			{Job: quality.Job{Name: "first", GPUs: 8, PodGPUs: 8, Pods: 1, Model: "imagenet", Duration: 100}, Arrival: 0},
-			{Job: quality.Job{Name: "large", GPUs: 8, PodGPUs: 8, Pods: 1, Model: "imagenet", Duration: 100}, Arrival: 10},
-			{Job: quality.Job{Name: "small", GPUs: 1, PodGPUs: 1, Pods: 1, Model: "imagenet", Duration: 50}, Arrival: 20},
-		}}
-	stockPath, err := localcluster.StockSchedulerConf()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cs, err := StockConfigs(stockPath, 90*time.Minute)
-	if err != nil {
-		t.Fatal(err)
-	}
+	w := testWorkload(1,
+		imagenetJob("first", 1, 8, 100, 0),
+		imagenetJob("large", 1, 8, 100, 10),
+		imagenetJob("small", 1, 1, 50, 20),
+	)
+	cs := stockConfigs(t, 90*time.Minute)
 	byName := map[string]Config{}
 	for _, c := range cs {
 		byName[c.Name()] = c
@@ -287,12 +278,11 @@ func TestWriteJobsCSV(t *testing.T) {
 // and the 1-GPU job waits for the end.
 func TestFlexElasticGrowShrink(t *testing.T) {
 	models := testModels(t)
-	w := &Workload{Options: Options{Flex: Flex{ElasticShare: 1}},
-		Cluster: quality.Cluster{Preset: quality.A100SXM, Racks: 1, NodesPerRack: 1, Background: map[string][]int{}},
-		Jobs: []Job{
-			{Job: quality.Job{Name: "elastic", GPUs: 4, PodGPUs: 1, Pods: 4, Model: "imagenet", Duration: 1000}, Arrival: 0, MinPods: 2, MaxPods: 8},
-			{Job: quality.Job{Name: "small", GPUs: 1, PodGPUs: 1, Pods: 1, Model: "imagenet", Duration: 50}, Arrival: 100, MinPods: 1, MaxPods: 1},
-		}}
+	grows, oneGPU := imagenetJob("elastic", 4, 1, 1000, 0), imagenetJob("small", 1, 1, 50, 100)
+	grows.MinPods, grows.MaxPods = 2, 8
+	oneGPU.MinPods, oneGPU.MaxPods = 1, 1
+	w := testWorkload(1, grows, oneGPU)
+	w.Options.Flex = Flex{ElasticShare: 1}
 	if err := w.LoadSpeedups(dataDir, models); err != nil {
 		t.Fatal(err)
 	}
@@ -300,7 +290,7 @@ func TestFlexElasticGrowShrink(t *testing.T) {
 	if ratio <= 1 || ratio > 2 {
 		t.Fatalf("speed-up of 8 trainers over 4: %g, want in (1, 2]", ratio)
 	}
-	cs := stockConfigs(t)
+	cs := stockConfigs(t, DefaultSLAWait)
 	byName := map[string]Config{}
 	for _, c := range cs {
 		byName[c.Name()] = ForFlex(c)
@@ -365,7 +355,7 @@ func TestMeasureWithoutLargeJobsIsJSON(t *testing.T) {
 // An interrupted Repeat returns the runs it finished with ctx's error, and
 // nothing when it finished none.
 func TestRepeatInterrupted(t *testing.T) {
-	cs := stockConfigs(t)
+	cs := stockConfigs(t, DefaultSLAWait)
 	o := Options{Preset: quality.A100SXM, NodesPerRack: 4, Start: 0, Jobs: 10, Load: 0.9, PSShare: 0.3, Seed: 1}
 	ctx, cancel := context.WithCancel(context.Background())
 	// The one configuration's log line ends the first run: cancel there.
@@ -378,14 +368,15 @@ func TestRepeatInterrupted(t *testing.T) {
 	}
 }
 
-// stockConfigs are StockConfigs on the Helm chart's configuration.
-func stockConfigs(t *testing.T) []Config {
+// stockConfigs are StockConfigs on the Helm chart's configuration, the sla
+// ones with slaWait.
+func stockConfigs(t *testing.T, slaWait time.Duration) []Config {
 	t.Helper()
 	stockPath, err := localcluster.StockSchedulerConf()
 	if err != nil {
 		t.Fatal(err)
 	}
-	cs, err := StockConfigs(stockPath, DefaultSLAWait)
+	cs, err := StockConfigs(stockPath, slaWait)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -403,12 +394,11 @@ func TestRestartedJobWaitsAfresh(t *testing.T) {
 	after := starvationAfter(cfg.Sched).Seconds()
 	// Each job runs longer than two thresholds, so they must take turns.
 	hours := 2.5 * after
-	w := &Workload{Options: Options{Flex: Flex{CheckpointShare: 1, RestartCost: 300}},
-		Cluster: quality.Cluster{Preset: quality.A100SXM, Racks: 1, NodesPerRack: 1, Background: map[string][]int{}},
-		Jobs: []Job{
-			{Job: quality.Job{Name: "first", GPUs: 8, PodGPUs: 8, Pods: 1, Model: "imagenet", Duration: hours}, Arrival: 0, Checkpointable: true},
-			{Job: quality.Job{Name: "second", GPUs: 8, PodGPUs: 8, Pods: 1, Model: "imagenet", Duration: hours}, Arrival: 60, Checkpointable: true},
-		}}
+	w := testWorkload(1, imagenetJob("first", 1, 8, hours, 0), imagenetJob("second", 1, 8, hours, 60))
+	for i := range w.Jobs {
+		w.Jobs[i].Checkpointable = true
+	}
+	w.Options.Flex = Flex{CheckpointShare: 1, RestartCost: 300}
 	r, err := Simulate(context.Background(), w, models, BestSteps(w, models), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -425,6 +415,18 @@ func TestRestartedJobWaitsAfresh(t *testing.T) {
 	}
 }
 
+// testWorkload is nodes 8xA100-NVSwitch nodes in one rack, nothing else
+// running, and the jobs.
+func testWorkload(nodes int, jobs ...Job) *Workload {
+	return &Workload{Cluster: quality.Cluster{Preset: quality.A100SXM, Racks: 1, NodesPerRack: nodes, Background: map[string][]int{}}, Jobs: jobs}
+}
+
+// imagenetJob is a job of pods pods of podGPUs GPUs training imagenet for
+// duration seconds (at its best placement), arriving at arrival.
+func imagenetJob(name string, pods, podGPUs int, duration, arrival float64) Job {
+	return Job{Job: quality.Job{Name: name, GPUs: pods * podGPUs, PodGPUs: podGPUs, Pods: pods, Model: "imagenet", Duration: duration}, Arrival: arrival}
+}
+
 // testModels are the step-time models of ../shared/data/pollux.
 func testModels(t *testing.T) map[string]quality.Model {
 	t.Helper()
@@ -438,11 +440,7 @@ func testModels(t *testing.T) map[string]quality.Model {
 // paddleConfig is deploy/paddle's configuration.
 func paddleConfig(t *testing.T) Config {
 	t.Helper()
-	paddlePath, err := localcluster.DeploySchedulerConf()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ours, err := PaddleConfig(paddlePath)
+	ours, err := DeployedPaddleConfig()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,6 +19,7 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -536,23 +537,17 @@ func (c *Cluster) ensureNamespace(ctx context.Context, name string) error {
 
 func (c *Cluster) createNodes(ctx context.Context) error {
 	nodes := c.opts.Topology.Nodes()
-	errs := make(chan error, len(nodes))
-	sem := make(chan struct{}, 32)
-	var wg sync.WaitGroup
+	var g errgroup.Group
+	g.SetLimit(32)
 	for _, n := range nodes {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func(n *corev1.Node) {
-			defer wg.Done()
-			defer func() { <-sem }()
+		g.Go(func() error {
 			if _, err := c.Kube.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-				errs <- fmt.Errorf("creating node %s: %w", n.Name, err)
+				return fmt.Errorf("creating node %s: %w", n.Name, err)
 			}
-		}(n)
+			return nil
+		})
 	}
-	wg.Wait()
-	close(errs)
-	return <-errs
+	return g.Wait()
 }
 
 func (c *Cluster) waitNodesReady(ctx context.Context, timeout time.Duration) error {

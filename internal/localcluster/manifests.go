@@ -147,19 +147,9 @@ func installVolcanoWebhooks(ctx context.Context, client kubernetes.Interface, ba
 		var err error
 		switch u.GetKind() {
 		case "MutatingWebhookConfiguration":
-			err = createRewritten(ctx, u, func(cfg *admissionv1.MutatingWebhookConfiguration) (ccs []*admissionv1.WebhookClientConfig) {
-				for i := range cfg.Webhooks {
-					ccs = append(ccs, &cfg.Webhooks[i].ClientConfig)
-				}
-				return ccs
-			}, rewrite, admission.MutatingWebhookConfigurations().Create)
+			err = createRewritten(ctx, u, rewrite, admission.MutatingWebhookConfigurations().Create)
 		case "ValidatingWebhookConfiguration":
-			err = createRewritten(ctx, u, func(cfg *admissionv1.ValidatingWebhookConfiguration) (ccs []*admissionv1.WebhookClientConfig) {
-				for i := range cfg.Webhooks {
-					ccs = append(ccs, &cfg.Webhooks[i].ClientConfig)
-				}
-				return ccs
-			}, rewrite, admission.ValidatingWebhookConfigurations().Create)
+			err = createRewritten(ctx, u, rewrite, admission.ValidatingWebhookConfigurations().Create)
 		}
 		if err != nil {
 			return nil, err
@@ -172,21 +162,42 @@ func installVolcanoWebhooks(ctx context.Context, client kubernetes.Interface, ba
 	return dedupe(paths), nil
 }
 
-// createRewritten converts u into a webhook configuration T (mutating or
-// validating), passes the client config of each of its webhooks
-// (clientConfigs) to rewrite, and creates it.
+// createRewritten passes the client config of each of u's webhooks to
+// rewrite (both kinds keep them at webhooks[*].clientConfig), converts u
+// into the webhook configuration T (mutating or validating) and creates it.
 func createRewritten[T any](ctx context.Context, u *unstructured.Unstructured,
-	clientConfigs func(*T) []*admissionv1.WebhookClientConfig,
 	rewrite func(*admissionv1.WebhookClientConfig) error,
 	create func(context.Context, *T, metav1.CreateOptions) (*T, error)) error {
-	cfg := new(T)
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, cfg); err != nil {
-		return err
+	webhooks, _, err := unstructured.NestedSlice(u.Object, "webhooks")
+	if err != nil {
+		return fmt.Errorf("%s: %w", u.GetName(), err)
 	}
-	for _, cc := range clientConfigs(cfg) {
-		if err := rewrite(cc); err != nil {
+	conv := runtime.DefaultUnstructuredConverter
+	for _, w := range webhooks {
+		webhook, ok := w.(map[string]interface{})
+		if !ok {
+			return fmt.Errorf("%s: a webhook is not an object", u.GetName())
+		}
+		var cc admissionv1.WebhookClientConfig
+		if obj, ok := webhook["clientConfig"].(map[string]interface{}); ok {
+			if err := conv.FromUnstructured(obj, &cc); err != nil {
+				return fmt.Errorf("%s: %w", u.GetName(), err)
+			}
+		}
+		if err := rewrite(&cc); err != nil {
 			return fmt.Errorf("%s: %w", u.GetName(), err)
 		}
+		if webhook["clientConfig"], err = conv.ToUnstructured(&cc); err != nil {
+			return err
+		}
+	}
+	// NestedSlice returned a copy.
+	if err := unstructured.SetNestedSlice(u.Object, webhooks, "webhooks"); err != nil {
+		return err
+	}
+	cfg := new(T)
+	if err := conv.FromUnstructured(u.Object, cfg); err != nil {
+		return err
 	}
 	if _, err := create(ctx, cfg, metav1.CreateOptions{}); err != nil {
 		return fmt.Errorf("creating %s: %w", u.GetName(), err)

@@ -162,8 +162,7 @@ func resize(t *testing.T, c *localcluster.Cluster, ns, name string, replicas int
 // keep running (same UIDs), the job never restarts; its etcd objects exist
 // while the job does.
 func TestElasticResizeAndReplace(t *testing.T) {
-	c := framework.Cluster(t)
-	ns := framework.Namespace(t, c)
+	c, ns := framework.ClusterNamespace(t)
 	startElasticJob(t, c, ns, "el")
 	ctx := context.Background()
 	phases := phaseWatch(t, c, ns, "el")
@@ -277,8 +276,7 @@ func heartbeats(ctx context.Context, t *testing.T, g *paddleetcd.Gateway, jobID 
 // write: deleting a pod removes exactly its launcher's heartbeat key,
 // within 1 s.
 func TestElasticLossNotice(t *testing.T) {
-	c := framework.Cluster(t)
-	ns := framework.Namespace(t, c)
+	c, ns := framework.ClusterNamespace(t)
 	etcdURL := startElasticJob(t, c, ns, "ln")
 	ctx := context.Background()
 	pods := waitWorkers(t, c, ns, "ln", 3)
@@ -386,8 +384,7 @@ func TestElasticHeartbeatsKept(t *testing.T) {
 // --elastic-max-failures; the crash past it fails the job, with an event
 // naming the pod.
 func TestElasticFailureBound(t *testing.T) {
-	c := framework.Cluster(t)
-	ns := framework.Namespace(t, c)
+	c, ns := framework.ClusterNamespace(t)
 	startElasticJob(t, c, ns, "fb", "--elastic-max-failures=1")
 	ctx := context.Background()
 	before := waitWorkers(t, c, ns, "fb", 3)

@@ -30,8 +30,7 @@ func boundPods(t *testing.T, c *localcluster.Cluster, ns, job string) int {
 // A gang waiting for resources across a scheduler restart is still placed
 // all at once, never in part.
 func TestSchedulerRestartKeepsGangAtomic(t *testing.T) {
-	c := framework.Cluster(t)
-	ns := framework.Namespace(t, c)
+	c, ns := framework.ClusterNamespace(t)
 	ctx := context.Background()
 	// 6 of the 8 nodes run a 6-GPU pod: 28 GPUs stay free, enough for the
 	// gang's quota, but only 2 nodes have 8 free GPUs.
@@ -75,8 +74,7 @@ func TestSchedulerRestartKeepsGangAtomic(t *testing.T) {
 // controller taints it, and Volcano honours the taint (it does not read node
 // conditions itself).
 func TestNotReadyNodeAvoided(t *testing.T) {
-	c := framework.Cluster(t)
-	ns := framework.Namespace(t, c)
+	c, ns := framework.ClusterNamespace(t)
 	ctx := context.Background()
 	const sick = "gpu-r0-n0"
 	patch := func(value *string) {
@@ -129,8 +127,7 @@ func nodeReady(n *corev1.Node) bool {
 
 // A Paddle gang that cannot be placed says why in its PodGroup.
 func TestUnplaceableGangExplained(t *testing.T) {
-	c := framework.Cluster(t)
-	ns := framework.Namespace(t, c)
+	c, ns := framework.ClusterNamespace(t)
 	// 9 x 7 GPUs: 63 GPUs exist but one pod per node fits.
 	job := paddleJob(ns, "toobig", nil, 9, framework.Task{Name: "trainer", Replicas: 9, GPUs: 7, CPU: "8"})
 	framework.CreateJob(t, c, job)

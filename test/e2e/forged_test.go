@@ -103,8 +103,7 @@ func victimState(t *testing.T, c *localcluster.Cluster, ns, name string) jobStat
 // (it deletes the surplus pod, and the deletion is the victim's PodEvicted
 // -> RestartJob), which is what the rule prevents.
 func TestForgedPodsRefused(t *testing.T) {
-	c := framework.Cluster(t)
-	ns := framework.Namespace(t, c)
+	c, ns := framework.ClusterNamespace(t)
 	ctx := context.Background()
 	job := runningPSJob(t, c, ns, "victim")
 	mallory := podOnlyUser(t, c, ns, "mallory")

@@ -18,8 +18,7 @@ import (
 // Volcano's enqueue and its pods are created), and each pod fits on any
 // node, so a scheduler without gang semantics would bind 8 of them.
 func TestGangAllOrNothing(t *testing.T) {
-	c := framework.Cluster(t)
-	ns := framework.Namespace(t, c)
+	c, ns := framework.ClusterNamespace(t)
 	ctx := context.Background()
 
 	job := framework.NewJob(ns, "too-big", 9, framework.Task{Name: "trainer", Replicas: 9, GPUs: 7, CPU: "8"})
@@ -59,8 +58,7 @@ func TestGangAllOrNothing(t *testing.T) {
 // A gang that fits starts as a whole and the job completes when its
 // trainers finish (TaskCompleted -> CompleteJob), the pserver still running.
 func TestGangRunsToCompletion(t *testing.T) {
-	c := framework.Cluster(t)
-	ns := framework.Namespace(t, c)
+	c, ns := framework.ClusterNamespace(t)
 
 	job := framework.NewJob(ns, "fits", 3,
 		framework.Task{Name: "pserver", Replicas: 1, CPU: "4"},

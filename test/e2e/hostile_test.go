@@ -171,8 +171,7 @@ func envValue(c corev1.Container, name string) string {
 // whole-gang restart (here: a pod deleted, PodEvicted -> RestartJob) runs
 // at the new size with env that agrees.
 func TestPaddleResizeWithoutWebhookHeld(t *testing.T) {
-	c := framework.Cluster(t)
-	ns := framework.Namespace(t, c)
+	c, ns := framework.ClusterNamespace(t)
 	ctx := context.Background()
 	withoutPaddleWebhooks(t, c)
 
@@ -263,8 +262,7 @@ func TestPaddleResizeWithoutWebhookHeld(t *testing.T) {
 // webhook was off): `kubectl label` failed, and a foreground deletion stayed
 // stuck on its finalizer because the garbage collector's update was refused.
 func TestPaddleMetadataUpdatesOfInvalidJob(t *testing.T) {
-	c := framework.Cluster(t)
-	ns := framework.Namespace(t, c)
+	c, ns := framework.ClusterNamespace(t)
 	ctx := context.Background()
 	restore := withoutPaddleWebhooks(t, c)
 	job := framework.CreateJob(t, c, paddleJob(ns, "was-admitted", []string{"--gloo=1"}, 2, framework.Task{Name: "worker", Replicas: 2}))
@@ -291,8 +289,7 @@ func TestPaddleMetadataUpdatesOfInvalidJob(t *testing.T) {
 // A running job's headless Service and ConfigMap come back within seconds
 // when deleted, with a Normal event on the job.
 func TestPaddleObjectsRecreated(t *testing.T) {
-	c := framework.Cluster(t)
-	ns := framework.Namespace(t, c)
+	c, ns := framework.ClusterNamespace(t)
 	ctx := context.Background()
 	job := runningPSJob(t, c, ns, "keep")
 
@@ -349,8 +346,7 @@ func TestPaddleObjectsRecreated(t *testing.T) {
 // (pservers stopped, not left running as in the seed's walkthrough); risky
 // specs get warnings; pods of Paddle roles carry no service-account token.
 func TestPaddleAdmissionDefaultsAndWarnings(t *testing.T) {
-	c := framework.Cluster(t)
-	ns := framework.Namespace(t, c)
+	c, ns := framework.ClusterNamespace(t)
 	ctx := context.Background()
 	vc, w, err := c.VolcanoRecordingWarnings()
 	if err != nil {
@@ -507,8 +503,7 @@ func TestPaddleWebhookDirectRequests(t *testing.T) {
 // nor deleted, and the job's events name it with the fix. Once it is gone
 // the restart completes.
 func TestPrecreatedConfigMapRefused(t *testing.T) {
-	c := framework.Cluster(t)
-	ns := framework.Namespace(t, c)
+	c, ns := framework.ClusterNamespace(t)
 	ctx := context.Background()
 	running := runningPSJob(t, c, ns, "pre")
 	cms := c.Kube.CoreV1().ConfigMaps(ns)

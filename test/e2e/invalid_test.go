@@ -64,8 +64,7 @@ func invalidCases() []invalidCase {
 // With the paddle admission webhook installed (as deploy/ does), a bad
 // Paddle job is refused at create time with the field and the fix.
 func TestPaddleInvalidJobsRefusedAtAdmission(t *testing.T) {
-	c := framework.Cluster(t)
-	ns := framework.Namespace(t, c)
+	c, ns := framework.ClusterNamespace(t)
 	for _, tc := range invalidCases() {
 		t.Run(tc.name, func(t *testing.T) {
 			job := tc.job(ns)
@@ -96,8 +95,7 @@ func TestPaddleInvalidJobsRefusedAtAdmission(t *testing.T) {
 // before), the controller rejects the job: a Warning event and the job's
 // status say why, and no PodGroup, pod or Service is created.
 func TestPaddleInvalidJobsRejectedByController(t *testing.T) {
-	c := framework.Cluster(t)
-	ns := framework.Namespace(t, c)
+	c, ns := framework.ClusterNamespace(t)
 	ctx := context.Background()
 	withoutPaddleWebhooks(t, c)
 
@@ -172,8 +170,7 @@ func TestPaddleInvalidJobsRejectedByController(t *testing.T) {
 // them (its status record is not written). Once Volcano gives up on the
 // job, paddle-objects-controller removes them.
 func TestInvalidJobWithSvcLeavesNothing(t *testing.T) {
-	c := framework.Cluster(t)
-	ns := framework.Namespace(t, c)
+	c, ns := framework.ClusterNamespace(t)
 	ctx := context.Background()
 	withoutPaddleWebhooks(t, c)
 	job := paddleJob(ns, "badsvc", []string{"--gloo=1"}, 2, framework.Task{Name: "worker", Replicas: 2})

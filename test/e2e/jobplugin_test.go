@@ -106,8 +106,7 @@ func restartedAnew(ctx context.Context, c *localcluster.Cluster, ns, name string
 // script: tasks pserver/trainer, port 30236, trainers finish and the job
 // completes, pservers are stopped by CompleteJob.
 func TestPaddleCTRSeedJob(t *testing.T) {
-	c := framework.Cluster(t)
-	ns := framework.Namespace(t, c)
+	c, ns := framework.ClusterNamespace(t)
 	job := paddleJob(ns, "ctr-volcano", []string{"--port=30236"}, 4,
 		framework.Task{Name: "pserver", Replicas: 2, CPU: "1"},
 		framework.Task{Name: "trainer", Replicas: 2, CPU: "1", SucceedAfter: "4s", CompleteJob: true})
@@ -136,8 +135,7 @@ func TestPaddleCTRSeedJob(t *testing.T) {
 
 // paddle-operator's wide&deep: ps/worker task names, gloo on.
 func TestPaddleOperatorStyleGloo(t *testing.T) {
-	c := framework.Cluster(t)
-	ns := framework.Namespace(t, c)
+	c, ns := framework.ClusterNamespace(t)
 	job := paddleJob(ns, "wide-and-deep", []string{"--gloo=1"}, 4,
 		framework.Task{Name: "ps", Replicas: 2}, framework.Task{Name: "worker", Replicas: 2})
 	framework.CreateJob(t, c, job)
@@ -162,8 +160,7 @@ func TestPaddleOperatorStyleGloo(t *testing.T) {
 // ResNet collective on GPUs (seed 002 example 2) with Volcano's svc plugin
 // in the same job: one Service, publishing not-ready addresses.
 func TestPaddleCollectiveGPUWithSvcPlugin(t *testing.T) {
-	c := framework.Cluster(t)
-	ns := framework.Namespace(t, c)
+	c, ns := framework.ClusterNamespace(t)
 	job := paddleJob(ns, "resnet", nil, 2, framework.Task{Name: "trainer", Replicas: 2, GPUs: 4, CPU: "8"})
 	job.Spec.Plugins["svc"] = []string{}
 	framework.CreateJob(t, c, job)
@@ -188,8 +185,7 @@ func TestPaddleCollectiveGPUWithSvcPlugin(t *testing.T) {
 }
 
 func TestPaddleHeterPS(t *testing.T) {
-	c := framework.Cluster(t)
-	ns := framework.Namespace(t, c)
+	c, ns := framework.ClusterNamespace(t)
 	job := paddleJob(ns, "heter-ctr", nil, 5,
 		framework.Task{Name: "ps", Replicas: 1}, framework.Task{Name: "worker", Replicas: 2},
 		framework.Task{Name: "heter", Replicas: 2, GPUs: 1})
@@ -207,8 +203,7 @@ func TestPaddleHeterPS(t *testing.T) {
 // it, the lists of that incarnation in a new ConfigMap, the old one gone, and
 // they pass the contract again.
 func TestPaddleRestartNewIncarnation(t *testing.T) {
-	c := framework.Cluster(t)
-	ns := framework.Namespace(t, c)
+	c, ns := framework.ClusterNamespace(t)
 	ctx := context.Background()
 	job := paddleJob(ns, "restart", []string{"--gloo=1"}, 4,
 		framework.Task{Name: "ps", Replicas: 2}, framework.Task{Name: "worker", Replicas: 2})
@@ -271,8 +266,7 @@ func configMapNames(cms []corev1.ConfigMap) []string {
 // Deleting the job removes its Service and ConfigMap (and the garbage
 // collector its pods).
 func TestPaddleServiceRemovedWithJob(t *testing.T) {
-	c := framework.Cluster(t)
-	ns := framework.Namespace(t, c)
+	c, ns := framework.ClusterNamespace(t)
 	ctx := context.Background()
 	job := paddleJob(ns, "short", nil, 2, framework.Task{Name: "worker", Replicas: 2})
 	framework.CreateJob(t, c, job)

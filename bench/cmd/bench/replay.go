@@ -236,11 +236,7 @@ func baseConfigs() (string, replay.Config, error) {
 	if err != nil {
 		return "", replay.Config{}, err
 	}
-	oursPath, err := localcluster.DeploySchedulerConf()
-	if err != nil {
-		return "", replay.Config{}, err
-	}
-	ours, err := replay.PaddleConfig(oursPath)
+	ours, err := replay.DeployedPaddleConfig()
 	return stockPath, ours, err
 }
 

@@ -23,25 +23,71 @@ import (
 )
 
 var (
-	sharedMu      sync.Mutex
-	shared        *localcluster.Cluster
-	sharedErr     error
+	failedMu      sync.Mutex
 	anyFailed     bool
 	stopOnSignals sync.Once
 )
 
-// Main runs the tests and then stops the shared cluster. Logs are removed
+// sharedCluster is a cluster the tests of this binary share: started on
+// first use, stopped by Main.
+type sharedCluster struct {
+	what string // "local cluster", for messages
+	opts localcluster.Options
+
+	mu  sync.Mutex
+	c   *localcluster.Cluster
+	err error // a failed start, reported to every test that asks
+}
+
+var (
+	defaultCluster = &sharedCluster{what: "local cluster", opts: localcluster.Options{Name: "e2e"}}
+	// The default KWOK topology plus real-0, CoreDNS with `cache 30` and
+	// kubernetes `ttl 30`.
+	realNodeCluster = &sharedCluster{what: "local cluster with the real node", opts: localcluster.Options{
+		Name: "e2e-real", RealNode: &localcluster.RealNodeOptions{CacheSeconds: 30, TTLSeconds: 30},
+	}}
+)
+
+// get returns the cluster, starting it if no test has yet, and checks it
+// after the test (afterTest).
+func (s *sharedCluster) get(t *testing.T) *localcluster.Cluster {
+	t.Helper()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.c == nil && s.err == nil {
+		opts := s.opts
+		opts.Logf = t.Logf
+		s.c, s.err = localcluster.Start(context.Background(), opts)
+		if s.err == nil {
+			handleSignals(s.c)
+		}
+	}
+	if s.err != nil {
+		t.Fatalf("%s: %v", s.what, s.err)
+	}
+	c := s.c
+	t.Cleanup(func() { afterTest(t, c) })
+	return c
+}
+
+// stop stops the cluster if a test started it; c is nil when none did.
+func (s *sharedCluster) stop() (c *localcluster.Cluster, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.c == nil {
+		return nil, nil
+	}
+	return s.c, s.c.Stop()
+}
+
+// Main runs the tests and then stops the shared clusters. Logs are removed
 // after a clean run and kept (with their path printed) after a failure.
 func Main(m *testing.M) {
 	code := m.Run()
-	sharedMu.Lock()
-	c := shared
-	sharedMu.Unlock()
-	if c != nil {
-		code = stopped("local cluster", "local cluster", c, c.Stop(), code)
-	}
-	if rc, err := stopRealNodeCluster(); rc != nil {
-		code = stopped("local cluster with the real node", "real-node cluster", rc, err, code)
+	for _, s := range []*sharedCluster{defaultCluster, realNodeCluster} {
+		if c, err := s.stop(); c != nil {
+			code = stopped(s.what, c, err, code)
+		}
 	}
 	os.Exit(code)
 }
@@ -49,15 +95,18 @@ func Main(m *testing.M) {
 // stopped reports a stop of cluster c that ended with err, and removes the
 // cluster's logs when the run is clean (code 0, no test failed) or says
 // where they are kept; it returns the exit code, 1 once a stop failed.
-func stopped(what, logsOf string, c *localcluster.Cluster, err error, code int) int {
+func stopped(what string, c *localcluster.Cluster, err error, code int) int {
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "stopping the %s: %v\n", what, err)
 		code = 1
 	}
-	if code == 0 && !anyFailed {
+	failedMu.Lock()
+	failed := anyFailed
+	failedMu.Unlock()
+	if code == 0 && !failed {
 		_ = c.RemoveLogs()
 	} else {
-		fmt.Fprintf(os.Stderr, "%s component logs kept in %s\n", logsOf, c.LogDir)
+		fmt.Fprintf(os.Stderr, "%s: component logs kept in %s\n", what, c.LogDir)
 	}
 	return code
 }
@@ -66,29 +115,16 @@ func stopped(what, logsOf string, c *localcluster.Cluster, err error, code int) 
 // it on first use with the default topology.
 func Cluster(t *testing.T) *localcluster.Cluster {
 	t.Helper()
-	sharedMu.Lock()
-	defer sharedMu.Unlock()
-	if shared == nil && sharedErr == nil {
-		shared, sharedErr = localcluster.Start(context.Background(), localcluster.Options{Name: "e2e", Logf: t.Logf})
-		if sharedErr == nil {
-			handleSignals(shared)
-		}
-	}
-	if sharedErr != nil {
-		t.Fatalf("local cluster: %v", sharedErr)
-	}
-	c := shared
-	t.Cleanup(func() { afterTest(t, c) })
-	return shared
+	return defaultCluster.get(t)
 }
 
 // afterTest keeps the logs of a shared cluster when a test failed and fails
 // the test when a component died during it.
 func afterTest(t *testing.T, c *localcluster.Cluster) {
 	if t.Failed() {
-		sharedMu.Lock()
+		failedMu.Lock()
 		anyFailed = true
-		sharedMu.Unlock()
+		failedMu.Unlock()
 		t.Logf("component logs: %s", c.LogDir)
 	}
 	if err := c.Healthy(); err != nil {
@@ -149,6 +185,14 @@ func handleSignals(c *localcluster.Cluster) {
 			os.Exit(130)
 		}()
 	})
+}
+
+// ClusterNamespace is the shared cluster (Cluster) and a fresh namespace in
+// it (Namespace), the start of most tests.
+func ClusterNamespace(t *testing.T) (*localcluster.Cluster, string) {
+	t.Helper()
+	c := Cluster(t)
+	return c, Namespace(t, c)
 }
 
 // Namespace creates a namespace for one test and deletes it afterwards.

@@ -22,12 +22,6 @@ import (
 	"github.com/volcano-paddle/volcano-paddle/internal/paddleprobe"
 )
 
-var (
-	realMu      sync.Mutex
-	realCluster *localcluster.Cluster
-	realErr     error
-)
-
 // RealNodeCluster returns the cluster with the real node real-0 shared by
 // the tests of this binary (the default KWOK topology plus real-0, CoreDNS
 // with `cache 30` and kubernetes `ttl 30`), starting it on first use with
@@ -36,32 +30,7 @@ var (
 // the packages of hack/realnode-deps.sh).
 func RealNodeCluster(t *testing.T) *localcluster.Cluster {
 	t.Helper()
-	realMu.Lock()
-	defer realMu.Unlock()
-	if realCluster == nil && realErr == nil {
-		realCluster, realErr = localcluster.Start(context.Background(), localcluster.Options{
-			Name: "e2e-real", Logf: t.Logf, RealNode: &localcluster.RealNodeOptions{CacheSeconds: 30, TTLSeconds: 30},
-		})
-		if realErr == nil {
-			handleSignals(realCluster)
-		}
-	}
-	if realErr != nil {
-		t.Fatalf("local cluster with a real node: %v", realErr)
-	}
-	c := realCluster
-	t.Cleanup(func() { afterTest(t, c) })
-	return c
-}
-
-// stopRealNodeCluster is called by Main after the tests.
-func stopRealNodeCluster() (*localcluster.Cluster, error) {
-	realMu.Lock()
-	defer realMu.Unlock()
-	if realCluster == nil {
-		return nil, nil
-	}
-	return realCluster, realCluster.Stop()
+	return realNodeCluster.get(t)
 }
 
 // Image is the reference of one of our images imported into the real node.
