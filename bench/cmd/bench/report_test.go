@@ -12,6 +12,7 @@ import (
 	"github.com/volcano-paddle/volcano-paddle/bench/quality"
 	"github.com/volcano-paddle/volcano-paddle/bench/replay"
 	"github.com/volcano-paddle/volcano-paddle/internal/localcluster"
+	"github.com/volcano-paddle/volcano-paddle/pkg/scheduler/plugins/paddle"
 )
 
 // Figures measured by `make bench-full` on 2026-11-22 (docs/benchmarks.md).
@@ -184,9 +185,15 @@ func TestHeadroomWhenVerdict(t *testing.T) {
 		{"paddle missing", map[string]float64{a: 1.0}, nil, "paddle did not finish every window"},
 	}
 	for _, tc := range cases {
-		if got := headroomWhenVerdict(tc.ratios, tc.idle); !strings.Contains(got, tc.want) {
+		if got := headroomModeVerdict(tc.ratios, tc.idle, paddle.HeadroomWhileSmallJobsWait); !strings.Contains(got, tc.want) {
 			t.Errorf("%s: %q lacks %q", tc.name, got, tc.want)
 		}
+	}
+	// The third sweep's rule is the same, over its own mode's names.
+	ratios := map[string]float64{"paddle": 1.02, a: 1.0, "paddle-queued30m-smallJobsQueued": 1.022}
+	idle := map[string]float64{"paddle": 400, a: 0, "paddle-queued30m-smallJobsQueued": 100}
+	if got, want := headroomModeVerdict(ratios, idle, paddle.HeadroomWhileSmallJobsQueued), "`paddle-queued30m-smallJobsQueued` has the lowest mean ratio of its kind, 1.022x"; !strings.Contains(got, want) || !strings.Contains(got, "it is adopted") {
+		t.Errorf("smallJobsQueued: %q lacks %q and the adoption", got, want)
 	}
 }
 

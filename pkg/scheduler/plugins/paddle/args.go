@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -55,9 +56,12 @@ const (
 	// gangs leave free for smaller jobs until they starve; see
 	// Args.SmallJobHeadroom.
 	ArgSmallJobHeadroom = "paddle.smallJobHeadroom"
-	// ArgSmallJobHeadroomWhen: always (default) or smallJobsWait; see
-	// Args.SmallJobHeadroomWhen.
+	// ArgSmallJobHeadroomWhen: always (default), smallJobsWait or
+	// smallJobsQueued; see Args.SmallJobHeadroomWhen.
 	ArgSmallJobHeadroomWhen = "paddle.smallJobHeadroom.when"
+	// ArgSmallJobHeadroomQueuedAfter: how long a smaller job must have
+	// waited to count as queued for HeadroomWhileSmallJobsQueued.
+	ArgSmallJobHeadroomQueuedAfter = "paddle.smallJobHeadroom.queuedAfter"
 )
 
 // When the small-job headroom holds gangs (Args.SmallJobHeadroomWhen).
@@ -69,6 +73,14 @@ const (
 	// than a whole node) waits in the session; where small jobs always find
 	// room, gangs are never held for them.
 	HeadroomWhileSmallJobsWait = "smallJobsWait"
+	// HeadroomWhileSmallJobsQueued: only while smaller jobs queue: one
+	// waits now and has waited longer than SmallJobHeadroomQueuedAfter, or
+	// one runs that waited that long to start and started within the
+	// last StarvationAfter (as long as the headroom may hold a gang). It
+	// reads demand from what smaller jobs went through, not from whether
+	// one waits at this moment: by the time one waits, a gang has taken the
+	// room (docs/bench-headroom-when-sweep.md).
+	HeadroomWhileSmallJobsQueued = "smallJobsQueued"
 )
 
 // Starvation guards.
@@ -141,8 +153,13 @@ type Args struct {
 	// cluster's GPUs free (headroom.go). 0 turns it off; it needs
 	// StarvationAfter, which bounds the wait.
 	SmallJobHeadroom float64
-	// SmallJobHeadroomWhen is HeadroomAlways or HeadroomWhileSmallJobsWait.
+	// SmallJobHeadroomWhen is HeadroomAlways, HeadroomWhileSmallJobsWait
+	// or HeadroomWhileSmallJobsQueued.
 	SmallJobHeadroomWhen string
+	// SmallJobHeadroomQueuedAfter: for HeadroomWhileSmallJobsQueued, the
+	// wait after which a smaller job counts as queued; well above the
+	// seconds to minutes a pod takes to start where there is room.
+	SmallJobHeadroomQueuedAfter time.Duration
 }
 
 // DefaultStarvationAfter and DefaultSmallJobHeadroom are chosen with the
@@ -158,6 +175,9 @@ type Args struct {
 const (
 	DefaultStarvationAfter  = 16 * time.Hour
 	DefaultSmallJobHeadroom = 0.2
+	// DefaultSmallJobHeadroomQueuedAfter: half an hour, far above the
+	// seconds to minutes a pod takes to start where there is room.
+	DefaultSmallJobHeadroomQueuedAfter = 30 * time.Minute
 )
 
 // DefaultArgs are used for every argument that is absent or invalid.
@@ -168,16 +188,17 @@ func DefaultArgs() Args {
 		GPUTopologyWeight:  10,
 		GPUTopologyAllJobs: true,
 		// Three of the agent's default heartbeats (5m).
-		GPUAssignmentsMaxAge: 15 * time.Minute,
-		RackLabel:            paddleapi.DefaultRackLabel,
-		SpineLabel:           paddleapi.DefaultSpineLabel,
-		GangFitOrder:         true,
-		SmallGangsFirst:      true,
-		StarvationAfter:      DefaultStarvationAfter,
-		TaskNameFallback:     true,
-		StarvationGuard:      GuardReserve,
-		SmallJobHeadroom:     DefaultSmallJobHeadroom,
-		SmallJobHeadroomWhen: HeadroomAlways,
+		GPUAssignmentsMaxAge:        15 * time.Minute,
+		RackLabel:                   paddleapi.DefaultRackLabel,
+		SpineLabel:                  paddleapi.DefaultSpineLabel,
+		GangFitOrder:                true,
+		SmallGangsFirst:             true,
+		StarvationAfter:             DefaultStarvationAfter,
+		TaskNameFallback:            true,
+		StarvationGuard:             GuardReserve,
+		SmallJobHeadroom:            DefaultSmallJobHeadroom,
+		SmallJobHeadroomWhen:        HeadroomAlways,
+		SmallJobHeadroomQueuedAfter: DefaultSmallJobHeadroomQueuedAfter,
 	}
 }
 
@@ -271,21 +292,34 @@ func parseLabelKey(v interface{}) (string, error) {
 	return s, nil
 }
 
-// oneOf accepts one of two strings.
-func oneOf(a, b string) func(v interface{}) (string, error) {
+// oneOf accepts one of the strings given.
+func oneOf(values ...string) func(v interface{}) (string, error) {
 	return func(v interface{}) (string, error) {
-		switch s, _ := v.(string); s {
-		case a, b:
+		if s, _ := v.(string); slices.Contains(values, s) {
 			return s, nil
 		}
-		return "", fmt.Errorf("must be %s or %s", a, b)
+		return "", fmt.Errorf("must be %s or %s", strings.Join(values[:len(values)-1], ", "), values[len(values)-1])
 	}
 }
 
 var (
 	parseGuard        = oneOf(GuardReserve, GuardHoldBack)
-	parseHeadroomWhen = oneOf(HeadroomAlways, HeadroomWhileSmallJobsWait)
+	parseHeadroomWhen = oneOf(HeadroomAlways, HeadroomWhileSmallJobsWait, HeadroomWhileSmallJobsQueued)
 )
+
+// positiveDuration parses a duration above 0; why says what 0 would mean.
+func positiveDuration(why string) func(v interface{}) (time.Duration, error) {
+	return func(v interface{}) (time.Duration, error) {
+		d, err := toDuration(v)
+		if err != nil {
+			return 0, err
+		}
+		if d <= 0 {
+			return 0, errors.New(why)
+		}
+		return d, nil
+	}
+}
 
 // nonNegativeDuration parses a duration; negative says why one below 0 is
 // rejected.
@@ -334,6 +368,7 @@ func arguments(a *Args) []argument {
 		arg(ArgPreemptCheckpointable, &a.PreemptCheckpointable, toBool),
 		arg(ArgSmallJobHeadroom, &a.SmallJobHeadroom, parseHeadroom),
 		arg(ArgSmallJobHeadroomWhen, &a.SmallJobHeadroomWhen, parseHeadroomWhen),
+		arg(ArgSmallJobHeadroomQueuedAfter, &a.SmallJobHeadroomQueuedAfter, positiveDuration("must be above 0 (every job waits a moment)")),
 	}
 }
 
@@ -404,10 +439,10 @@ func toDuration(v interface{}) (time.Duration, error) {
 const maxDurationSeconds = float64(math.MaxInt64) / float64(time.Second)
 
 func (a Args) String() string {
-	return fmt.Sprintf("affinity=%g packing=%g gpuTopology=%g (allJobs=%t, assignmentsMaxAge=%s) rackLabel=%q spineLabel=%q gangFitOrder=%t smallGangsFirst=%t starvationAfter=%s taskNameFallback=%t starvationGuard=%s (taskNameJobs=%t) elastic.shrink=%t checkpointable.preempt=%t smallJobHeadroom=%g (when=%s)",
+	return fmt.Sprintf("affinity=%g packing=%g gpuTopology=%g (allJobs=%t, assignmentsMaxAge=%s) rackLabel=%q spineLabel=%q gangFitOrder=%t smallGangsFirst=%t starvationAfter=%s taskNameFallback=%t starvationGuard=%s (taskNameJobs=%t) elastic.shrink=%t checkpointable.preempt=%t smallJobHeadroom=%g (when=%s, queuedAfter=%s)",
 		a.AffinityWeight, a.PackingWeight, a.GPUTopologyWeight, a.GPUTopologyAllJobs, a.GPUAssignmentsMaxAge, a.RackLabel, a.SpineLabel,
 		a.GangFitOrder, a.SmallGangsFirst, a.StarvationAfter, a.TaskNameFallback, a.StarvationGuard, a.StarvationTaskNameJobs,
-		a.ShrinkElastic, a.PreemptCheckpointable, a.SmallJobHeadroom, a.SmallJobHeadroomWhen)
+		a.ShrinkElastic, a.PreemptCheckpointable, a.SmallJobHeadroom, a.SmallJobHeadroomWhen, a.SmallJobHeadroomQueuedAfter)
 }
 
 // loggedProblems holds the problem lists already logged. Volcano builds the

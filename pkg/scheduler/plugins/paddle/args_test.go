@@ -25,7 +25,7 @@ func TestParseArgsValues(t *testing.T) {
 		ArgGangFitOrder: false, ArgStarvationAfter: "1h", ArgTaskNameFallback: false, ArgGPUAssignMaxAge: "5m",
 		ArgStarvationGuard: GuardHoldBack, ArgStarvationTaskNameJobs: true, ArgSmallGangsFirst: "false",
 		ArgShrinkElastic: true, ArgPreemptCheckpointable: "true", ArgSmallJobHeadroom: "0.2",
-		ArgSmallJobHeadroomWhen: HeadroomWhileSmallJobsWait,
+		ArgSmallJobHeadroomWhen: HeadroomWhileSmallJobsWait, ArgSmallJobHeadroomQueuedAfter: "45m",
 	})
 	if len(problems) != 0 {
 		t.Fatal(problems)
@@ -33,7 +33,7 @@ func TestParseArgsValues(t *testing.T) {
 	want := Args{AffinityWeight: 5, PackingWeight: 2.5, GPUTopologyWeight: 7, GPUTopologyAllJobs: false, GPUAssignmentsMaxAge: 5 * time.Minute,
 		RackLabel: "example.com/rack", SpineLabel: "", GangFitOrder: false, StarvationAfter: time.Hour, TaskNameFallback: false,
 		StarvationGuard: GuardHoldBack, StarvationTaskNameJobs: true, ShrinkElastic: true, PreemptCheckpointable: true,
-		SmallJobHeadroom: 0.2, SmallJobHeadroomWhen: HeadroomWhileSmallJobsWait}
+		SmallJobHeadroom: 0.2, SmallJobHeadroomWhen: HeadroomWhileSmallJobsWait, SmallJobHeadroomQueuedAfter: 45 * time.Minute}
 	if a != want {
 		t.Errorf("got %+v\nwant %+v", a, want)
 	}
@@ -68,7 +68,10 @@ func TestParseArgsBadValues(t *testing.T) {
 		{ArgSmallJobHeadroom, 0.6, "from 0 (off) to 0.5"},
 		{ArgSmallJobHeadroom, "-0.1", "from 0 (off) to 0.5"},
 		{ArgSmallJobHeadroom, "most", "not a number"},
-		{ArgSmallJobHeadroomWhen, "sometimes", "must be always or smallJobsWait"},
+		{ArgSmallJobHeadroomWhen, "sometimes", "must be always, smallJobsWait or smallJobsQueued"},
+		{ArgSmallJobHeadroomQueuedAfter, "0s", "must be above 0"},
+		{ArgSmallJobHeadroomQueuedAfter, "-10m", "must be above 0"},
+		{ArgSmallJobHeadroomQueuedAfter, "a while", "not a duration"},
 		{"paddle.afinity.weight", 3, "unknown argument"},
 		// The key without its prefix is not ignored silently.
 		{"affinity.weight", 3, `the key is "paddle.affinity.weight"`},

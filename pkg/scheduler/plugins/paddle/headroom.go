@@ -48,6 +48,9 @@ type clusterGPUs struct {
 	// fewer than wholeNode, the jobs the headroom is for; counted only
 	// for HeadroomWhileSmallJobsWait.
 	smallWaiting int
+	// smallQueued counts the smaller jobs that queued (see
+	// HeadroomWhileSmallJobsQueued); counted only for that mode.
+	smallQueued int
 }
 
 func countGPUs(nodes []*api.NodeInfo) clusterGPUs {
@@ -63,16 +66,31 @@ func countGPUs(nodes []*api.NodeInfo) clusterGPUs {
 
 // headroomPolicy is what the arguments say about the headroom.
 type headroomPolicy struct {
-	share float64 // SmallJobHeadroom; 0 turns it off
-	after time.Duration
-	when  string // SmallJobHeadroomWhen
+	share       float64 // SmallJobHeadroom; 0 turns it off
+	after       time.Duration
+	when        string        // SmallJobHeadroomWhen
+	queuedAfter time.Duration // SmallJobHeadroomQueuedAfter
 }
 
-// onlyWhileSmallJobsWait: the headroom holds gangs only while smaller jobs
-// wait. Volcano's allocate action asks JobValidFn of every job before it
-// places any, so a small job that arrived since the last session counts
-// here even when it fits; the gang is then held for that session only.
-func (h headroomPolicy) onlyWhileSmallJobsWait() bool { return h.when == HeadroomWhileSmallJobsWait }
+func newHeadroomPolicy(a Args) headroomPolicy {
+	return headroomPolicy{share: a.SmallJobHeadroom, after: a.StarvationAfter, when: a.SmallJobHeadroomWhen, queuedAfter: a.SmallJobHeadroomQueuedAfter}
+}
+
+// noSmallJobNeedsRoom: the mode holds gangs only while smaller jobs wait
+// (HeadroomWhileSmallJobsWait) or queue (HeadroomWhileSmallJobsQueued),
+// and none does. Volcano's allocate action asks JobValidFn of every job
+// before it places any, so a small job that arrived since the last session
+// counts here even when it fits; the gang is then held for that session
+// only.
+func (h headroomPolicy) noSmallJobNeedsRoom(c clusterGPUs) bool {
+	switch h.when {
+	case HeadroomWhileSmallJobsWait:
+		return c.smallWaiting == 0
+	case HeadroomWhileSmallJobsQueued:
+		return c.smallQueued == 0
+	}
+	return false
+}
 
 // on: a share is set and the starvation threshold, which bounds the wait,
 // is too (without it the headroom would hold a gang for as long as small
@@ -93,7 +111,7 @@ func (h headroomPolicy) holds(c clusterGPUs, gpus int) bool {
 	if c.total-gpus < h.keep(c) {
 		return false
 	}
-	if h.onlyWhileSmallJobsWait() && c.smallWaiting == 0 {
+	if h.noSmallJobNeedsRoom(c) {
 		return false
 	}
 	return c.free+c.elastic-gpus < h.keep(c)
@@ -109,8 +127,11 @@ func (h headroomPolicy) message(job *api.JobInfo, c clusterGPUs, gpus int, waite
 	if c.elastic > 0 {
 		elastic = fmt.Sprintf(" (counting the %d that elastic jobs hold above their minimum)", c.elastic)
 	}
-	if h.onlyWhileSmallJobsWait() {
+	switch h.when {
+	case HeadroomWhileSmallJobsWait:
 		small = fmt.Sprintf(", while %d of them wait (%s %s)", c.smallWaiting, ArgSmallJobHeadroomWhen, h.when)
+	case HeadroomWhileSmallJobsQueued:
+		small = fmt.Sprintf(", while they queue (%d waited longer than %s within the last %s; %s %s)", c.smallQueued, h.queuedAfter, h.after, ArgSmallJobHeadroomWhen, h.when)
 	}
 	return fmt.Sprintf("paddle: gang %s needs %d GPUs; starting it now would leave %d of the cluster's %d GPUs free%s, fewer than the %d (%s %g) kept for smaller jobs%s; it starts when more are free or once it has waited %s (waited %s)",
 		gangName(job), gpus, max(0, c.free+c.elastic-gpus), c.total, elastic, h.keep(c), ArgSmallJobHeadroom, h.share, small, h.after, waited.Round(time.Second))
@@ -118,7 +139,7 @@ func (h headroomPolicy) message(job *api.JobInfo, c clusterGPUs, gpus int, waite
 
 // headroomHolds: the headroom holds this waiting gang back now.
 func (p *paddlePlugin) headroomHolds(job *api.JobInfo) (string, bool) {
-	h := headroomPolicy{share: p.args.SmallJobHeadroom, after: p.args.StarvationAfter, when: p.args.SmallJobHeadroomWhen}
+	h := newHeadroomPolicy(p.args)
 	if !h.on() || !p.guarded(job) || p.starving(job) {
 		return "", false
 	}
@@ -149,8 +170,11 @@ func (p *paddlePlugin) headroomGPUs(h headroomPolicy) clusterGPUs {
 				}
 			}
 		}
-		if h.onlyWhileSmallJobsWait() {
+		switch h.when {
+		case HeadroomWhileSmallJobsWait:
 			c.smallWaiting = smallJobsWaiting(p.ssn.Jobs, c.wholeNode, p.args.TaskNameFallback)
+		case HeadroomWhileSmallJobsQueued:
+			c.smallQueued = h.smallJobsQueued(p.ssn.Jobs, c.wholeNode, now(), p.state.waitingSince)
 		}
 		p.headroom = c
 	})
@@ -175,3 +199,44 @@ func smallJobsWaiting(jobs map[api.JobID]*api.JobInfo, wholeNode int, fallback b
 	}
 	return n
 }
+
+// smallJobsQueued counts the jobs of fewer GPUs than wholeNode that queued
+// (HeadroomWhileSmallJobsQueued): waiting now for longer than queuedAfter,
+// or running with a pod that started more than queuedAfter after it could
+// first have (the later of the job's and the pod's creation, as
+// waitingSince reads a wait) and within the last h.after. Pods report
+// their start in status.startTime (set by the kubelet).
+func (h headroomPolicy) smallJobsQueued(jobs map[api.JobID]*api.JobInfo, wholeNode int, at time.Time, since func(*api.JobInfo) time.Time) int {
+	n := 0
+	for _, j := range jobs {
+		gpus := 0
+		for _, t := range j.Tasks {
+			gpus += gpusOf(t.InitResreq)
+		}
+		if gpus == 0 || gpus >= wholeNode {
+			continue
+		}
+		if waiting(j) {
+			if at.Sub(since(j)) > h.queuedAfter {
+				n++
+			}
+			continue
+		}
+		for _, t := range j.Tasks {
+			if t.Pod == nil || t.Pod.Status.StartTime == nil {
+				continue
+			}
+			started := t.Pod.Status.StartTime.Time
+			ready := j.CreationTimestamp.Time
+			if t.Pod.CreationTimestamp.After(ready) {
+				ready = t.Pod.CreationTimestamp.Time
+			}
+			if started.Sub(ready) > h.queuedAfter && at.Sub(started) < h.after {
+				n++
+				break
+			}
+		}
+	}
+	return n
+}
+

@@ -20,13 +20,16 @@ import (
 // smaller gang, a starving one, a job the guard does not cover, and any
 // gang with the headroom or the starvation threshold off start at once.
 // With paddle.smallJobHeadroom.when smallJobsWait, only while a smaller
-// job waits.
+// job waits; with smallJobsQueued, only while one has waited longer than
+// paddle.smallJobHeadroom.queuedAfter (30m), or runs after such a wait and
+// started within paddle.starvationAfter (16h).
 func TestSmallJobHeadroom(t *testing.T) {
 	// 4 nodes, 32 GPUs, 20 free: n0 full, n1 half used, n2 and n3 free.
 	// An 8-GPU gang leaves 12: 0.25 keeps 8, 0.5 keeps 16.
 	enough := map[string]interface{}{ArgSmallJobHeadroom: 0.25}
 	tooMuch := map[string]interface{}{ArgSmallJobHeadroom: 0.5}
 	onDemand := map[string]interface{}{ArgSmallJobHeadroom: 0.5, ArgSmallJobHeadroomWhen: HeadroomWhileSmallJobsWait}
+	queued := map[string]interface{}{ArgSmallJobHeadroom: 0.5, ArgSmallJobHeadroomWhen: HeadroomWhileSmallJobsQueued}
 	cases := []struct {
 		name      string
 		args      map[string]interface{}
@@ -34,7 +37,12 @@ func TestSmallJobHeadroom(t *testing.T) {
 		age       time.Duration // of the gang
 		plain     bool          // without the job plugin's labels, task "worker"
 		smallGPUs int           // a waiting plain job of one pod beside the gang
-		held      bool
+		smallAge  time.Duration // of the small job
+		// The small job runs on n1 (in place of as many of the filler's
+		// GPUs), started this long ago, smallAge after it was created.
+		smallStarted time.Duration
+		held         bool
+		message      string // in the held gang's fit errors
 	}{
 		{name: "enough left for small jobs", args: enough, gangGPUs: 8},
 		{name: "too little left: held", args: tooMuch, gangGPUs: 8, age: 3 * time.Hour, held: true},
@@ -48,12 +56,27 @@ func TestSmallJobHeadroom(t *testing.T) {
 		{name: "smallJobsWait: a whole-node job waiting is not a smaller one", args: onDemand, gangGPUs: 8, age: 3 * time.Hour, smallGPUs: 8},
 		{name: "smallJobsWait: a 2-GPU job waits: held", args: onDemand, gangGPUs: 8, age: 3 * time.Hour, smallGPUs: 2, held: true},
 		{name: "always: held with no smaller job waiting", args: map[string]interface{}{ArgSmallJobHeadroom: 0.5, ArgSmallJobHeadroomWhen: HeadroomAlways}, gangGPUs: 8, age: 3 * time.Hour, held: true},
+		{name: "smallJobsQueued: no smaller job", args: queued, gangGPUs: 8, age: 3 * time.Hour},
+		{name: "smallJobsQueued: a 2-GPU job has waited 5m", args: queued, gangGPUs: 8, age: 3 * time.Hour, smallGPUs: 2, smallAge: 5 * time.Minute},
+		{name: "smallJobsQueued: a 2-GPU job has waited 1h: held", args: queued, gangGPUs: 8, age: 3 * time.Hour, smallGPUs: 2, smallAge: time.Hour, held: true,
+			message: "while they queue (1 waited longer than 30m0s within the last 16h0m0s; " + ArgSmallJobHeadroomWhen + " " + HeadroomWhileSmallJobsQueued + ")"},
+		{name: "smallJobsQueued: a whole-node job that waited 1h is not a smaller one", args: queued, gangGPUs: 8, age: 3 * time.Hour, smallGPUs: 8, smallAge: time.Hour},
+		{name: "smallJobsQueued: a 2-GPU job runs, started 2h ago after 1h: held", args: queued, gangGPUs: 8, age: 3 * time.Hour, smallGPUs: 2, smallAge: time.Hour, smallStarted: 2 * time.Hour, held: true,
+			message: "while they queue (1 waited longer than 30m0s"},
+		{name: "smallJobsQueued: a 2-GPU job runs, started at once", args: queued, gangGPUs: 8, age: 3 * time.Hour, smallGPUs: 2, smallAge: time.Minute, smallStarted: 2 * time.Hour},
+		{name: "smallJobsQueued: a 2-GPU job runs, started 20h ago after 1h: too long ago", args: queued, gangGPUs: 8, age: 3 * time.Hour, smallGPUs: 2, smallAge: time.Hour, smallStarted: 20 * time.Hour},
+		{name: "smallJobsQueued at queuedAfter 2h: a 2-GPU job has waited 1h", args: map[string]interface{}{ArgSmallJobHeadroom: 0.5, ArgSmallJobHeadroomWhen: HeadroomWhileSmallJobsQueued, ArgSmallJobHeadroomQueuedAfter: "2h"},
+			gangGPUs: 8, age: 3 * time.Hour, smallGPUs: 2, smallAge: time.Hour},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			resetBook(t)
 			c := cluster{nodes: []*v1.Node{gpuNode("n0", "rack0"), gpuNode("n1", "rack0"), gpuNode("n2", "rack1"), gpuNode("n3", "rack1")}}
-			c.pods = append(c.pods, filler("running-0", "n0", "1", 8), filler("running-1", "n1", "1", 4))
+			busy := 4 // on n1
+			if tc.smallStarted > 0 {
+				busy -= tc.smallGPUs
+			}
+			c.pods = append(c.pods, filler("running-0", "n0", "1", 8), filler("running-1", "n1", "1", busy))
 			role, task := paddleapi.RoleTrainer, "trainer"
 			if tc.plain {
 				role, task = "", "worker"
@@ -61,8 +84,12 @@ func TestSmallJobHeadroom(t *testing.T) {
 			c.pods = append(c.pods, paddlePod("gang", task, 0, role, paddleapi.ModeCollective, "", "1", tc.gangGPUs))
 			c.groups = []*schedulingv1.PodGroup{group("gang", 1, time.Now().Add(-tc.age)), group("fillers", 0, time.Now())}
 			if tc.smallGPUs > 0 {
-				c.pods = append(c.pods, tb.MakePod().Namespace("ns").Name("small-worker-0").PodGroup("small").Task("worker", 0).CPU("1").Memory("1Gi").GPUs(tc.smallGPUs).Obj())
-				c.groups = append(c.groups, group("small", 1, time.Now()))
+				small := tb.MakePod().Namespace("ns").Name("small-worker-0").PodGroup("small").Task("worker", 0).CPU("1").Memory("1Gi").GPUs(tc.smallGPUs)
+				if tc.smallStarted > 0 {
+					small.Node("n1").Started(time.Now().Add(-tc.smallStarted))
+				}
+				c.pods = append(c.pods, small.Obj())
+				c.groups = append(c.groups, group("small", 1, time.Now().Add(-tc.smallStarted-tc.smallAge)))
 			}
 			tiers, cfgs := paddleTiers(t)
 			r := allocateOnce(t, WithArgs(tiers, tc.args), cfgs, c, nil)
@@ -79,8 +106,11 @@ func TestSmallJobHeadroom(t *testing.T) {
 					t.Errorf("fit errors %q lack %q", msg, want)
 				}
 			}
-			if waits := "while 1 of them wait (" + ArgSmallJobHeadroomWhen + " " + HeadroomWhileSmallJobsWait + ")"; (tc.smallGPUs > 0) != strings.Contains(msg, waits) {
-				t.Errorf("fit errors %q: says %q = %t, want %t", msg, waits, !(tc.smallGPUs > 0), tc.smallGPUs > 0)
+			if tc.args[ArgSmallJobHeadroomWhen] == HeadroomWhileSmallJobsWait && tc.message == "" {
+				tc.message = "while 1 of them wait (" + ArgSmallJobHeadroomWhen + " " + HeadroomWhileSmallJobsWait + ")"
+			}
+			if tc.message != "" && !strings.Contains(msg, tc.message) || tc.message == "" && strings.Contains(msg, "while") {
+				t.Errorf("fit errors %q: want %q", msg, tc.message)
 			}
 		})
 	}
