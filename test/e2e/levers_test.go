@@ -383,14 +383,9 @@ const headroomAfterE2E = 30 * time.Second
 // starts at once, and the gang starts once it has waited
 // paddle.starvationAfter, the headroom's bound, although nothing was freed.
 func TestHeadroomHoldsWholeNodeGangUntilItStarves(t *testing.T) {
-	c := framework.Cluster(t)
-	useDeployConfWith(t, c, "paddle.starvationAfter: 16h\n      paddle.smallJobHeadroom: 0.2",
-		"paddle.starvationAfter: "+headroomAfterE2E.String()+"\n      paddle.smallJobHeadroom: 0.5")
-	ns := framework.Namespace(t, c)
-
-	// 4 of the 8 nodes full: 32 of 64 GPUs free, 4 whole nodes. The
-	// headroom keeps 32: an 8-GPU gang would leave 24.
-	fillHalfTheNodes(t, c, ns)
+	// The headroom keeps 32 of the 32 free GPUs: an 8-GPU gang would
+	// leave 24.
+	c, ns := headroomCluster(t, headroomAfterE2E)
 
 	whole := paddleJob(ns, "whole", nil, 1, framework.Task{Name: "trainer", Replicas: 1, GPUs: 8})
 	framework.CreateJob(t, c, whole)
@@ -432,40 +427,81 @@ func TestHeadroomHoldsWholeNodeGangUntilItStarves(t *testing.T) {
 // waits (its node selector matches no node) and starts as soon as that job
 // is deleted, long before its threshold.
 func TestHeadroomOnlyWhileSmallJobsWait(t *testing.T) {
-	c := framework.Cluster(t)
-	const after = 10 * time.Minute
-	useDeployConfWith(t, c, "paddle.starvationAfter: 16h\n      paddle.smallJobHeadroom: 0.2",
-		"paddle.starvationAfter: "+after.String()+"\n      paddle.smallJobHeadroom: 0.5\n      paddle.smallJobHeadroom.when: smallJobsWait")
-	ns := framework.Namespace(t, c)
-	ctx := context.Background()
-
-	// 4 of the 8 nodes full: 32 of 64 GPUs free; the headroom keeps 32.
-	fillHalfTheNodes(t, c, ns)
+	c, ns := headroomCluster(t, 10*time.Minute, "paddle.smallJobHeadroom.when: smallJobsWait")
 
 	first := paddleJob(ns, "first", nil, 1, framework.Task{Name: "trainer", Replicas: 1, GPUs: 8})
 	framework.CreateJob(t, c, first)
 	framework.WaitJobPhase(t, c, ns, first.Name, batchv1alpha1.Running, 60*time.Second)
 
+	picky := createPickySmallJob(t, c, ns)
+	heldUntilDeleted(t, c, ns, "second", picky,
+		"leave 16 of the cluster's 64 GPUs free, fewer than the 32 (paddle.smallJobHeadroom 0.5) kept for smaller jobs, while 1 of them wait (paddle.smallJobHeadroom.when smallJobsWait)")
+}
+
+// paddle.smallJobHeadroom.when smallJobsQueued on a real API server and our
+// scheduler binary: a whole-node gang that breaks the headroom is held
+// while a 4-GPU job has waited longer than paddle.smallJobHeadroom.queuedAfter
+// (its node selector matches no node), and starts as soon as that job is
+// deleted, long before its threshold.
+func TestHeadroomOnlyWhileSmallJobsQueued(t *testing.T) {
+	const queuedAfter = 15 * time.Second
+	c, ns := headroomCluster(t, 10*time.Minute, "paddle.smallJobHeadroom.when: smallJobsQueued", "paddle.smallJobHeadroom.queuedAfter: "+queuedAfter.String())
+	picky := createPickySmallJob(t, c, ns)
+	// The small job has queued once its wait, counted from the API
+	// server's creation times, passes queuedAfter.
+	framework.WaitPodGroup(t, c, ns, picky, time.Minute, func(pg *schedulingv1beta1.PodGroup) bool {
+		return time.Since(pg.CreationTimestamp.Time) > queuedAfter+5*time.Second
+	})
+	heldUntilDeleted(t, c, ns, "gang", picky,
+		"leave 24 of the cluster's 64 GPUs free, fewer than the 32 (paddle.smallJobHeadroom 0.5) kept for smaller jobs, while they queue (1 waited longer than 15s within the last 10m0s; paddle.smallJobHeadroom.when smallJobsQueued)")
+}
+
+// createPickySmallJob creates a 4-GPU Paddle job whose node selector
+// matches no node: a smaller job that waits for as long as it exists.
+func createPickySmallJob(t *testing.T, c *localcluster.Cluster, ns string) string {
+	t.Helper()
 	picky := paddleJob(ns, "picky", nil, 1, framework.Task{Name: "trainer", Replicas: 1, GPUs: 4})
 	picky.Spec.Tasks[0].Template.Spec.NodeSelector = map[string]string{"example.com/no-such-label": "x"}
 	framework.CreateJob(t, c, picky)
-	second := paddleJob(ns, "second", nil, 1, framework.Task{Name: "trainer", Replicas: 1, GPUs: 8})
-	framework.CreateJob(t, c, second)
-	pg := framework.WaitPodGroup(t, c, ns, second.Name, 60*time.Second, func(pg *schedulingv1beta1.PodGroup) bool {
+	return picky.Name
+}
+
+// heldUntilDeleted creates an 8-GPU gang, checks that the headroom holds it
+// with want in its PodGroup's condition, deletes the small job and checks
+// that the gang then runs.
+func heldUntilDeleted(t *testing.T, c *localcluster.Cluster, ns, gangName, small, want string) {
+	t.Helper()
+	gang := paddleJob(ns, gangName, nil, 1, framework.Task{Name: "trainer", Replicas: 1, GPUs: 8})
+	framework.CreateJob(t, c, gang)
+	pg := framework.WaitPodGroup(t, c, ns, gang.Name, 60*time.Second, func(pg *schedulingv1beta1.PodGroup) bool {
 		return strings.Contains(framework.Unschedulable(pg), "paddle.smallJobHeadroom")
 	})
 	msg := framework.Unschedulable(pg)
-	t.Logf("second: %s", msg)
-	if want := "leave 16 of the cluster's 64 GPUs free, fewer than the 32 (paddle.smallJobHeadroom 0.5) kept for smaller jobs, while 1 of them wait (paddle.smallJobHeadroom.when smallJobsWait)"; !strings.Contains(msg, want) {
+	t.Logf("%s: %s", gangName, msg)
+	if !strings.Contains(msg, want) {
 		t.Errorf("the held gang's condition lacks %q: %q", want, msg)
 	}
-
 	deleted := time.Now()
-	if err := c.Volcano.BatchV1alpha1().Jobs(ns).Delete(ctx, picky.Name, metav1.DeleteOptions{}); err != nil {
+	if err := c.Volcano.BatchV1alpha1().Jobs(ns).Delete(context.Background(), small, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	framework.WaitJobPhase(t, c, ns, second.Name, batchv1alpha1.Running, 60*time.Second)
-	t.Logf("second gang running %s after the waiting small job was deleted (threshold %s)", time.Since(deleted).Round(time.Second), after)
+	framework.WaitJobPhase(t, c, ns, gang.Name, batchv1alpha1.Running, 60*time.Second)
+	t.Logf("%s running %s after the small job was deleted", gangName, time.Since(deleted).Round(time.Second))
+}
+
+// headroomCluster is the shared cluster with deploy/paddle's scheduler
+// configuration at paddle.smallJobHeadroom 0.5 and paddle.starvationAfter
+// after, plus the extra arguments, and a namespace in which 4 of the 8
+// nodes are full (fillHalfTheNodes): 32 of 64 GPUs free, all of which the
+// headroom keeps.
+func headroomCluster(t *testing.T, after time.Duration, extra ...string) (*localcluster.Cluster, string) {
+	t.Helper()
+	c := framework.Cluster(t)
+	args := append([]string{"paddle.starvationAfter: " + after.String(), "paddle.smallJobHeadroom: 0.5"}, extra...)
+	useDeployConfWith(t, c, "paddle.starvationAfter: 16h\n      paddle.smallJobHeadroom: 0.2", strings.Join(args, "\n      "))
+	ns := framework.Namespace(t, c)
+	fillHalfTheNodes(t, c, ns)
+	return c, ns
 }
 
 // fillHalfTheNodes binds a running 8-GPU pod to each of the first 4 of the

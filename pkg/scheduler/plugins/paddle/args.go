@@ -79,7 +79,9 @@ const (
 	// last StarvationAfter (as long as the headroom may hold a gang). It
 	// reads demand from what smaller jobs went through, not from whether
 	// one waits at this moment: by the time one waits, a gang has taken the
-	// room (docs/bench-headroom-when-sweep.md).
+	// room (docs/bench-headroom-when-sweep.md). Not the default either: on
+	// the tuning windows small jobs first queued hours in, after gangs had
+	// taken the room (docs/bench-headroom-queued-sweep.md).
 	HeadroomWhileSmallJobsQueued = "smallJobsQueued"
 )
 

@@ -69,7 +69,7 @@ func TestParseArgsBadValues(t *testing.T) {
 		{ArgSmallJobHeadroom, "-0.1", "from 0 (off) to 0.5"},
 		{ArgSmallJobHeadroom, "most", "not a number"},
 		{ArgSmallJobHeadroomWhen, "sometimes", "must be always, smallJobsWait or smallJobsQueued"},
-		{ArgSmallJobHeadroomQueuedAfter, "0s", "must be above 0"},
+		{ArgSmallJobHeadroomQueuedAfter, 0, "must be above 0"},
 		{ArgSmallJobHeadroomQueuedAfter, "-10m", "must be above 0"},
 		{ArgSmallJobHeadroomQueuedAfter, "a while", "not a duration"},
 		{"paddle.afinity.weight", 3, "unknown argument"},

@@ -239,4 +239,3 @@ func (h headroomPolicy) smallJobsQueued(jobs map[api.JobID]*api.JobInfo, wholeNo
 	}
 	return n
 }
-
