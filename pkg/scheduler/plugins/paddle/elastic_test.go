@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	v1 "k8s.io/api/core/v1"
 	schedulingv1 "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
 	"volcano.sh/volcano/pkg/scheduler/actions/allocate"
 	"volcano.sh/volcano/pkg/scheduler/actions/preempt"
@@ -35,7 +34,7 @@ func TestGuardCountsReleasablePods(t *testing.T) {
 			// n0: two 2-GPU pods of an elastic job (started an hour ago),
 			// 4 GPUs idle; n1: full for ten hours. The gang needs 6 GPUs
 			// on one node.
-			c := cluster{nodes: []*v1.Node{gpuNode("n0", "rack0"), gpuNode("n1", "rack0")}}
+			c := cluster{nodes: oneRack(2)}
 			c.pods = append(c.pods, leverPods("el", []int{2, 2}, 2, "n0", time.Hour, elasticPod)...)
 			c.pods = append(c.pods, startedAt(filler("full", "n1", "1", 8), time.Now().Add(-10*time.Hour)))
 			c.pods = append(c.pods, paddlePod("gang", "trainer", 0, paddleapi.RoleTrainer, paddleapi.ModeCollective, "", "1", 6))
@@ -64,7 +63,7 @@ func TestElasticGrowth(t *testing.T) {
 		evicted []string
 	}{
 		{name: "grows into idle GPUs", build: func() cluster {
-			c := cluster{nodes: []*v1.Node{gpuNode("n0", "rack0")}}
+			c := cluster{nodes: oneRack(1)}
 			c.pods = leverPods("el", []int{2, 2}, 1, "n0", time.Hour, elasticPod)
 			c.groups = []*schedulingv1.PodGroup{group("el", 1, time.Now().Add(-time.Hour))}
 			return c
@@ -74,8 +73,7 @@ func TestElasticGrowth(t *testing.T) {
 			// n1 full. The elastic job (queue q2) runs its minimum on n2.
 			// A plain job of q2 is not subject to the reservation and
 			// takes n0's idle GPUs; the elastic job's growth does not.
-			c := cluster{nodes: []*v1.Node{gpuNode("n0", "rack0"), gpuNode("n1", "rack0"),
-				node("n2", "rack0", "spine0", "64", "512Gi", 2, nil)}, queues: []string{"q2"}}
+			c := cluster{nodes: append(oneRack(2), node("n2", "rack0", "spine0", "64", "512Gi", 2, nil)), queues: []string{"q2"}}
 			c.pods = append(c.pods, startedAt(filler("draining", "n0", "1", 4), time.Now().Add(-time.Minute)),
 				startedAt(filler("full", "n1", "1", 8), time.Now().Add(-10*time.Hour)))
 			c.pods = append(c.pods, leverPods("el", []int{2, 2}, 1, "n2", time.Hour, elasticPod)...)
@@ -88,7 +86,7 @@ func TestElasticGrowth(t *testing.T) {
 			// n0: the elastic job runs 2 of its 3 pods (4 GPUs), 4 idle;
 			// the gang needs 6: the growth pod waits, the gang takes one
 			// pod above the minimum back and starts.
-			c := cluster{nodes: []*v1.Node{gpuNode("n0", "rack0")}}
+			c := cluster{nodes: oneRack(1)}
 			c.pods = leverPods("el", []int{2, 2, 2}, 2, "n0", time.Hour, elasticPod)
 			c.pods = append(c.pods, paddlePod("gang", "trainer", 0, paddleapi.RoleTrainer, paddleapi.ModeCollective, "", "1", 6))
 			c.groups = []*schedulingv1.PodGroup{group("el", 1, time.Now().Add(-time.Hour)), group("gang", 1, time.Now())}
@@ -117,7 +115,7 @@ func TestElasticGrowth(t *testing.T) {
 // is measured against.
 func TestReservationLeavesOtherQueues(t *testing.T) {
 	resetBook(t)
-	c := cluster{nodes: []*v1.Node{gpuNode("n0", "rack0"), gpuNode("n1", "rack0")}, queues: []string{"q2"}}
+	c := cluster{nodes: oneRack(2), queues: []string{"q2"}}
 	c.pods = append(c.pods, startedAt(filler("draining", "n0", "1", 4), time.Now().Add(-time.Minute)),
 		startedAt(filler("full", "n1", "1", 8), time.Now().Add(-10*time.Hour)))
 	c.pods = append(c.pods, paddlePod("gang", "trainer", 0, paddleapi.RoleTrainer, paddleapi.ModeCollective, "", "1", 8))
@@ -136,7 +134,7 @@ func TestReservationLeavesOtherQueues(t *testing.T) {
 
 // A gang still waiting goes before an elastic job that would grow.
 func TestWaitingGangBeforeGrowth(t *testing.T) {
-	c := cluster{nodes: []*v1.Node{gpuNode("n0", "rack0")}}
+	c := cluster{nodes: oneRack(1)}
 	c.pods = leverPods("el", []int{2, 2, 2}, 2, "n0", time.Hour, elasticPod)
 	c.pods = append(c.pods, paddlePod("gang", "trainer", 0, paddleapi.RoleTrainer, paddleapi.ModeCollective, "", "1", 8))
 	c.groups = []*schedulingv1.PodGroup{group("el", 1, time.Now().Add(-time.Hour)), group("gang", 1, time.Now())}

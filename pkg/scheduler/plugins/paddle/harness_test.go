@@ -190,6 +190,24 @@ func runSession(t *testing.T, tiers []conf.Tier, cfgs []conf.Configuration, c cl
 }
 
 // gpuNode is an 8-GPU node with two NVLink islands of 4, in a rack.
+// oneRack is n GPU nodes, n0 and on, in rack0.
+func oneRack(n int) []*v1.Node {
+	nodes := make([]*v1.Node, n)
+	for i := range nodes {
+		nodes[i] = gpuNode(fmt.Sprintf("n%d", i), "rack0")
+	}
+	return nodes
+}
+
+// twoRacks is four GPU nodes, n0 and n1 in rack0, n2 and n3 in rack1.
+func twoRacks() []*v1.Node {
+	var nodes []*v1.Node
+	for i, rack := range []string{"rack0", "rack0", "rack1", "rack1"} {
+		nodes = append(nodes, gpuNode([]string{"n0", "n1", "n2", "n3"}[i], rack))
+	}
+	return nodes
+}
+
 func gpuNode(name, rack string) *v1.Node {
 	return node(name, rack, "spine0", "64", "512Gi", 8, gputopology.Uniform(gputopology.FabricNVLink, 8, 4))
 }

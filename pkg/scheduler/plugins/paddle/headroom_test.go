@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	v1 "k8s.io/api/core/v1"
 	schedulingv1 "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
 	"volcano.sh/volcano/pkg/scheduler/actions/allocate"
 	"volcano.sh/volcano/pkg/scheduler/actions/preempt"
@@ -71,7 +70,7 @@ func TestSmallJobHeadroom(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			resetBook(t)
-			c := cluster{nodes: []*v1.Node{gpuNode("n0", "rack0"), gpuNode("n1", "rack0"), gpuNode("n2", "rack1"), gpuNode("n3", "rack1")}}
+			c := cluster{nodes: twoRacks()}
 			busy := 4 // on n1
 			if tc.smallStarted > 0 {
 				busy -= tc.smallGPUs
@@ -168,7 +167,7 @@ func TestHeadroomCountsElasticGrowth(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			resetBook(t)
-			c := cluster{nodes: []*v1.Node{gpuNode("n0", "rack0"), gpuNode("n1", "rack0"), gpuNode("n2", "rack1"), gpuNode("n3", "rack1")}}
+			c := cluster{nodes: twoRacks()}
 			c.pods = append(c.pods, filler("full", "n0", "1", 8), filler("half", "n2", "1", 4))
 			nodes := []string{"n1", "n1", ""}
 			if tc.grown {

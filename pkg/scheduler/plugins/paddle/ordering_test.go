@@ -55,7 +55,7 @@ func TestTaskOrder(t *testing.T) {
 // Among equal-priority gangs, one that fits now goes before an older one
 // that does not.
 func TestJobOrderGangFitsFirst(t *testing.T) {
-	c := cluster{nodes: []*v1.Node{gpuNode("n0", "rack0"), gpuNode("n1", "rack0")}}
+	c := cluster{nodes: oneRack(2)}
 	old := time.Now().Add(-5 * time.Minute)
 	for i := 0; i < 3; i++ { // 3 x 8 GPUs on 2 nodes: does not fit
 		c.pods = append(c.pods, paddlePod("big", "trainer", i, paddleapi.RoleTrainer, paddleapi.ModeCollective, "", "1", 8))
@@ -116,7 +116,7 @@ func TestJobOrderSmallGangsFirst(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			// Both fit now: the fit order has no opinion.
-			c := cluster{nodes: []*v1.Node{gpuNode("n0", "rack0"), gpuNode("n1", "rack0"), gpuNode("n2", "rack0")}}
+			c := cluster{nodes: oneRack(3)}
 			for i := 0; i < 2; i++ {
 				c.pods = append(c.pods, paddlePod("big", "trainer", i, paddleapi.RoleTrainer, paddleapi.ModeCollective, "", "1", 8))
 			}
@@ -174,8 +174,7 @@ func TestStarvationGuard(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			resetBook(t)
 			// rack0: n0 full, n1 free, n2 half used; rack1: n3, 4 GPUs free.
-			c := cluster{nodes: []*v1.Node{gpuNode("n0", "rack0"), gpuNode("n1", "rack0"), gpuNode("n2", "rack0"),
-				node("n3", "rack1", "spine0", "64", "512Gi", 4, nil)}}
+			c := cluster{nodes: append(oneRack(3), node("n3", "rack1", "spine0", "64", "512Gi", 4, nil))}
 			c.pods = append(c.pods, filler("running-0", "n0", "1", 8), filler("running-2", "n2", "1", 4))
 			bigRole, bigTask := paddleapi.RoleTrainer, "trainer"
 			if tc.plainBig {
@@ -221,7 +220,7 @@ func TestStarvationGuard(t *testing.T) {
 func TestReservationHoldsUntilPlaced(t *testing.T) {
 	resetBook(t)
 	build := func(fillers ...*v1.Pod) cluster {
-		c := cluster{nodes: []*v1.Node{gpuNode("n0", "rack0"), gpuNode("n1", "rack0"), gpuNode("n2", "rack0")}}
+		c := cluster{nodes: oneRack(3)}
 		c.pods = append(c.pods, fillers...)
 		for i := 0; i < 2; i++ {
 			c.pods = append(c.pods, paddlePod("big", "trainer", i, paddleapi.RoleTrainer, paddleapi.ModeCollective, "", "1", 8))
@@ -294,7 +293,7 @@ func resetBook(t *testing.T) {
 // A starving gang that could not fit even on an empty cluster must not block
 // its queue forever.
 func TestInfeasibleGangDoesNotBlock(t *testing.T) {
-	c := cluster{nodes: []*v1.Node{gpuNode("n0", "rack0")}}
+	c := cluster{nodes: oneRack(1)}
 	for i := 0; i < 2; i++ {
 		c.pods = append(c.pods, paddlePod("huge", "trainer", i, paddleapi.RoleTrainer, paddleapi.ModeCollective, "", "1", 8))
 	}
@@ -309,7 +308,7 @@ func TestInfeasibleGangDoesNotBlock(t *testing.T) {
 // A gang that is rolled back leaves no placement behind in the plugin's
 // state, which later scoring in the session would otherwise trust.
 func TestRolledBackGangLeavesNoState(t *testing.T) {
-	c := cluster{nodes: []*v1.Node{gpuNode("n0", "rack0"), gpuNode("n1", "rack0")}}
+	c := cluster{nodes: oneRack(2)}
 	// 3 trainers of 6 GPUs: two are placed, the third does not fit, the
 	// gang is rolled back.
 	for i := 0; i < 3; i++ {

@@ -15,15 +15,6 @@ import (
 // (balanced and least-requested resources) then spreads a PS job over both
 // racks. With paddle the trainers sit with their pservers and the pservers
 // on separate nodes of one rack.
-// twoRacks is four GPU nodes, n0 and n1 in rack0, n2 and n3 in rack1.
-func twoRacks() []*v1.Node {
-	var nodes []*v1.Node
-	for i, rack := range []string{"rack0", "rack0", "rack1", "rack1"} {
-		nodes = append(nodes, gpuNode([]string{"n0", "n1", "n2", "n3"}[i], rack))
-	}
-	return nodes
-}
-
 func psCluster() cluster {
 	var gang []*v1.Pod
 	for i := 0; i < 2; i++ {
@@ -121,7 +112,7 @@ func TestCollectiveStockAcrossRacks(t *testing.T) {
 // n0's island 1 exactly; stock prefers n1, which has more GPUs free, and
 // breaks its whole free island.
 func fragmentedCluster() cluster {
-	return oneGang([]*v1.Node{gpuNode("n0", "rack0"), gpuNode("n1", "rack0")}, "small", 1,
+	return oneGang(oneRack(2), "small", 1,
 		[]*v1.Pod{paddlePod("small", "trainer", 0, paddleapi.RoleTrainer, paddleapi.ModeCollective, "", "1", 2)},
 		filler("gpu-a", "n0", "1", 4), filler("gpu-b", "n0", "1", 2), filler("gpu-c", "n1", "1", 3))
 }

@@ -95,7 +95,7 @@ func TestLeversWithVolcanoActions(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			resetBook(t)
-			c := cluster{nodes: []*v1.Node{gpuNode("n0", "rack0")}, queues: tc.queues}
+			c := cluster{nodes: oneRack(1), queues: tc.queues}
 			c.pods = append(c.pods, tc.running...)
 			gang := paddlePod("gang", "trainer", 0, paddleapi.RoleTrainer, paddleapi.ModeCollective, "", "1", tc.gangGPUs)
 			if tc.podsWaited > 0 {
@@ -137,7 +137,7 @@ func TestJobStarvingOnlyWhereALeverApplies(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			resetBook(t)
-			c := cluster{nodes: []*v1.Node{gpuNode("n0", "rack0")}, pods: tc.running}
+			c := cluster{nodes: oneRack(1), pods: tc.running}
 			c.pods = append(c.pods, paddlePod("gang", "trainer", 0, paddleapi.RoleTrainer, paddleapi.ModeCollective, "", "1", 4))
 			c.groups = []*schedulingv1.PodGroup{group("gang", 1, time.Now().Add(-tc.gangAge)),
 				group(tc.running[0].Annotations[schedulingv1.KubeGroupNameAnnotationKey], tc.min, time.Now().Add(-time.Hour))}

@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	v1 "k8s.io/api/core/v1"
 	schedulingv1 "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
 
 	"github.com/volcano-paddle/volcano-paddle/pkg/paddleapi"
@@ -36,7 +35,7 @@ func TestRankOrder(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			// rack0: n0, n1; rack1: n2, n3; 8 GPUs each, trainers of 2.
-			c := cluster{nodes: []*v1.Node{gpuNode("n0", "rack0"), gpuNode("n1", "rack0"), gpuNode("n2", "rack1"), gpuNode("n3", "rack1")}}
+			c := cluster{nodes: twoRacks()}
 			for n, g := range tc.fillers {
 				c.pods = append(c.pods, filler("f-"+n, n, "1", g))
 			}

@@ -30,7 +30,7 @@ func setClock(t *testing.T, at time.Time) {
 // wholeNodeGang is a starving collective gang of one 8-GPU trainer, and
 // two 8-GPU nodes of one rack with the given running pods.
 func wholeNodeGang(created time.Time, running ...*v1.Pod) cluster {
-	c := cluster{nodes: []*v1.Node{gpuNode("n0", "rack0"), gpuNode("n1", "rack0")}}
+	c := cluster{nodes: oneRack(2)}
 	c.pods = append(c.pods, running...)
 	c.pods = append(c.pods, paddlePod("big", "trainer", 0, paddleapi.RoleTrainer, paddleapi.ModeCollective, "", "1", 8))
 	c.groups = []*schedulingv1.PodGroup{group("big", 1, created), group("fillers", 0, created)}
