@@ -62,6 +62,10 @@ const (
 	// ArgSmallJobHeadroomQueuedAfter: how long a smaller job must have
 	// waited to count as queued for HeadroomWhileSmallJobsQueued.
 	ArgSmallJobHeadroomQueuedAfter = "paddle.smallJobHeadroom.queuedAfter"
+	// ArgSmallJobHeadroomPatience: how long a held gang waits while it has
+	// room without a break before the headroom lets it start; 0 (default)
+	// never. See Args.SmallJobHeadroomPatience.
+	ArgSmallJobHeadroomPatience = "paddle.smallJobHeadroom.patience"
 )
 
 // When the small-job headroom holds gangs (Args.SmallJobHeadroomWhen).
@@ -162,6 +166,14 @@ type Args struct {
 	// wait after which a smaller job counts as queued; well above the
 	// seconds to minutes a pod takes to start where there is room.
 	SmallJobHeadroomQueuedAfter time.Duration
+	// SmallJobHeadroomPatience: a gang the headroom holds starts once it
+	// has had room (it fits, counting what elastic jobs would give back)
+	// in every session for this long: small jobs that needed the room
+	// would have taken some of it by then. 0 turns it off. It asks
+	// nothing of run times or arrivals: where small jobs use the room, a
+	// gang keeps losing its fit and stays held; where nobody does (the
+	// A100 held-out windows of docs/benchmarks.md), it starts.
+	SmallJobHeadroomPatience time.Duration
 }
 
 // DefaultStarvationAfter and DefaultSmallJobHeadroom are chosen with the
@@ -371,6 +383,7 @@ func arguments(a *Args) []argument {
 		arg(ArgSmallJobHeadroom, &a.SmallJobHeadroom, parseHeadroom),
 		arg(ArgSmallJobHeadroomWhen, &a.SmallJobHeadroomWhen, parseHeadroomWhen),
 		arg(ArgSmallJobHeadroomQueuedAfter, &a.SmallJobHeadroomQueuedAfter, positiveDuration("must be above 0 (every job waits a moment)")),
+		arg(ArgSmallJobHeadroomPatience, &a.SmallJobHeadroomPatience, nonNegativeDuration("must not be negative (0 turns it off)")),
 	}
 }
 
@@ -441,10 +454,10 @@ func toDuration(v interface{}) (time.Duration, error) {
 const maxDurationSeconds = float64(math.MaxInt64) / float64(time.Second)
 
 func (a Args) String() string {
-	return fmt.Sprintf("affinity=%g packing=%g gpuTopology=%g (allJobs=%t, assignmentsMaxAge=%s) rackLabel=%q spineLabel=%q gangFitOrder=%t smallGangsFirst=%t starvationAfter=%s taskNameFallback=%t starvationGuard=%s (taskNameJobs=%t) elastic.shrink=%t checkpointable.preempt=%t smallJobHeadroom=%g (when=%s, queuedAfter=%s)",
+	return fmt.Sprintf("affinity=%g packing=%g gpuTopology=%g (allJobs=%t, assignmentsMaxAge=%s) rackLabel=%q spineLabel=%q gangFitOrder=%t smallGangsFirst=%t starvationAfter=%s taskNameFallback=%t starvationGuard=%s (taskNameJobs=%t) elastic.shrink=%t checkpointable.preempt=%t smallJobHeadroom=%g (when=%s, queuedAfter=%s, patience=%s)",
 		a.AffinityWeight, a.PackingWeight, a.GPUTopologyWeight, a.GPUTopologyAllJobs, a.GPUAssignmentsMaxAge, a.RackLabel, a.SpineLabel,
 		a.GangFitOrder, a.SmallGangsFirst, a.StarvationAfter, a.TaskNameFallback, a.StarvationGuard, a.StarvationTaskNameJobs,
-		a.ShrinkElastic, a.PreemptCheckpointable, a.SmallJobHeadroom, a.SmallJobHeadroomWhen, a.SmallJobHeadroomQueuedAfter)
+		a.ShrinkElastic, a.PreemptCheckpointable, a.SmallJobHeadroom, a.SmallJobHeadroomWhen, a.SmallJobHeadroomQueuedAfter, a.SmallJobHeadroomPatience)
 }
 
 // loggedProblems holds the problem lists already logged. Volcano builds the

@@ -72,6 +72,7 @@ func TestParseArgsBadValues(t *testing.T) {
 		{ArgSmallJobHeadroomQueuedAfter, 0, "must be above 0"},
 		{ArgSmallJobHeadroomQueuedAfter, "-10m", "must be above 0"},
 		{ArgSmallJobHeadroomQueuedAfter, "a while", "not a duration"},
+		{ArgSmallJobHeadroomPatience, "-1h", "must not be negative"},
 		{"paddle.afinity.weight", 3, "unknown argument"},
 		// The key without its prefix is not ignored silently.
 		{"affinity.weight", 3, `the key is "paddle.affinity.weight"`},

@@ -3,6 +3,7 @@ package paddle
 import (
 	"fmt"
 	"math"
+	"sync"
 	"time"
 
 	"volcano.sh/volcano/pkg/scheduler/api"
@@ -70,10 +71,53 @@ type headroomPolicy struct {
 	after       time.Duration
 	when        string        // SmallJobHeadroomWhen
 	queuedAfter time.Duration // SmallJobHeadroomQueuedAfter
+	patience    time.Duration // SmallJobHeadroomPatience; 0 off
 }
 
 func newHeadroomPolicy(a Args) headroomPolicy {
-	return headroomPolicy{share: a.SmallJobHeadroom, after: a.StarvationAfter, when: a.SmallJobHeadroomWhen, queuedAfter: a.SmallJobHeadroomQueuedAfter}
+	return headroomPolicy{share: a.SmallJobHeadroom, after: a.StarvationAfter, when: a.SmallJobHeadroomWhen,
+		queuedAfter: a.SmallJobHeadroomQueuedAfter, patience: a.SmallJobHeadroomPatience}
+}
+
+// roomBook keeps, across sessions (a plugin value lives for one), how long
+// each gang had waited when it last began to have room without a break,
+// for SmallJobHeadroomPatience. It is kept as a wait, not a clock reading,
+// as booked.waited is, so that it follows waitingSince (the trace replay
+// re-bases both).
+type roomBook struct {
+	mu    sync.Mutex
+	since map[api.JobID]time.Duration
+}
+
+var room = &roomBook{since: map[api.JobID]time.Duration{}}
+
+// hadRoomFor records whether the gang, having waited waited, has room in
+// this session, and returns for how long it has had room without a break.
+// Asked again in the same session it answers the same.
+func (b *roomBook) hadRoomFor(id api.JobID, fits bool, waited time.Duration) time.Duration {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !fits {
+		delete(b.since, id)
+		return 0
+	}
+	since, ok := b.since[id]
+	if !ok || since > waited { // new, or the gang began to wait again
+		since = waited
+		b.since[id] = since
+	}
+	return waited - since
+}
+
+// forgetAllBut drops the gangs that no longer wait.
+func (b *roomBook) forgetAllBut(waiting func(api.JobID) bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for id := range b.since {
+		if !waiting(id) {
+			delete(b.since, id)
+		}
+	}
 }
 
 // noSmallJobNeedsRoom: the mode holds gangs only while smaller jobs wait
@@ -122,8 +166,11 @@ func (h headroomPolicy) keep(c clusterGPUs) int {
 	return int(math.Ceil(h.share * float64(c.total)))
 }
 
-func (h headroomPolicy) message(job *api.JobInfo, c clusterGPUs, gpus int, waited time.Duration) string {
-	var elastic, small string
+func (h headroomPolicy) message(job *api.JobInfo, c clusterGPUs, gpus int, waited, hadRoom time.Duration) string {
+	var elastic, small, patience string
+	if h.patience > 0 {
+		patience = fmt.Sprintf(", once it has had room for %s without a break (%s; %s so far)", h.patience, ArgSmallJobHeadroomPatience, hadRoom.Round(time.Second))
+	}
 	if c.elastic > 0 {
 		elastic = fmt.Sprintf(" (counting the %d that elastic jobs hold above their minimum)", c.elastic)
 	}
@@ -133,8 +180,8 @@ func (h headroomPolicy) message(job *api.JobInfo, c clusterGPUs, gpus int, waite
 	case HeadroomWhileSmallJobsQueued:
 		small = fmt.Sprintf(", while they queue (%d waited longer than %s within the last %s; %s %s)", c.smallQueued, h.queuedAfter, h.after, ArgSmallJobHeadroomWhen, h.when)
 	}
-	return fmt.Sprintf("paddle: gang %s needs %d GPUs; starting it now would leave %d of the cluster's %d GPUs free%s, fewer than the %d (%s %g) kept for smaller jobs%s; it starts when more are free or once it has waited %s (waited %s)",
-		gangName(job), gpus, max(0, c.free+c.elastic-gpus), c.total, elastic, h.keep(c), ArgSmallJobHeadroom, h.share, small, h.after, waited.Round(time.Second))
+	return fmt.Sprintf("paddle: gang %s needs %d GPUs; starting it now would leave %d of the cluster's %d GPUs free%s, fewer than the %d (%s %g) kept for smaller jobs%s; it starts when more are free%s or once it has waited %s (waited %s)",
+		gangName(job), gpus, max(0, c.free+c.elastic-gpus), c.total, elastic, h.keep(c), ArgSmallJobHeadroom, h.share, small, patience, h.after, waited.Round(time.Second))
 }
 
 // headroomHolds: the headroom holds this waiting gang back now.
@@ -146,14 +193,20 @@ func (p *paddlePlugin) headroomHolds(job *api.JobInfo) (string, bool) {
 	// A gang that does not fit now, nor once elastic jobs shrink, waits
 	// anyway; its fit errors say why.
 	f := p.estimate(job)
-	if !f.fitsNow() && !f.fitsOnRelease {
+	fits := f.fitsNow() || f.fitsOnRelease
+	waited := now().Sub(p.state.waitingSince(job))
+	var hadRoom time.Duration
+	if h.patience > 0 {
+		hadRoom = room.hadRoomFor(job.UID, fits, waited)
+	}
+	if !fits {
 		return "", false
 	}
 	c := p.headroomGPUs(h)
-	if !h.holds(c, f.gpus) {
+	if !h.holds(c, f.gpus) || h.patience > 0 && hadRoom >= h.patience {
 		return "", false
 	}
-	return h.message(job, c, f.gpus, now().Sub(p.state.waitingSince(job))), true
+	return h.message(job, c, f.gpus, waited, hadRoom), true
 }
 
 // headroomGPUs is the session's GPU count with the GPUs elastic jobs hold
@@ -169,6 +222,9 @@ func (p *paddlePlugin) headroomGPUs(h headroomPolicy) clusterGPUs {
 					c.elastic += gpusOf(t.Resreq)
 				}
 			}
+		}
+		if h.patience > 0 {
+			room.forgetAllBut(func(id api.JobID) bool { j := p.ssn.Jobs[id]; return j != nil && waiting(j) })
 		}
 		switch h.when {
 		case HeadroomWhileSmallJobsWait:

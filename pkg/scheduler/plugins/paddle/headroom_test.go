@@ -115,6 +115,60 @@ func TestSmallJobHeadroom(t *testing.T) {
 	}
 }
 
+// paddle.smallJobHeadroom.patience across sessions: a held gang starts once
+// it has had room in every session for the patience (1h); after a session
+// without room for it the count starts again at the next session with
+// room. 4 nodes, 32 GPUs: n0 full,
+// n1 half used, 20 free; 0.5 keeps 16, so an 8-GPU gang is held.
+func TestHeadroomPatience(t *testing.T) {
+	t0 := time.Now()
+	cases := []struct {
+		name    string
+		at      []time.Duration // sessions, after t0
+		noRoom  int             // index of a session in which n2 and n3 are half used (no room for 8), or -1
+		placed  bool            // in the last session
+		hadRoom string          // the last held session's count
+	}{
+		{name: "held at first", at: []time.Duration{0}, noRoom: -1, hadRoom: "0s so far"},
+		{name: "held after 30m of room", at: []time.Duration{0, 30 * time.Minute}, noRoom: -1, hadRoom: "30m0s so far"},
+		{name: "starts after 1h of room", at: []time.Duration{0, 30 * time.Minute, 61 * time.Minute}, noRoom: -1, placed: true},
+		{name: "a session without room starts the count again", at: []time.Duration{0, 30 * time.Minute, 40 * time.Minute, 50 * time.Minute, 61 * time.Minute}, noRoom: 2, hadRoom: "11m0s so far"},
+	}
+	args := map[string]interface{}{ArgSmallJobHeadroom: 0.5, ArgSmallJobHeadroomPatience: "1h"}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			resetBook(t)
+			defer func(f func() time.Time) { now = f }(now)
+			var r result
+			for i, d := range tc.at {
+				now = func() time.Time { return t0.Add(d) }
+				c := cluster{nodes: twoRacks()}
+				c.pods = append(c.pods, filler("running-0", "n0", "1", 8), filler("running-1", "n1", "1", 4))
+				if i == tc.noRoom {
+					c.pods = append(c.pods, filler("running-2", "n2", "1", 4), filler("running-3", "n3", "1", 4))
+				}
+				c.pods = append(c.pods, paddlePod("gang", "trainer", 0, paddleapi.RoleTrainer, paddleapi.ModeCollective, "", "1", 8))
+				c.groups = []*schedulingv1.PodGroup{group("gang", 1, t0.Add(-3*time.Hour)), group("fillers", 0, t0)}
+				tiers, cfgs := paddleTiers(t)
+				r = allocateOnce(t, WithArgs(tiers, args), cfgs, c, nil)
+				if _, placed := r.placed["gang-trainer-0"]; placed && i < len(tc.at)-1 {
+					t.Fatalf("session %d (%s): gang placed before the last session", i, d)
+				}
+			}
+			if _, placed := r.placed["gang-trainer-0"]; placed != tc.placed {
+				t.Fatalf("gang placed = %t, want %t", placed, tc.placed)
+			}
+			if tc.placed {
+				return
+			}
+			msg := jobByName(t, r, "gang").JobFitErrors
+			if want := "once it has had room for 1h0m0s without a break (" + ArgSmallJobHeadroomPatience + "; " + tc.hadRoom + ")"; !strings.Contains(msg, want) {
+				t.Errorf("fit errors %q lack %q", msg, want)
+			}
+		})
+	}
+}
+
 func TestHeadroomPolicy(t *testing.T) {
 	c := countGPUs(nil)
 	if (headroomPolicy{share: 0.5, after: time.Hour}).holds(c, 8) {

@@ -278,13 +278,17 @@ func bookedNodes(job api.JobID) []string {
 	return nil
 }
 
-// resetBook empties the reservation book, which outlives sessions, before
+// resetBook empties the reservation book and the headroom's room book,
+// which outlive sessions, before
 // and after a test, so no test sees another's reservations.
 func resetBook(t *testing.T) {
 	clear := func() {
 		book.mu.Lock()
 		defer book.mu.Unlock()
 		book.plans = map[api.JobID]*booked{}
+		room.mu.Lock()
+		defer room.mu.Unlock()
+		room.since = map[api.JobID]time.Duration{}
 	}
 	clear()
 	t.Cleanup(clear)
