@@ -63,8 +63,8 @@ const (
 	// waited to count as queued for HeadroomWhileSmallJobsQueued.
 	ArgSmallJobHeadroomQueuedAfter = "paddle.smallJobHeadroom.queuedAfter"
 	// ArgSmallJobHeadroomPatience: how long a held gang waits while it has
-	// room without a break before the headroom lets it start; 0 (default)
-	// never. See Args.SmallJobHeadroomPatience.
+	// room without a break before the headroom lets it start (default 2h); 0
+	// turns it off. See Args.SmallJobHeadroomPatience.
 	ArgSmallJobHeadroomPatience = "paddle.smallJobHeadroom.patience"
 )
 
@@ -192,6 +192,11 @@ const (
 	// DefaultSmallJobHeadroomQueuedAfter: half an hour, far above the
 	// seconds to minutes a pod takes to start where there is room.
 	DefaultSmallJobHeadroomQueuedAfter = 30 * time.Minute
+	// DefaultSmallJobHeadroomPatience: the patience sweep on the tuning
+	// windows (30m, 1h, 2h against none) had 2h lowest, 1.000x against
+	// 1.019x without patience (docs/bench-headroom-patience-sweep.md);
+	// 30m and 1h were worse than none.
+	DefaultSmallJobHeadroomPatience = 2 * time.Hour
 )
 
 // DefaultArgs are used for every argument that is absent or invalid.
@@ -213,6 +218,7 @@ func DefaultArgs() Args {
 		SmallJobHeadroom:            DefaultSmallJobHeadroom,
 		SmallJobHeadroomWhen:        HeadroomAlways,
 		SmallJobHeadroomQueuedAfter: DefaultSmallJobHeadroomQueuedAfter,
+		SmallJobHeadroomPatience:    DefaultSmallJobHeadroomPatience,
 	}
 }
 

@@ -25,7 +25,7 @@ func TestParseArgsValues(t *testing.T) {
 		ArgGangFitOrder: false, ArgStarvationAfter: "1h", ArgTaskNameFallback: false, ArgGPUAssignMaxAge: "5m",
 		ArgStarvationGuard: GuardHoldBack, ArgStarvationTaskNameJobs: true, ArgSmallGangsFirst: "false",
 		ArgShrinkElastic: true, ArgPreemptCheckpointable: "true", ArgSmallJobHeadroom: "0.2",
-		ArgSmallJobHeadroomWhen: HeadroomWhileSmallJobsWait, ArgSmallJobHeadroomQueuedAfter: "45m",
+		ArgSmallJobHeadroomWhen: HeadroomWhileSmallJobsWait, ArgSmallJobHeadroomQueuedAfter: "45m", ArgSmallJobHeadroomPatience: "90m",
 	})
 	if len(problems) != 0 {
 		t.Fatal(problems)
@@ -33,7 +33,8 @@ func TestParseArgsValues(t *testing.T) {
 	want := Args{AffinityWeight: 5, PackingWeight: 2.5, GPUTopologyWeight: 7, GPUTopologyAllJobs: false, GPUAssignmentsMaxAge: 5 * time.Minute,
 		RackLabel: "example.com/rack", SpineLabel: "", GangFitOrder: false, StarvationAfter: time.Hour, TaskNameFallback: false,
 		StarvationGuard: GuardHoldBack, StarvationTaskNameJobs: true, ShrinkElastic: true, PreemptCheckpointable: true,
-		SmallJobHeadroom: 0.2, SmallJobHeadroomWhen: HeadroomWhileSmallJobsWait, SmallJobHeadroomQueuedAfter: 45 * time.Minute}
+		SmallJobHeadroom: 0.2, SmallJobHeadroomWhen: HeadroomWhileSmallJobsWait, SmallJobHeadroomQueuedAfter: 45 * time.Minute,
+		SmallJobHeadroomPatience: 90 * time.Minute}
 	if a != want {
 		t.Errorf("got %+v\nwant %+v", a, want)
 	}
