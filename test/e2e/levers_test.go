@@ -421,6 +421,36 @@ func TestHeadroomHoldsWholeNodeGangUntilItStarves(t *testing.T) {
 	t.Logf("whole-node gang bound on %s, %s after its PodGroup was created", pods[0].Spec.NodeName, bound.Sub(pg.CreationTimestamp.Time))
 }
 
+// paddle.smallJobHeadroom.patience on a real API server and our scheduler
+// binary: a whole-node gang the headroom holds, with room for it in every
+// session, starts once it has had room for the patience (20s), long before
+// its threshold (10m).
+func TestHeadroomPatienceStartsGangWithRoom(t *testing.T) {
+	const patience, after = 20 * time.Second, 10 * time.Minute
+	c, ns := headroomCluster(t, after, "paddle.smallJobHeadroom.patience: "+patience.String())
+	gang := paddleJob(ns, "patient", nil, 1, framework.Task{Name: "trainer", Replicas: 1, GPUs: 8})
+	framework.CreateJob(t, c, gang)
+	pg := framework.WaitPodGroup(t, c, ns, gang.Name, 60*time.Second, func(pg *schedulingv1beta1.PodGroup) bool {
+		return strings.Contains(framework.Unschedulable(pg), "paddle.smallJobHeadroom")
+	})
+	msg := framework.Unschedulable(pg)
+	t.Logf("patient: %s", msg)
+	if want := "it starts when more are free, once it has had room for 20s without a break (paddle.smallJobHeadroom.patience; "; !strings.Contains(msg, want) {
+		t.Errorf("the held gang's condition lacks %q: %q", want, msg)
+	}
+	framework.WaitJobPhase(t, c, ns, gang.Name, batchv1alpha1.Running, 90*time.Second)
+	pods := framework.JobPods(t, c, ns, gang.Name)
+	bound := scheduledAt(pods[0])
+	if bound.IsZero() {
+		t.Fatalf("pod %s of the running gang has no PodScheduled condition", pods[0].Name)
+	}
+	// Condition times have a resolution of a second.
+	if waited := bound.Sub(pg.CreationTimestamp.Time); waited < patience-time.Second || waited >= after {
+		t.Errorf("gang bound %s after its PodGroup was created, want between the patience (%s) and the threshold (%s)", waited, patience, after)
+	}
+	t.Logf("gang bound %s after its PodGroup was created", bound.Sub(pg.CreationTimestamp.Time))
+}
+
 // paddle.smallJobHeadroom.when smallJobsWait on a real API server and our
 // scheduler binary: a whole-node gang that breaks the headroom starts at
 // once while no smaller job waits; the next one is held while a 4-GPU job

@@ -28,9 +28,9 @@ const paddleFIFO = "paddle-fifo"
 // paddleAfter30m is paddle with the starvation threshold it had before the
 // replay chose 4h; paddleNoGuard is paddle without aging or guard;
 // paddleNoHeadroom is paddle as it was before the headroom sweep (no
-// headroom, 4h); paddleNoPatience is paddle as it was before the patience
-// sweep (held gangs wait for free GPUs or their threshold). They show what
-// the threshold, the guard, the headroom and its patience buy and cost.
+// headroom, 4h); paddlePatience2h is paddle with the patience the patience
+// sweep chose and the held-out replay refused. They show what the
+// threshold, the guard, the headroom and its patience buy and cost.
 // paddleNoLevers is paddle without its elastic and
 // checkpoint levers (flex workloads).
 const (
@@ -38,7 +38,7 @@ const (
 	paddleAfter30m   = "paddle-after30m"
 	paddleNoGuard    = "paddle-noguard"
 	paddleNoHeadroom = "paddle-noheadroom"
-	paddleNoPatience = "paddle-nopatience"
+	paddlePatience2h = "paddle-patience2h"
 )
 
 // paddleVariant is one variant of deploy/paddle's configuration.
@@ -60,8 +60,8 @@ var paddleVariants = []paddleVariant{
 		map[string]interface{}{paddle.ArgStarvationAfter: "0"}},
 	{paddleNoHeadroom, "paddle before the headroom sweep: paddle.smallJobHeadroom: 0, paddle.starvationAfter: 4h",
 		map[string]interface{}{paddle.ArgSmallJobHeadroom: 0, paddle.ArgStarvationAfter: "4h"}},
-	{paddleNoPatience, "paddle before the patience sweep: paddle.smallJobHeadroom.patience: 0 (held gangs wait for free GPUs or their threshold)",
-		map[string]interface{}{paddle.ArgSmallJobHeadroomPatience: "0"}},
+	{paddlePatience2h, "paddle with paddle.smallJobHeadroom.patience: 2h (what the patience sweep's rule chose; not the default, docs/bench-heldout-patience.md)",
+		map[string]interface{}{paddle.ArgSmallJobHeadroomPatience: "2h"}},
 }
 
 func variantNamed(name string) paddleVariant {

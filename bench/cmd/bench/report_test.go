@@ -88,9 +88,20 @@ func TestReportRendersAgainFromSavedFigures(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	second := renderTo(t, loaded, filepath.Join(dir, "again.md"))
+	again := filepath.Join(dir, "again", "benchmarks.md")
+	if err := os.MkdirAll(filepath.Dir(again), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	second := renderTo(t, loaded, again)
 	if first != second {
 		t.Errorf("report rendered from saved figures differs from the original")
+	}
+	// A page of another name names its own figures.
+	if other := renderTo(t, loaded, filepath.Join(dir, "bench-other.md")); !strings.Contains(other, "The raw figures are in `bench-other.json`; `go run ./bench/cmd/bench -render docs/bench-other.json`") {
+		t.Errorf("bench-other.md does not name bench-other.json")
+	}
+	if !strings.Contains(first, "The raw figures are in `bench-results.json`; `go run ./bench/cmd/bench -render docs/bench-results.json`") {
+		t.Errorf("benchmarks.md does not name bench-results.json")
 	}
 }
 
