@@ -105,6 +105,9 @@ func TestBadArgumentsLoggedOncePerConfiguration(t *testing.T) {
 	klog.LogToStderr(false)
 	klog.SetOutput(&buf)
 	t.Cleanup(func() { klog.SetOutput(os.Stderr); klog.LogToStderr(true) })
+	// What earlier tests (or an earlier -count) logged is remembered for
+	// the process; start from nothing logged.
+	loggedProblems.Range(func(k, _ any) bool { loggedProblems.Delete(k); return true })
 	typo := framework.Arguments{"paddle.afinity.weight": 3, ArgPackingWeight: "lots"}
 	for i := 0; i < 5; i++ {
 		New(typo)
