@@ -387,16 +387,7 @@ func TestHeadroomHoldsWholeNodeGangUntilItStarves(t *testing.T) {
 	// leave 24.
 	c, ns := headroomCluster(t, headroomAfterE2E)
 
-	whole := paddleJob(ns, "whole", nil, 1, framework.Task{Name: "trainer", Replicas: 1, GPUs: 8})
-	framework.CreateJob(t, c, whole)
-	pg := framework.WaitPodGroup(t, c, ns, "whole", 60*time.Second, func(pg *schedulingv1beta1.PodGroup) bool {
-		return strings.Contains(framework.Unschedulable(pg), "paddle.smallJobHeadroom")
-	})
-	msg := framework.Unschedulable(pg)
-	t.Logf("whole: %s", msg)
-	if !strings.Contains(msg, "gang "+ns+"/whole needs 8 GPUs; starting it now would leave 24 of the cluster's 64 GPUs free, fewer than the 32") {
-		t.Errorf("the held gang's condition does not say why: %q", msg)
-	}
+	whole, pg := createHeldGang(t, c, ns, "whole", "gang "+ns+"/whole needs 8 GPUs; starting it now would leave 24 of the cluster's 64 GPUs free, fewer than the 32")
 
 	small := paddleJob(ns, "small", nil, 1, framework.Task{Name: "trainer", Replicas: 1, GPUs: 4})
 	framework.CreateJob(t, c, small)
@@ -409,16 +400,10 @@ func TestHeadroomHoldsWholeNodeGangUntilItStarves(t *testing.T) {
 
 	// Nothing is freed: the gang starts because it has waited its bound.
 	framework.WaitJobPhase(t, c, ns, whole.Name, batchv1alpha1.Running, headroomAfterE2E+60*time.Second)
-	pods := framework.JobPods(t, c, ns, whole.Name)
-	bound := scheduledAt(pods[0])
-	if bound.IsZero() {
-		t.Fatalf("pod %s of the running gang has no PodScheduled condition", pods[0].Name)
-	}
 	// Condition times have a resolution of a second.
-	if waited := bound.Sub(pg.CreationTimestamp.Time); waited < headroomAfterE2E-time.Second {
+	if waited := boundAfter(t, c, ns, whole.Name, pg); waited < headroomAfterE2E-time.Second {
 		t.Errorf("whole-node gang bound %s after its PodGroup was created, before paddle.starvationAfter (%s)", waited, headroomAfterE2E)
 	}
-	t.Logf("whole-node gang bound on %s, %s after its PodGroup was created", pods[0].Spec.NodeName, bound.Sub(pg.CreationTimestamp.Time))
 }
 
 // paddle.smallJobHeadroom.patience on a real API server and our scheduler
@@ -428,27 +413,12 @@ func TestHeadroomHoldsWholeNodeGangUntilItStarves(t *testing.T) {
 func TestHeadroomPatienceStartsGangWithRoom(t *testing.T) {
 	const patience, after = 20 * time.Second, 10 * time.Minute
 	c, ns := headroomCluster(t, after, "paddle.smallJobHeadroom.patience: "+patience.String())
-	gang := paddleJob(ns, "patient", nil, 1, framework.Task{Name: "trainer", Replicas: 1, GPUs: 8})
-	framework.CreateJob(t, c, gang)
-	pg := framework.WaitPodGroup(t, c, ns, gang.Name, 60*time.Second, func(pg *schedulingv1beta1.PodGroup) bool {
-		return strings.Contains(framework.Unschedulable(pg), "paddle.smallJobHeadroom")
-	})
-	msg := framework.Unschedulable(pg)
-	t.Logf("patient: %s", msg)
-	if want := "it starts when more are free, once it has had room for 20s without a break (paddle.smallJobHeadroom.patience; "; !strings.Contains(msg, want) {
-		t.Errorf("the held gang's condition lacks %q: %q", want, msg)
-	}
+	gang, pg := createHeldGang(t, c, ns, "patient", "it starts when more are free, once it has had room for 20s without a break (paddle.smallJobHeadroom.patience; ")
 	framework.WaitJobPhase(t, c, ns, gang.Name, batchv1alpha1.Running, 90*time.Second)
-	pods := framework.JobPods(t, c, ns, gang.Name)
-	bound := scheduledAt(pods[0])
-	if bound.IsZero() {
-		t.Fatalf("pod %s of the running gang has no PodScheduled condition", pods[0].Name)
-	}
 	// Condition times have a resolution of a second.
-	if waited := bound.Sub(pg.CreationTimestamp.Time); waited < patience-time.Second || waited >= after {
+	if waited := boundAfter(t, c, ns, gang.Name, pg); waited < patience-time.Second || waited >= after {
 		t.Errorf("gang bound %s after its PodGroup was created, want between the patience (%s) and the threshold (%s)", waited, patience, after)
 	}
-	t.Logf("gang bound %s after its PodGroup was created", bound.Sub(pg.CreationTimestamp.Time))
 }
 
 // paddle.smallJobHeadroom.when smallJobsWait on a real API server and our
@@ -501,22 +471,44 @@ func createPickySmallJob(t *testing.T, c *localcluster.Cluster, ns string) strin
 // that the gang then runs.
 func heldUntilDeleted(t *testing.T, c *localcluster.Cluster, ns, gangName, small, want string) {
 	t.Helper()
-	gang := paddleJob(ns, gangName, nil, 1, framework.Task{Name: "trainer", Replicas: 1, GPUs: 8})
-	framework.CreateJob(t, c, gang)
-	pg := framework.WaitPodGroup(t, c, ns, gang.Name, 60*time.Second, func(pg *schedulingv1beta1.PodGroup) bool {
-		return strings.Contains(framework.Unschedulable(pg), "paddle.smallJobHeadroom")
-	})
-	msg := framework.Unschedulable(pg)
-	t.Logf("%s: %s", gangName, msg)
-	if !strings.Contains(msg, want) {
-		t.Errorf("the held gang's condition lacks %q: %q", want, msg)
-	}
+	gang, _ := createHeldGang(t, c, ns, gangName, want)
 	deleted := time.Now()
 	if err := c.Volcano.BatchV1alpha1().Jobs(ns).Delete(context.Background(), small, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	framework.WaitJobPhase(t, c, ns, gang.Name, batchv1alpha1.Running, 60*time.Second)
 	t.Logf("%s running %s after the small job was deleted", gangName, time.Since(deleted).Round(time.Second))
+}
+
+// createHeldGang creates a Paddle gang of one 8-GPU trainer, waits until
+// the headroom holds it, and checks that its PodGroup's condition says
+// want.
+func createHeldGang(t *testing.T, c *localcluster.Cluster, ns, name, want string) (*batchv1alpha1.Job, *schedulingv1beta1.PodGroup) {
+	t.Helper()
+	gang := framework.CreateJob(t, c, paddleJob(ns, name, nil, 1, framework.Task{Name: "trainer", Replicas: 1, GPUs: 8}))
+	pg := framework.WaitPodGroup(t, c, ns, name, 60*time.Second, func(pg *schedulingv1beta1.PodGroup) bool {
+		return strings.Contains(framework.Unschedulable(pg), "paddle.smallJobHeadroom")
+	})
+	msg := framework.Unschedulable(pg)
+	t.Logf("%s: %s", name, msg)
+	if !strings.Contains(msg, want) {
+		t.Errorf("the held gang's condition lacks %q: %q", want, msg)
+	}
+	return gang, pg
+}
+
+// boundAfter is how long after its PodGroup (pg) was created the scheduler
+// bound the first pod of the running job.
+func boundAfter(t *testing.T, c *localcluster.Cluster, ns, job string, pg *schedulingv1beta1.PodGroup) time.Duration {
+	t.Helper()
+	pods := framework.JobPods(t, c, ns, job)
+	bound := scheduledAt(pods[0])
+	if bound.IsZero() {
+		t.Fatalf("pod %s of the running gang has no PodScheduled condition", pods[0].Name)
+	}
+	waited := bound.Sub(pg.CreationTimestamp.Time)
+	t.Logf("%s bound on %s, %s after its PodGroup was created", job, pods[0].Spec.NodeName, waited)
+	return waited
 }
 
 // headroomCluster is the shared cluster with deploy/paddle's scheduler

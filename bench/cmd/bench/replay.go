@@ -236,9 +236,45 @@ var headroomQueuedSweep = []string{"10m", "30m", "1h"}
 // held-out windows (rule 2, 5 runs) before any claim.
 var headroomPatienceSweep = []string{"30m", "1h", "2h"}
 
-// headroomPatienceKind ends the names of the patience sweep's
-// configurations.
-const headroomPatienceKind = "patience"
+// modeSweep is a headroom sweep judged by headroomModeVerdict: the values
+// it sweeps and the paddle arguments each value sets, in the order the
+// configuration's note names them. A configuration is named prefix + value
+// + "-" + kind.
+type modeSweep struct {
+	kind, prefix string
+	values       []string
+	args         func(v string) []argValue
+}
+
+type argValue struct{ key, value string }
+
+// modeSweeps are the second to fourth headroom sweeps.
+var modeSweeps = map[string]modeSweep{
+	sweepHeadroomWhen: {paddle.HeadroomWhileSmallJobsWait, "paddle-headroom", headroomWhenSweep, func(share string) []argValue {
+		return []argValue{{paddle.ArgSmallJobHeadroom, share}, {paddle.ArgSmallJobHeadroomWhen, paddle.HeadroomWhileSmallJobsWait}}
+	}},
+	sweepHeadroomQueued: {paddle.HeadroomWhileSmallJobsQueued, "paddle-queued", headroomQueuedSweep, func(after string) []argValue {
+		return []argValue{{paddle.ArgSmallJobHeadroomWhen, paddle.HeadroomWhileSmallJobsQueued}, {paddle.ArgSmallJobHeadroomQueuedAfter, after}}
+	}},
+	sweepHeadroomPatience: {"patience", "paddle-", headroomPatienceSweep, func(d string) []argValue {
+		return []argValue{{paddle.ArgSmallJobHeadroomPatience, d}}
+	}},
+}
+
+// configs are ours with each value of the sweep.
+func (m modeSweep) configs(ours replay.Config) []replay.Config {
+	var cs []replay.Config
+	for _, v := range m.values {
+		notes := []string{}
+		args := map[string]interface{}{}
+		for _, a := range m.args(v) {
+			notes = append(notes, a.key+": "+a.value)
+			args[a.key] = a.value
+		}
+		cs = append(cs, replay.WithPaddleArgs(ours, m.prefix+v+"-"+m.kind, "paddle with "+strings.Join(notes, " and "), args))
+	}
+	return cs
+}
 
 // headroomWhenNoise: the 0.4% that separated the starvation thresholds of
 // the paddle sweep, below one configuration's own run spread.
@@ -310,29 +346,8 @@ func sweepConfigs(sweep string) ([]replay.Config, error) {
 		}
 	}
 	cs = append(cs, ours)
-	if sweep == sweepHeadroomPatience {
-		for _, d := range headroomPatienceSweep {
-			cs = append(cs, replay.WithPaddleArgs(ours, "paddle-"+d+"-"+headroomPatienceKind,
-				"paddle with paddle.smallJobHeadroom.patience: "+d,
-				map[string]interface{}{paddle.ArgSmallJobHeadroomPatience: d}))
-		}
-		return cs, nil
-	}
-	if sweep == sweepHeadroomQueued {
-		for _, after := range headroomQueuedSweep {
-			cs = append(cs, replay.WithPaddleArgs(ours, "paddle-queued"+after+"-"+paddle.HeadroomWhileSmallJobsQueued,
-				"paddle with paddle.smallJobHeadroom.when: "+paddle.HeadroomWhileSmallJobsQueued+" and paddle.smallJobHeadroom.queuedAfter: "+after,
-				map[string]interface{}{paddle.ArgSmallJobHeadroomWhen: paddle.HeadroomWhileSmallJobsQueued, paddle.ArgSmallJobHeadroomQueuedAfter: after}))
-		}
-		return cs, nil
-	}
-	if sweep == sweepHeadroomWhen {
-		for _, share := range headroomWhenSweep {
-			cs = append(cs, replay.WithPaddleArgs(ours, "paddle-headroom"+share+"-"+paddle.HeadroomWhileSmallJobsWait,
-				"paddle with paddle.smallJobHeadroom: "+share+" and paddle.smallJobHeadroom.when: "+paddle.HeadroomWhileSmallJobsWait,
-				map[string]interface{}{paddle.ArgSmallJobHeadroom: share, paddle.ArgSmallJobHeadroomWhen: paddle.HeadroomWhileSmallJobsWait}))
-		}
-		return cs, nil
+	if m, ok := modeSweeps[sweep]; ok {
+		return append(cs, m.configs(ours)...), nil
 	}
 	if sweep == sweepHeadroom {
 		for _, x := range headroomSweep {
@@ -620,22 +635,17 @@ func (r *report) writeSweep(b *strings.Builder) {
 		}
 	}
 	w("\n")
-	switch r.Sweep {
-	case sweepHeadroom:
+	if r.Sweep == sweepHeadroom {
 		w("%s\n\n", headroomVerdict(ratios))
-	case sweepHeadroomWhen:
-		w("%s\n\n", headroomModeVerdict(ratios, idle, paddle.HeadroomWhileSmallJobsWait))
-	case sweepHeadroomQueued:
-		w("%s\n\n", headroomModeVerdict(ratios, idle, paddle.HeadroomWhileSmallJobsQueued))
-	case sweepHeadroomPatience:
-		w("%s\n\n", headroomModeVerdict(ratios, idle, headroomPatienceKind))
+	}
+	if m, ok := modeSweeps[r.Sweep]; ok {
+		w("%s\n\n", headroomModeVerdict(ratios, idle, m.kind))
 	}
 }
 
-// headroomModeVerdict applies the rule of the second and third headroom
-// sweeps, written down before each ran (headroomWhenSweep,
-// headroomQueuedSweep), to the configurations of one mode (their names end
-// in "-" + mode).
+// headroomModeVerdict applies the rule of the second to fourth headroom
+// sweeps (modeSweeps), written down before each ran, to the configurations
+// of one kind (their names end in "-" + mode).
 func headroomModeVerdict(ratios, idle map[string]float64, mode string) string {
 	base, ok := ratios["paddle"]
 	if !ok {

@@ -84,8 +84,8 @@ func (r *report) write(path string) error {
 	if r.Interrupted != "" {
 		w("**This run was %s: the figures below are the parts and windows it finished.**\n\n", r.Interrupted)
 	}
-	results := filepath.Join("docs", filepath.Base(resultsPath(path)))
-	w("The raw figures are in `%s`; `go run ./bench/cmd/bench -render %s`\n", filepath.Base(results), results)
+	results := filepath.Base(resultsPath(path))
+	w("The raw figures are in `%s`; `go run ./bench/cmd/bench -render docs/%s`\n", results, results)
 	w("renders this page again from them without measuring.\n\n")
 	if len(r.Replay) > 0 {
 		r.writeReplay(&b, dir)

@@ -334,30 +334,16 @@ var (
 	parseHeadroomWhen = oneOf(HeadroomAlways, HeadroomWhileSmallJobsWait, HeadroomWhileSmallJobsQueued)
 )
 
-// positiveDuration parses a duration above 0; why says what 0 would mean.
-func positiveDuration(why string) func(v interface{}) (time.Duration, error) {
+// durationAtLeast parses a duration of at least least; why says why a
+// shorter one is rejected.
+func durationAtLeast(least time.Duration, why string) func(v interface{}) (time.Duration, error) {
 	return func(v interface{}) (time.Duration, error) {
 		d, err := toDuration(v)
 		if err != nil {
 			return 0, err
 		}
-		if d <= 0 {
+		if d < least {
 			return 0, errors.New(why)
-		}
-		return d, nil
-	}
-}
-
-// nonNegativeDuration parses a duration; negative says why one below 0 is
-// rejected.
-func nonNegativeDuration(negative string) func(v interface{}) (time.Duration, error) {
-	return func(v interface{}) (time.Duration, error) {
-		d, err := toDuration(v)
-		if err != nil {
-			return 0, err
-		}
-		if d < 0 {
-			return 0, errors.New(negative)
 		}
 		return d, nil
 	}
@@ -382,12 +368,12 @@ func arguments(a *Args) []argument {
 		arg(ArgPackingWeight, &a.PackingWeight, parseWeight),
 		arg(ArgGPUTopoWeight, &a.GPUTopologyWeight, parseWeight),
 		arg(ArgGPUTopoAllJobs, &a.GPUTopologyAllJobs, toBool),
-		arg(ArgGPUAssignMaxAge, &a.GPUAssignmentsMaxAge, nonNegativeDuration("must not be negative (0 always predicts)")),
+		arg(ArgGPUAssignMaxAge, &a.GPUAssignmentsMaxAge, durationAtLeast(0, "must not be negative (0 always predicts)")),
 		arg(ArgRackLabel, &a.RackLabel, parseLabelKey),
 		arg(ArgSpineLabel, &a.SpineLabel, parseLabelKey),
 		arg(ArgGangFitOrder, &a.GangFitOrder, toBool),
 		arg(ArgSmallGangsFirst, &a.SmallGangsFirst, toBool),
-		arg(ArgStarvationAfter, &a.StarvationAfter, nonNegativeDuration("must not be negative (0 turns aging off)")),
+		arg(ArgStarvationAfter, &a.StarvationAfter, durationAtLeast(0, "must not be negative (0 turns aging off)")),
 		arg(ArgTaskNameFallback, &a.TaskNameFallback, toBool),
 		arg(ArgStarvationGuard, &a.StarvationGuard, parseGuard),
 		arg(ArgStarvationTaskNameJobs, &a.StarvationTaskNameJobs, toBool),
@@ -395,8 +381,8 @@ func arguments(a *Args) []argument {
 		arg(ArgPreemptCheckpointable, &a.PreemptCheckpointable, toBool),
 		arg(ArgSmallJobHeadroom, &a.SmallJobHeadroom, parseHeadroom),
 		arg(ArgSmallJobHeadroomWhen, &a.SmallJobHeadroomWhen, parseHeadroomWhen),
-		arg(ArgSmallJobHeadroomQueuedAfter, &a.SmallJobHeadroomQueuedAfter, positiveDuration("must be above 0 (every job waits a moment)")),
-		arg(ArgSmallJobHeadroomPatience, &a.SmallJobHeadroomPatience, nonNegativeDuration("must not be negative (0 turns it off)")),
+		arg(ArgSmallJobHeadroomQueuedAfter, &a.SmallJobHeadroomQueuedAfter, durationAtLeast(time.Nanosecond, "must be above 0 (every job waits a moment)")),
+		arg(ArgSmallJobHeadroomPatience, &a.SmallJobHeadroomPatience, durationAtLeast(0, "must not be negative (0 turns it off)")),
 	}
 }
 

@@ -133,17 +133,22 @@ func (s starvationPolicy) guarded(job *api.JobInfo) bool {
 // It walks the gang's pending pods: sessionState.waitingSince keeps it
 // once per session, since job ordering and every predicate call ask.
 func waitingSince(job *api.JobInfo) time.Time {
-	since := job.CreationTimestamp.Time
 	var first time.Time
 	for _, t := range job.TaskStatusIndex[api.Pending] {
 		if t.Pod != nil && (first.IsZero() || t.Pod.CreationTimestamp.Time.Before(first)) {
 			first = t.Pod.CreationTimestamp.Time
 		}
 	}
-	if first.After(since) {
-		return first
+	return waitStart(job, first)
+}
+
+// waitStart is when a pod of the job created at podCreated began to wait:
+// the later of that and the job's creation (see waitingSince).
+func waitStart(job *api.JobInfo, podCreated time.Time) time.Time {
+	if podCreated.After(job.CreationTimestamp.Time) {
+		return podCreated
 	}
-	return since
+	return job.CreationTimestamp.Time
 }
 
 // starving: a guarded gang (see guarded) still waiting that has waited

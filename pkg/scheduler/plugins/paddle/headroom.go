@@ -109,7 +109,8 @@ func (b *roomBook) hadRoomFor(id api.JobID, fits bool, waited time.Duration) tim
 	return waited - since
 }
 
-// forgetAllBut drops the gangs that no longer wait.
+// forgetAllBut drops the gangs that no longer wait; the plugin calls it as
+// each session closes.
 func (b *roomBook) forgetAllBut(waiting func(api.JobID) bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -223,9 +224,6 @@ func (p *paddlePlugin) headroomGPUs(h headroomPolicy) clusterGPUs {
 				}
 			}
 		}
-		if h.patience > 0 {
-			room.forgetAllBut(func(id api.JobID) bool { j := p.ssn.Jobs[id]; return j != nil && waiting(j) })
-		}
 		switch h.when {
 		case HeadroomWhileSmallJobsWait:
 			c.smallWaiting = smallJobsWaiting(p.ssn.Jobs, c.wholeNode, p.args.TaskNameFallback)
@@ -258,9 +256,8 @@ func smallJobsWaiting(jobs map[api.JobID]*api.JobInfo, wholeNode int, fallback b
 
 // smallJobsQueued counts the jobs of fewer GPUs than wholeNode that queued
 // (HeadroomWhileSmallJobsQueued): waiting now for longer than queuedAfter,
-// or running with a pod that started more than queuedAfter after it could
-// first have (the later of the job's and the pod's creation, as
-// waitingSince reads a wait) and within the last h.after. Pods report
+// or running with a pod that started more than queuedAfter after it began
+// to wait (waitStart) and within the last h.after. Pods report
 // their start in status.startTime (set by the kubelet).
 func (h headroomPolicy) smallJobsQueued(jobs map[api.JobID]*api.JobInfo, wholeNode int, at time.Time, since func(*api.JobInfo) time.Time) int {
 	n := 0
@@ -283,11 +280,7 @@ func (h headroomPolicy) smallJobsQueued(jobs map[api.JobID]*api.JobInfo, wholeNo
 				continue
 			}
 			started := t.Pod.Status.StartTime.Time
-			ready := j.CreationTimestamp.Time
-			if t.Pod.CreationTimestamp.After(ready) {
-				ready = t.Pod.CreationTimestamp.Time
-			}
-			if started.Sub(ready) > h.queuedAfter && at.Sub(started) < h.after {
+			if started.Sub(waitStart(j, t.Pod.CreationTimestamp.Time)) > h.queuedAfter && at.Sub(started) < h.after {
 				n++
 				break
 			}

@@ -118,8 +118,8 @@ func TestSmallJobHeadroom(t *testing.T) {
 // paddle.smallJobHeadroom.patience across sessions: a held gang starts once
 // it has had room in every session for the patience (1h); after a session
 // without room for it the count starts again at the next session with
-// room. 4 nodes, 32 GPUs: n0 full,
-// n1 half used, 20 free; 0.5 keeps 16, so an 8-GPU gang is held.
+// room. 4 nodes, 32 GPUs: n0 full, n1 half used, 20 free; 0.5 keeps 16,
+// so an 8-GPU gang is held.
 func TestHeadroomPatience(t *testing.T) {
 	t0 := time.Now()
 	cases := []struct {
