@@ -130,7 +130,7 @@ func parseFlags() flags {
 	flag.StringVar(&f.skip, "skip", "", "comma-separated parts to skip: replay, allocate, cluster, quality, jobsize")
 	flag.StringVar(&f.windows, "windows", "", "trace windows to replay instead of the mode's, comma-separated PRESET:START+JOBS (e.g. 8xA100-NVSwitch:40000+300; presets: "+presetNames()+")")
 	flag.IntVar(&f.runs, "replay-runs", 0, fmt.Sprintf("replays of each trace window, averaged (default %d)", defaultReplayRuns))
-	flag.StringVar(&f.sweep, "sweep", "", "replay only the tuning windows with one lever swept: sla (the sla plugin's waiting time 30m .. 8h, on the Helm tiers and on binpack + task-topology; write with -out docs/bench-sla-sweep.md) paddle (paddle's starvation threshold and ordering; -out docs/bench-paddle-sweep.md) headroom (paddle.smallJobHeadroom; -out docs/bench-headroom-sweep.md) headroom-when (paddle.smallJobHeadroom.when smallJobsWait; -out docs/bench-headroom-when-sweep.md) or headroom-queued (smallJobsQueued at several paddle.smallJobHeadroom.queuedAfter; -out docs/bench-headroom-queued-sweep.md) or headroom-patience (paddle.smallJobHeadroom.patience; -out docs/bench-headroom-patience-sweep.md)")
+	flag.StringVar(&f.sweep, "sweep", "", "replay only the tuning windows with one lever swept: sla (the sla plugin's waiting time 30m .. 8h, on the Helm tiers and on binpack + task-topology; write with -out docs/bench-sla-sweep.md) paddle (paddle's starvation threshold and ordering; -out docs/bench-paddle-sweep.md) headroom (paddle.smallJobHeadroom; -out docs/bench-headroom-sweep.md) headroom-when (paddle.smallJobHeadroom.when smallJobsWait; -out docs/bench-headroom-when-sweep.md) or headroom-queued (smallJobsQueued at several paddle.smallJobHeadroom.queuedAfter; -out docs/bench-headroom-queued-sweep.md) or headroom-patience (paddle.smallJobHeadroom.patience; -out docs/bench-headroom-patience-sweep.md) or headroom-counts (paddle.smallJobHeadroom.counts smallJobGPUs at several shares; -out docs/bench-headroom-counts-sweep.md)")
 	flag.StringVar(&f.windowSet, "window-set", "", "replay only these windows: tuning, held-out (both rules), rule1 (the first held-out rule's) or rule2 (the second's, saturated with large gangs)")
 	flag.StringVar(&f.variants, "paddle-variants", "", "true (all), false, or a comma-separated list of paddle's variants to replay beside paddle ("+strings.Join(allPaddleVariants(), ", ")+"; default: all in the full mode only)")
 	flag.Float64Var(&f.elastic, "elastic-share", 0, "share of collective jobs that are elastic (0.5x to 2x their recorded trainers, speed-up from the Pollux step times); 0: the trace as it is")
@@ -184,11 +184,11 @@ func planOf(f flags) (*plan, error) {
 	p.flex = replay.Flex{ElasticShare: f.elastic, CheckpointShare: f.checkpoint, RestartCost: f.restart.Seconds()}
 	switch f.sweep {
 	case "":
-	case sweepSLA, sweepPaddle, sweepHeadroom, sweepHeadroomWhen, sweepHeadroomQueued, sweepHeadroomPatience:
+	case sweepSLA, sweepPaddle, sweepHeadroom, sweepHeadroomWhen, sweepHeadroomQueued, sweepHeadroomPatience, sweepHeadroomCounts:
 		p.sweep, p.tuning, p.rule1, p.rule2, p.skipReplay = f.sweep, true, false, false, false
 		p.skipAllocate, p.skipCluster, p.skipQuality, p.skipJobSize = true, true, true, true
 	default:
-		return nil, fmt.Errorf("-sweep %q: use %s, %s, %s, %s, %s or %s", f.sweep, sweepSLA, sweepPaddle, sweepHeadroom, sweepHeadroomWhen, sweepHeadroomQueued, sweepHeadroomPatience)
+		return nil, fmt.Errorf("-sweep %q: use %s, %s, %s, %s, %s, %s or %s", f.sweep, sweepSLA, sweepPaddle, sweepHeadroom, sweepHeadroomWhen, sweepHeadroomQueued, sweepHeadroomPatience, sweepHeadroomCounts)
 	}
 	for _, s := range strings.Split(f.skip, ",") {
 		switch strings.TrimSpace(s) {

@@ -13,6 +13,7 @@ import (
 	"github.com/volcano-paddle/volcano-paddle/bench/replay"
 	"github.com/volcano-paddle/volcano-paddle/internal/localcluster"
 	"github.com/volcano-paddle/volcano-paddle/pkg/scheduler/plugins/paddle"
+	"volcano.sh/volcano/pkg/scheduler/framework"
 )
 
 // Figures measured by `make bench-full` on 2026-11-22 (docs/benchmarks.md).
@@ -228,5 +229,22 @@ func TestWithoutHeadroom(t *testing.T) {
 	}
 	if _, err := withoutHeadroom(oursPath + ".missing"); err == nil {
 		t.Error("a missing file gave no error")
+	}
+}
+
+// Every value a mode sweep replays reaches paddle as arguments it accepts:
+// ParseArgs replaces a bad value by its default and the sweep would then
+// replay paddle's defaults under another name.
+func TestModeSweepArguments(t *testing.T) {
+	for sweep, m := range modeSweeps {
+		for _, v := range m.values {
+			args := framework.Arguments{}
+			for _, a := range m.args(v) {
+				args[a.key] = a.value
+			}
+			if _, problems := paddle.ParseArgs(args); len(problems) != 0 {
+				t.Errorf("sweep %s, value %s: %v", sweep, v, problems)
+			}
+		}
 	}
 }

@@ -66,6 +66,21 @@ const (
 	// room without a break before the headroom lets it start; 0 (default)
 	// turns it off. See Args.SmallJobHeadroomPatience.
 	ArgSmallJobHeadroomPatience = "paddle.smallJobHeadroom.patience"
+	// ArgSmallJobHeadroomCounts: freeGPUs (default) or smallJobGPUs; see
+	// Args.SmallJobHeadroomCounts.
+	ArgSmallJobHeadroomCounts = "paddle.smallJobHeadroom.counts"
+)
+
+// What the small-job headroom counts (Args.SmallJobHeadroomCounts).
+const (
+	// HeadroomCountsFree: the GPUs left free once the gang starts.
+	HeadroomCountsFree = "freeGPUs"
+	// HeadroomCountsSmallJobs: those and the GPUs smaller jobs (fewer GPUs
+	// than a whole node) hold, so the headroom is a share of the cluster
+	// for smaller jobs, used or free, and whole-node gangs may take the
+	// rest: where smaller jobs already run on their share, a gang is not
+	// held for free GPUs on top of it.
+	HeadroomCountsSmallJobs = "smallJobGPUs"
 )
 
 // When the small-job headroom holds gangs (Args.SmallJobHeadroomWhen).
@@ -175,6 +190,9 @@ type Args struct {
 	// A100 held-out windows of docs/benchmarks.md), it starts. Off by
 	// default (DefaultSmallJobHeadroomPatience says why).
 	SmallJobHeadroomPatience time.Duration
+	// SmallJobHeadroomCounts is HeadroomCountsFree or
+	// HeadroomCountsSmallJobs.
+	SmallJobHeadroomCounts string
 }
 
 // DefaultStarvationAfter and DefaultSmallJobHeadroom are chosen with the
@@ -226,6 +244,7 @@ func DefaultArgs() Args {
 		SmallJobHeadroomWhen:        HeadroomAlways,
 		SmallJobHeadroomQueuedAfter: DefaultSmallJobHeadroomQueuedAfter,
 		SmallJobHeadroomPatience:    DefaultSmallJobHeadroomPatience,
+		SmallJobHeadroomCounts:      HeadroomCountsFree,
 	}
 }
 
@@ -330,8 +349,9 @@ func oneOf(values ...string) func(v interface{}) (string, error) {
 }
 
 var (
-	parseGuard        = oneOf(GuardReserve, GuardHoldBack)
-	parseHeadroomWhen = oneOf(HeadroomAlways, HeadroomWhileSmallJobsWait, HeadroomWhileSmallJobsQueued)
+	parseGuard          = oneOf(GuardReserve, GuardHoldBack)
+	parseHeadroomWhen   = oneOf(HeadroomAlways, HeadroomWhileSmallJobsWait, HeadroomWhileSmallJobsQueued)
+	parseHeadroomCounts = oneOf(HeadroomCountsFree, HeadroomCountsSmallJobs)
 )
 
 // durationAtLeast parses a duration of at least least; why says why a
@@ -383,6 +403,7 @@ func arguments(a *Args) []argument {
 		arg(ArgSmallJobHeadroomWhen, &a.SmallJobHeadroomWhen, parseHeadroomWhen),
 		arg(ArgSmallJobHeadroomQueuedAfter, &a.SmallJobHeadroomQueuedAfter, durationAtLeast(time.Nanosecond, "must be above 0 (every job waits a moment)")),
 		arg(ArgSmallJobHeadroomPatience, &a.SmallJobHeadroomPatience, durationAtLeast(0, "must not be negative (0 turns it off)")),
+		arg(ArgSmallJobHeadroomCounts, &a.SmallJobHeadroomCounts, parseHeadroomCounts),
 	}
 }
 

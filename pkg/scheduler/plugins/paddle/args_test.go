@@ -26,6 +26,7 @@ func TestParseArgsValues(t *testing.T) {
 		ArgStarvationGuard: GuardHoldBack, ArgStarvationTaskNameJobs: true, ArgSmallGangsFirst: "false",
 		ArgShrinkElastic: true, ArgPreemptCheckpointable: "true", ArgSmallJobHeadroom: "0.2",
 		ArgSmallJobHeadroomWhen: HeadroomWhileSmallJobsWait, ArgSmallJobHeadroomQueuedAfter: "45m", ArgSmallJobHeadroomPatience: "90m",
+		ArgSmallJobHeadroomCounts: HeadroomCountsSmallJobs,
 	})
 	if len(problems) != 0 {
 		t.Fatal(problems)
@@ -34,7 +35,7 @@ func TestParseArgsValues(t *testing.T) {
 		RackLabel: "example.com/rack", SpineLabel: "", GangFitOrder: false, StarvationAfter: time.Hour, TaskNameFallback: false,
 		StarvationGuard: GuardHoldBack, StarvationTaskNameJobs: true, ShrinkElastic: true, PreemptCheckpointable: true,
 		SmallJobHeadroom: 0.2, SmallJobHeadroomWhen: HeadroomWhileSmallJobsWait, SmallJobHeadroomQueuedAfter: 45 * time.Minute,
-		SmallJobHeadroomPatience: 90 * time.Minute}
+		SmallJobHeadroomPatience: 90 * time.Minute, SmallJobHeadroomCounts: HeadroomCountsSmallJobs}
 	if a != want {
 		t.Errorf("got %+v\nwant %+v", a, want)
 	}
@@ -74,6 +75,7 @@ func TestParseArgsBadValues(t *testing.T) {
 		{ArgSmallJobHeadroomQueuedAfter, "-10m", "must be above 0"},
 		{ArgSmallJobHeadroomQueuedAfter, "a while", "not a duration"},
 		{ArgSmallJobHeadroomPatience, "-1h", "must not be negative"},
+		{ArgSmallJobHeadroomCounts, "usedGPUs", "must be freeGPUs or smallJobGPUs"},
 		{"paddle.afinity.weight", 3, "unknown argument"},
 		// The key without its prefix is not ignored silently.
 		{"affinity.weight", 3, `the key is "paddle.affinity.weight"`},

@@ -52,6 +52,9 @@ type clusterGPUs struct {
 	// smallQueued counts the smaller jobs that queued (see
 	// HeadroomWhileSmallJobsQueued); counted only for that mode.
 	smallQueued int
+	// smallHeld are the GPUs that jobs of fewer GPUs than wholeNode hold;
+	// counted only for HeadroomCountsSmallJobs.
+	smallHeld int
 }
 
 func countGPUs(nodes []*api.NodeInfo) clusterGPUs {
@@ -72,11 +75,12 @@ type headroomPolicy struct {
 	when        string        // SmallJobHeadroomWhen
 	queuedAfter time.Duration // SmallJobHeadroomQueuedAfter
 	patience    time.Duration // SmallJobHeadroomPatience; 0 off
+	counts      string        // SmallJobHeadroomCounts
 }
 
 func newHeadroomPolicy(a Args) headroomPolicy {
 	return headroomPolicy{share: a.SmallJobHeadroom, after: a.StarvationAfter, when: a.SmallJobHeadroomWhen,
-		queuedAfter: a.SmallJobHeadroomQueuedAfter, patience: a.SmallJobHeadroomPatience}
+		queuedAfter: a.SmallJobHeadroomQueuedAfter, patience: a.SmallJobHeadroomPatience, counts: a.SmallJobHeadroomCounts}
 }
 
 // roomBook keeps, across sessions (a plugin value lives for one), how long
@@ -159,16 +163,28 @@ func (h headroomPolicy) holds(c clusterGPUs, gpus int) bool {
 	if h.noSmallJobNeedsRoom(c) {
 		return false
 	}
-	return c.free+c.elastic-gpus < h.keep(c)
+	return c.free+c.elastic-gpus < h.keepFree(c)
 }
 
-// keep is how many GPUs the headroom keeps free, rounded up.
+// keep is how many GPUs the headroom keeps for smaller jobs, rounded up.
 func (h headroomPolicy) keep(c clusterGPUs) int {
 	return int(math.Ceil(h.share * float64(c.total)))
 }
 
+// keepFree is how many of those must stay free: all of them, or with
+// HeadroomCountsSmallJobs those that smaller jobs do not hold already.
+func (h headroomPolicy) keepFree(c clusterGPUs) int {
+	if h.counts == HeadroomCountsSmallJobs {
+		return max(0, h.keep(c)-c.smallHeld)
+	}
+	return h.keep(c)
+}
+
 func (h headroomPolicy) message(job *api.JobInfo, c clusterGPUs, gpus int, waited, hadRoom time.Duration) string {
-	var elastic, small, patience string
+	var elastic, small, patience, kept string
+	if h.counts == HeadroomCountsSmallJobs {
+		kept = fmt.Sprintf(": %d, less the %d that smaller jobs hold (%s %s)", h.keep(c), c.smallHeld, ArgSmallJobHeadroomCounts, h.counts)
+	}
 	if h.patience > 0 {
 		patience = fmt.Sprintf(", once it has had room for %s without a break (%s; %s so far)", h.patience, ArgSmallJobHeadroomPatience, hadRoom.Round(time.Second))
 	}
@@ -181,8 +197,8 @@ func (h headroomPolicy) message(job *api.JobInfo, c clusterGPUs, gpus int, waite
 	case HeadroomWhileSmallJobsQueued:
 		small = fmt.Sprintf(", while they queue (%d waited longer than %s within the last %s; %s %s)", c.smallQueued, h.queuedAfter, h.after, ArgSmallJobHeadroomWhen, h.when)
 	}
-	return fmt.Sprintf("paddle: gang %s needs %d GPUs; starting it now would leave %d of the cluster's %d GPUs free%s, fewer than the %d (%s %g) kept for smaller jobs%s; it starts when more are free%s or once it has waited %s (waited %s)",
-		gangName(job), gpus, max(0, c.free+c.elastic-gpus), c.total, elastic, h.keep(c), ArgSmallJobHeadroom, h.share, small, patience, h.after, waited.Round(time.Second))
+	return fmt.Sprintf("paddle: gang %s needs %d GPUs; starting it now would leave %d of the cluster's %d GPUs free%s, fewer than the %d (%s %g%s) kept for smaller jobs%s; it starts when more are free%s or once it has waited %s (waited %s)",
+		gangName(job), gpus, max(0, c.free+c.elastic-gpus), c.total, elastic, h.keepFree(c), ArgSmallJobHeadroom, h.share, kept, small, patience, h.after, waited.Round(time.Second))
 }
 
 // headroomHolds: the headroom holds this waiting gang back now.
@@ -230,9 +246,38 @@ func (p *paddlePlugin) headroomGPUs(h headroomPolicy) clusterGPUs {
 		case HeadroomWhileSmallJobsQueued:
 			c.smallQueued = h.smallJobsQueued(p.ssn.Jobs, c.wholeNode, now(), p.state.waitingSince)
 		}
+		if h.counts == HeadroomCountsSmallJobs {
+			c.smallHeld = smallJobsHold(p.ssn.Jobs, c.wholeNode)
+		}
 		p.headroom = c
 	})
 	return p.headroom
+}
+
+// smallJobsHold counts the GPUs that jobs requesting some GPUs but fewer
+// than wholeNode, all their pods together, hold now.
+func smallJobsHold(jobs map[api.JobID]*api.JobInfo, wholeNode int) int {
+	held := 0
+	for _, j := range jobs {
+		if gpus := jobGPUs(j); gpus == 0 || gpus >= wholeNode {
+			continue
+		}
+		for _, t := range j.Tasks {
+			if api.AllocatedStatus(t.Status) {
+				held += gpusOf(t.Resreq)
+			}
+		}
+	}
+	return held
+}
+
+// jobGPUs is what all of a job's pods request.
+func jobGPUs(j *api.JobInfo) int {
+	gpus := 0
+	for _, t := range j.Tasks {
+		gpus += gpusOf(t.InitResreq)
+	}
+	return gpus
 }
 
 // smallJobsWaiting counts the waiting jobs, of any kind, whose missing pods
@@ -262,11 +307,7 @@ func smallJobsWaiting(jobs map[api.JobID]*api.JobInfo, wholeNode int, fallback b
 func (h headroomPolicy) smallJobsQueued(jobs map[api.JobID]*api.JobInfo, wholeNode int, at time.Time, since func(*api.JobInfo) time.Time) int {
 	n := 0
 	for _, j := range jobs {
-		gpus := 0
-		for _, t := range j.Tasks {
-			gpus += gpusOf(t.InitResreq)
-		}
-		if gpus == 0 || gpus >= wholeNode {
+		if gpus := jobGPUs(j); gpus == 0 || gpus >= wholeNode {
 			continue
 		}
 		if waiting(j) {

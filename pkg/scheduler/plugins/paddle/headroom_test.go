@@ -29,6 +29,7 @@ func TestSmallJobHeadroom(t *testing.T) {
 	tooMuch := map[string]interface{}{ArgSmallJobHeadroom: 0.5}
 	onDemand := map[string]interface{}{ArgSmallJobHeadroom: 0.5, ArgSmallJobHeadroomWhen: HeadroomWhileSmallJobsWait}
 	queued := map[string]interface{}{ArgSmallJobHeadroom: 0.5, ArgSmallJobHeadroomWhen: HeadroomWhileSmallJobsQueued}
+	counted := map[string]interface{}{ArgSmallJobHeadroom: 0.5, ArgSmallJobHeadroomCounts: HeadroomCountsSmallJobs}
 	cases := []struct {
 		name      string
 		args      map[string]interface{}
@@ -41,6 +42,7 @@ func TestSmallJobHeadroom(t *testing.T) {
 		// GPUs), started this long ago, smallAge after it was created.
 		smallStarted time.Duration
 		held         bool
+		keepFree     int    // in the held gang's fit errors; 16 unless set
 		message      string // in the held gang's fit errors
 	}{
 		{name: "enough left for small jobs", args: enough, gangGPUs: 8},
@@ -66,6 +68,13 @@ func TestSmallJobHeadroom(t *testing.T) {
 		{name: "smallJobsQueued: a 2-GPU job runs, started 20h ago after 1h: too long ago", args: queued, gangGPUs: 8, age: 3 * time.Hour, smallGPUs: 2, smallAge: time.Hour, smallStarted: 20 * time.Hour},
 		{name: "smallJobsQueued at queuedAfter 2h: a 2-GPU job has waited 1h", args: map[string]interface{}{ArgSmallJobHeadroom: 0.5, ArgSmallJobHeadroomWhen: HeadroomWhileSmallJobsQueued, ArgSmallJobHeadroomQueuedAfter: "2h"},
 			gangGPUs: 8, age: 3 * time.Hour, smallGPUs: 2, smallAge: time.Hour},
+		{name: "smallJobGPUs: the 4 GPUs a running smaller job holds count", args: counted, gangGPUs: 8, age: 3 * time.Hour, smallGPUs: 4, smallAge: time.Minute, smallStarted: time.Hour},
+		{name: "smallJobGPUs: 2 held by a smaller job are not enough: held", args: counted, gangGPUs: 8, age: 3 * time.Hour, smallGPUs: 2, smallAge: time.Minute, smallStarted: time.Hour, held: true,
+			keepFree: 14, message: "(" + ArgSmallJobHeadroom + " 0.5: 16, less the 2 that smaller jobs hold (" + ArgSmallJobHeadroomCounts + " " + HeadroomCountsSmallJobs + "))"},
+		{name: "smallJobGPUs: a waiting smaller job holds nothing: held", args: counted, gangGPUs: 8, age: 3 * time.Hour, smallGPUs: 4, held: true,
+			message: "less the 0 that smaller jobs hold"},
+		{name: "freeGPUs: the 4 GPUs a running smaller job holds do not count: held", args: map[string]interface{}{ArgSmallJobHeadroom: 0.5, ArgSmallJobHeadroomCounts: HeadroomCountsFree},
+			gangGPUs: 8, age: 3 * time.Hour, smallGPUs: 4, smallAge: time.Minute, smallStarted: time.Hour, held: true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -100,7 +109,10 @@ func TestSmallJobHeadroom(t *testing.T) {
 				return
 			}
 			msg := jobByName(t, r, "gang").JobFitErrors
-			for _, want := range []string{"gang ns/gang needs 8 GPUs", "leave 12 of the cluster's 32 GPUs free, fewer than the 16", ArgSmallJobHeadroom, "once it has waited 16h0m0s (waited 3h0m0s)"} {
+			if tc.keepFree == 0 {
+				tc.keepFree = 16
+			}
+			for _, want := range []string{"gang ns/gang needs 8 GPUs", fmt.Sprintf("leave 12 of the cluster's 32 GPUs free, fewer than the %d ", tc.keepFree), ArgSmallJobHeadroom, "once it has waited 16h0m0s (waited 3h0m0s)"} {
 				if !strings.Contains(msg, want) {
 					t.Errorf("fit errors %q lack %q", msg, want)
 				}
