@@ -24,6 +24,13 @@ type Metrics struct {
 	// IdleGPUHours: GPUs free while some waiting job asked for no more GPUs
 	// than were free.
 	IdleGPUHours float64
+	// FreeGPUHoursWaiting: GPUs free while any job waits, fitting a waiting
+	// job or not. IdleGPUHours leaves out free GPUs no waiting job fits, as
+	// 8 free GPUs on 8 nodes beside an 8-GPU gang: the headroom's and the
+	// reservation's holds are idle, spreading's fragmentation is not; this
+	// counts both. Absent (0) from reports saved before it was measured
+	// (Report.FreeMeasured).
+	FreeGPUHoursWaiting float64 `json:",omitempty"`
 	// MeanSlowdown of run time from placement (duration weighted).
 	MeanSlowdown float64
 	// Collective jobs of more than one trainer: mean boundaries between
@@ -56,7 +63,7 @@ const utilBins = 120
 // compared runs, so series line up).
 func Measure(r *Run, w *Workload, horizon float64) Metrics {
 	m := Metrics{Config: r.Config, Jobs: len(r.Jobs), Cycles: r.Cycles, SchedulerSeconds: r.SchedulerTime.Seconds(),
-		IdleGPUHours: r.IdleWhileWaiting / 3600}
+		IdleGPUHours: r.IdleWhileWaiting / 3600, FreeGPUHoursWaiting: r.FreeWhileWaiting / 3600}
 	var jct, wait, waitSingle, waitLarge []float64
 	var sw, sd float64
 	for k, j := range r.Jobs {
@@ -132,9 +139,16 @@ func LowerBoundMetrics(w *Workload) Metrics {
 	var jct, wait []float64
 	gpuSeconds := 0.0
 	for _, j := range w.Jobs {
-		// An elastic job at its most trainers (SpeedRatio 1 otherwise).
-		most := max(j.MaxPods, j.Pods)
-		d := j.Duration / w.SpeedRatio(j, most)
+		// An elastic job at its fastest number of trainers (Speedup's
+		// per-GPU efficiency falls with more GPUs, so the most need not be
+		// the fastest); SpeedRatio is 1 for the rest.
+		most, ratio := j.Pods, 1.0
+		for n := j.MinPods; n <= j.MaxPods; n++ {
+			if r := w.SpeedRatio(j, n); n > 0 && r > ratio {
+				most, ratio = n, r
+			}
+		}
+		d := j.Duration / ratio
 		gpus := most * j.PodGPUs
 		jct = append(jct, d)
 		wait = append(wait, 0)

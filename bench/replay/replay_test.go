@@ -104,6 +104,28 @@ func TestSimulateQueueing(t *testing.T) {
 	}
 }
 
+// Free GPUs that no waiting job fits are not idle but are free while jobs
+// wait: a 4-GPU job holds one node from 0 to 100 s, a gang of two 8-GPU
+// pods waits from 10 s until it ends, beside 12 free GPUs.
+func TestFreeWhileWaiting(t *testing.T) {
+	models := testModels(t)
+	w := testWorkload(2,
+		imagenetJob("small", 1, 4, 100, 0),
+		imagenetJob("gang", 2, 8, 50, 10),
+	)
+	r, err := Simulate(context.Background(), w, models, BestSteps(w, models), paddleConfig(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gang := r.Jobs[1]; gang.Start != 100 {
+		t.Fatalf("gang %+v, want a start at 100", gang)
+	}
+	m := Measure(r, w, 150)
+	if want := 12 * 90.0 / 3600; math.Abs(m.FreeGPUHoursWaiting-want) > 1e-9 || m.IdleGPUHours != 0 {
+		t.Errorf("free while waiting %g GPU-h (want %g), idle %g (want 0)", m.FreeGPUHoursWaiting, want, m.IdleGPUHours)
+	}
+}
+
 func TestBinUtilisation(t *testing.T) {
 	// 4 GPUs: 2 used over [0, 1.5), 4 over [1.5, 3); bins of 1 s.
 	got := binUtilisation([]Sample{{T: 0, Used: 2}, {T: 1.5, Used: 4}, {T: 3, Used: 0}}, 4, 1)

@@ -30,6 +30,9 @@ type Report struct {
 	// metrics over them.
 	Runs   int               `json:",omitempty"`
 	Spread map[string]Spread `json:",omitempty"`
+	// FreeMeasured: Metrics carry FreeGPUHoursWaiting (false in reports
+	// saved before it was measured).
+	FreeMeasured bool `json:",omitempty"`
 	// Jobs: every job's result, per configuration and run, for the per-job
 	// CSV (WriteJobsCSV); not kept in the JSON figures.
 	Jobs []RunJobs `json:"-"`
@@ -127,7 +130,7 @@ func averageMetrics(ms []Metrics) Metrics {
 	// The averaged figures of m, in one order for every run.
 	figures := func(m *Metrics) []*float64 {
 		return []*float64{&m.MeanJCT, &m.MedianJCT, &m.P95JCT, &m.P99JCT, &m.MeanWait, &m.MedianWait, &m.P95Wait, &m.P99Wait,
-			&m.LongestWait, &m.MeanWaitSingleGPU, &m.MeanWaitLarge, &m.Makespan, &m.Utilisation, &m.IdleGPUHours,
+			&m.LongestWait, &m.MeanWaitSingleGPU, &m.MeanWaitLarge, &m.Makespan, &m.Utilisation, &m.IdleGPUHours, &m.FreeGPUHoursWaiting,
 			&m.MeanSlowdown, &m.NodeCrossings, &m.RackCrossings, &m.ExcessNodeX, &m.ExcessRackX, &m.SchedulerSeconds,
 			&m.Restarts, &m.Resizes}
 	}
@@ -199,7 +202,7 @@ func Replay(ctx context.Context, o Options, dataDir string, configs []Config, lo
 		return nil, err
 	}
 	best := BestSteps(w, models)
-	rep := &Report{Workload: w.Describe(), Options: o, Nodes: w.Nodes(), GPUs: w.GPUs(), Notes: map[string]string{}}
+	rep := &Report{Workload: w.Describe(), Options: o, Nodes: w.Nodes(), GPUs: w.GPUs(), Notes: map[string]string{}, FreeMeasured: true}
 	var runs []*Run
 	horizon := 0.0
 	for _, c := range configs {

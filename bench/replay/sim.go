@@ -80,6 +80,9 @@ type Run struct {
 	// IdleWhileWaiting: GPU-seconds free that waiting jobs would fit, node
 	// by node (see usableIdle).
 	IdleWhileWaiting float64
+	// FreeWhileWaiting: GPU-seconds free while any job waits, whether or
+	// not a waiting job would fit them (fragmentation included).
+	FreeWhileWaiting float64
 	Cycles           int
 	// SchedulerTime is the wall time spent in scheduling cycles.
 	SchedulerTime time.Duration
@@ -347,9 +350,13 @@ func (s *sim) fitsFree(j quality.Job) bool {
 	return slots >= j.Pods
 }
 
-// account adds the interval [from, to) to the idle-while-waiting total.
+// account adds the interval [from, to) to the idle- and free-while-waiting
+// totals.
 func (s *sim) account(from, to float64) {
 	s.run.IdleWhileWaiting += float64(s.usableIdle()) * (to - from)
+	if len(s.pending) > 0 {
+		s.run.FreeWhileWaiting += float64(s.w.GPUs()-s.used) * (to - from)
+	}
 }
 
 // release ends running job i at t: its pods stop and their GPUs are free

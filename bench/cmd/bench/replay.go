@@ -538,6 +538,15 @@ func kindOf(rep *replay.Report) string {
 // Metric getters for best-stock-per-metric.
 func meanJCT(m replay.Metrics) float64 { return m.MeanJCT }
 func p95JCT(m replay.Metrics) float64  { return m.P95JCT }
+
+// freeWaiting is m's FreeGPUHoursWaiting as a table cell, "-" where the
+// report predates it.
+func freeWaiting(rep *replay.Report, m replay.Metrics) string {
+	if !rep.FreeMeasured {
+		return "-"
+	}
+	return fmt.Sprintf("%.0f", m.FreeGPUHoursWaiting)
+}
 func idleGPU(m replay.Metrics) float64 { return m.IdleGPUHours }
 
 // writeReplaySummary is one line per window of a kind: paddle against the
@@ -553,8 +562,8 @@ func (r *report) writeReplaySummary(b *strings.Builder, kind string) {
 	if len(reps) == 0 {
 		return
 	}
-	w("| window (%s) | runs | paddle mean JCT h (range) | best stock mean JCT h | paddle / best stock mean | paddle p95 JCT h | best stock p95 | paddle / best stock p95 | idle GPU-h paddle / fewest stock | paddle / lower bound mean | best stock / lower bound mean | target (issue 27) |\n", kind)
-	w("|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	w("| window (%s) | runs | paddle mean JCT h (range) | best stock mean JCT h | paddle / best stock mean | paddle p95 JCT h | best stock p95 | paddle / best stock p95 | idle GPU-h paddle / fewest stock | free GPU-h while jobs wait, paddle / best stock mean's | paddle / lower bound mean | best stock / lower bound mean | target (issue 27) |\n", kind)
+	w("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, rep := range reps {
 		ours, ok := rep.Get(replay.Paddle)
 		lb, okLB := rep.Get(replay.LowerBound)
@@ -565,11 +574,12 @@ func (r *report) writeReplaySummary(b *strings.Builder, kind string) {
 			continue
 		}
 		sp := rep.Spread[replay.Paddle]
-		w("| %s %d+%d | %d | %s (%s to %s) | %s (%s) | **%s** | %s | %s (%s) | **%s** | %.1f / %.1f (%s) | %s | %s | %s |\n",
+		w("| %s %d+%d | %d | %s (%s to %s) | %s (%s) | **%s** | %s | %s (%s) | **%s** | %.1f / %.1f (%s) | %s / %s | %s | %s | %s |\n",
 			rep.Options.Preset.Name, rep.Options.Start, rep.Options.Jobs, max(rep.Runs, 1),
 			hours(ours.MeanJCT), hours(sp.MeanJCT.Min), hours(sp.MeanJCT.Max), hours(bm.MeanJCT), bm.Config, ratioOf(ours.MeanJCT, bm.MeanJCT),
 			hours(ours.P95JCT), hours(bp.P95JCT), bp.Config, ratioOf(ours.P95JCT, bp.P95JCT),
-			ours.IdleGPUHours, bi.IdleGPUHours, bi.Config, ratioOf(ours.MeanJCT, lb.MeanJCT), ratioOf(bm.MeanJCT, lb.MeanJCT),
+			ours.IdleGPUHours, bi.IdleGPUHours, bi.Config, freeWaiting(rep, ours), freeWaiting(rep, bm),
+			ratioOf(ours.MeanJCT, lb.MeanJCT), ratioOf(bm.MeanJCT, lb.MeanJCT),
 			target(ours, bm, bp, bi, lb, rep.Options.Flex.On()))
 	}
 	w("\n")
@@ -592,11 +602,19 @@ func target(ours, bm, bp, bi, lb replay.Metrics, flex bool) string {
 	} else if r(bm.MeanJCT, lb.MeanJCT) >= 1.2 {
 		wantMean = 0.95
 	}
+	// Every job's JCT is at least its lower-bound JCT, so are the mean and
+	// each quantile: a target below the lower bound's is out of reach.
+	below := func(want, best, bound float64) string {
+		if want*best < bound {
+			return fmt.Sprintf(" (%.2fx is %s h, below the lower bound's %s h: no schedule meets it)", want, hours(want*best), hours(bound))
+		}
+		return ""
+	}
 	if mean > wantMean {
-		misses = append(misses, fmt.Sprintf("mean %.2fx > %.2fx", mean, wantMean))
+		misses = append(misses, fmt.Sprintf("mean %.2fx > %.2fx%s", mean, wantMean, below(wantMean, bm.MeanJCT, lb.MeanJCT)))
 	}
 	if p95 > wantP95 {
-		misses = append(misses, fmt.Sprintf("p95 %.2fx > %.2fx", p95, wantP95))
+		misses = append(misses, fmt.Sprintf("p95 %.2fx > %.2fx%s", p95, wantP95, below(wantP95, bp.P95JCT, lb.P95JCT)))
 	}
 	if !flex && math.Round(10*ours.IdleGPUHours) > math.Round(10*bi.IdleGPUHours) {
 		misses = append(misses, fmt.Sprintf("idle %.1f > %.1f GPU-h", ours.IdleGPUHours, bi.IdleGPUHours))
@@ -875,18 +893,18 @@ func (r *report) writeReplayOne(b *strings.Builder, dir string, rep *replay.Repo
 		w("runs differ, a saturated window's idle GPU-hours several-fold (ranges below the tables).")
 	}
 	w("\n\n")
-	w("| config | mean JCT h | median | p95 | p99 | mean wait h | median | p95 | p99 | longest wait h | mean wait h, 1-GPU / %d+-GPU jobs | makespan h | GPU util | idle GPU-h* | rank crossings node / rack (excess**) | cycles |\n", replay.LargeJobGPUs)
-	w("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	w("| config | mean JCT h | median | p95 | p99 | mean wait h | median | p95 | p99 | longest wait h | mean wait h, 1-GPU / %d+-GPU jobs | makespan h | GPU util | idle GPU-h* | free GPU-h while jobs wait*** | rank crossings node / rack (excess**) | cycles |\n", replay.LargeJobGPUs)
+	w("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, m := range rep.Metrics {
 		cross := "-"
 		if m.MultiPodCollective > 0 {
 			cross = fmt.Sprintf("%.2f / %.2f (%.2f / %.2f)", m.NodeCrossings, m.RackCrossings, m.ExcessNodeX, m.ExcessRackX)
 		}
-		w("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s / %s | %s | %.0f%% | %.0f | %s | %d |\n", m.Config,
+		w("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s / %s | %s | %.0f%% | %.0f | %s | %s | %d |\n", m.Config,
 			hours(m.MeanJCT), hours(m.MedianJCT), hours(m.P95JCT), hours(m.P99JCT),
 			hours(m.MeanWait), hours(m.MedianWait), hours(m.P95Wait), hours(m.P99Wait), hours(m.LongestWait),
 			hours(m.MeanWaitSingleGPU), hours(m.MeanWaitLarge),
-			hours(m.Makespan), 100*m.Utilisation, m.IdleGPUHours, cross, m.Cycles)
+			hours(m.Makespan), 100*m.Utilisation, m.IdleGPUHours, freeWaiting(rep, m), cross, m.Cycles)
 	}
 	if rep.Options.Flex.On() {
 		w("\nRestarts from a checkpoint / resizes of elastic jobs, per run:")
@@ -901,7 +919,8 @@ func (r *report) writeReplayOne(b *strings.Builder, dir string, rep *replay.Repo
 	w("pods fit the free GPUs node by node, at most the free GPUs (it waited for ordering or a guard, not for\n")
 	w("capacity; free GPUs spread too thinly for any waiting pod are fragmentation and not counted). \\*\\* Boundaries between consecutive trainer\n")
 	w("ranks of a collective job of 2+ pods that cross a node / a rack, per job; excess: above the minimum\n")
-	w("the job's node / rack count allows (nodes - 1).\n\n")
+	w("the job's node / rack count allows (nodes - 1). \\*\\*\\* GPU-hours free while any job waits, whether a waiting job would fit them\n")
+	w("or not: holds and fragmentation alike (- : not measured when this report was saved).\n\n")
 	best, okBest := rep.BestStock()
 	ours, okOurs := rep.Get(replay.Paddle)
 	if okBest && okOurs {

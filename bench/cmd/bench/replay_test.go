@@ -91,6 +91,7 @@ func TestTarget(t *testing.T) {
 		return replay.Metrics{MeanJCT: mean, P95JCT: p95, IdleGPUHours: idle}
 	}
 	lb := m(1, 1, 0)
+	const h = 3600.0
 	tests := []struct {
 		name        string
 		ours, stock replay.Metrics
@@ -103,7 +104,11 @@ func TestTarget(t *testing.T) {
 		{"wins by 5% where there is room", m(1.14, 2, 0), m(1.2, 2, 0), lb, false, "met"},
 		{"worse p95 and idle", m(1, 2.2, 3), m(1, 2, 0), m(0.95, 1, 0), false, "not met: p95 1.10x > 1.00x, idle 3.0 > 0.0 GPU-h"},
 		{"flex: 0.85x mean, 0.95x p95", m(0.85, 1.9, 9), m(1, 2, 0), lb, true, "met"},
-		{"flex: a tie is not enough", m(1, 2, 0), m(1, 2, 0), lb, true, "not met: mean 1.00x > 0.85x, p95 1.00x > 0.95x"},
+		{"flex: a tie is not enough", m(1, 2, 0), m(1, 2, 0), m(0.5, 1, 0), true, "not met: mean 1.00x > 0.85x, p95 1.00x > 0.95x"},
+		// A100 71200's flex figures (README): 0.85x the best stock mean is
+		// below the lower bound; 0.95x its p95 is not.
+		{"flex: a target below the lower bound says so", m(3.91*h, 19.87*h, 0), m(3.71*h, 14.87*h, 0), m(3.41*h, 13.96*h, 0), true,
+			"not met: mean 1.05x > 0.85x (0.85x is 3.15 h, below the lower bound's 3.41 h: no schedule meets it), p95 1.34x > 0.95x"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
