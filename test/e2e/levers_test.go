@@ -456,6 +456,31 @@ func TestHeadroomOnlyWhileSmallJobsQueued(t *testing.T) {
 		"leave 24 of the cluster's 64 GPUs free, fewer than the 32 (paddle.smallJobHeadroom 0.5) kept for smaller jobs, while they queue (1 waited longer than 15s within the last 10m0s; paddle.smallJobHeadroom.when smallJobsQueued)")
 }
 
+// paddle.smallJobHeadroom.counts smallJobGPUs on a real API server and our
+// scheduler binary: the GPUs that running smaller jobs hold count toward
+// the headroom. Two 4-GPU jobs run; a whole-node gang is held while it
+// would leave 16 GPUs free (16 + the 8 they hold < 32) and starts once a
+// full node is freed, leaving 24 free (24 + 8 = 32), which the default
+// (freeGPUs: 32 free) would not allow, long before its threshold.
+func TestHeadroomCountsSmallJobGPUs(t *testing.T) {
+	c, ns := headroomCluster(t, 10*time.Minute, "paddle.smallJobHeadroom.counts: smallJobGPUs")
+	for _, name := range []string{"small-a", "small-b"} {
+		framework.CreateJob(t, c, paddleJob(ns, name, nil, 1, framework.Task{Name: "trainer", Replicas: 1, GPUs: 4}))
+	}
+	for _, name := range []string{"small-a", "small-b"} {
+		framework.WaitJobPhase(t, c, ns, name, batchv1alpha1.Running, 60*time.Second)
+	}
+	gang, _ := createHeldGang(t, c, ns, "gang",
+		"leave 16 of the cluster's 64 GPUs free, fewer than the 24 (paddle.smallJobHeadroom 0.5: 32, less the 8 that smaller jobs hold (paddle.smallJobHeadroom.counts smallJobGPUs)) kept for smaller jobs")
+	hog := "hog-" + localcluster.DefaultTopology().Nodes()[0].Name
+	freed := time.Now()
+	if err := c.Kube.CoreV1().Pods(ns).Delete(context.Background(), hog, metav1.DeleteOptions{GracePeriodSeconds: new(int64)}); err != nil {
+		t.Fatal(err)
+	}
+	framework.WaitJobPhase(t, c, ns, gang.Name, batchv1alpha1.Running, 60*time.Second)
+	t.Logf("gang running %s after %s was deleted", time.Since(freed).Round(time.Second), hog)
+}
+
 // createPickySmallJob creates a 4-GPU Paddle job whose node selector
 // matches no node: a smaller job that waits for as long as it exists.
 func createPickySmallJob(t *testing.T, c *localcluster.Cluster, ns string) string {
