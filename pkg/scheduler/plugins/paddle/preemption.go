@@ -41,7 +41,17 @@ func (p *paddlePlugin) levers(gang *api.JobInfo) victimPolicy {
 	// predicates and node scoring for every pending pod of every waiting
 	// gang, every session, for nothing.
 	vj := p.victimJobs()
-	vp.shrink = p.args.ShrinkElastic && anyGivesWay(vj.elastic, gang)
+	// Within the gang's queue (the preempt action), shrinking only for a
+	// gang that then fits: one that would not fit even with every elastic
+	// pod of its queue above minimum gone (a starving whole-node gang
+	// beside 1-GPU elastic jobs) made the preempt action evict such pods
+	// session after session without starting, and the jobs grew back into
+	// the GPUs each time (the flex replay of PCIe 68100: 3,605 resizes per
+	// run). A starving gang may still stop checkpointable jobs. The
+	// estimate counts the gang's queue only (shrinkable); elastic jobs of
+	// other queues are the reclaim action's, which takes from queues over
+	// their share only (reclaimableFn), as before.
+	vp.shrink = p.args.ShrinkElastic && (p.estimate(gang).fitsOnRelease && anyGivesWay(vj.elastic, gang) || otherQueueGivesWay(vj.elastic, gang))
 	vp.checkpoint = p.args.PreemptCheckpointable && p.starving(gang) && anyGivesWay(vj.checkpointable, gang)
 	return vp
 }
@@ -57,6 +67,17 @@ type victimJobs struct {
 func anyGivesWay(jobs map[api.JobID]*api.JobInfo, gang *api.JobInfo) bool {
 	for _, j := range jobs {
 		if givesWay(gang, j) {
+			return true
+		}
+	}
+	return false
+}
+
+// otherQueueGivesWay: some job of jobs, of a queue other than gang's,
+// gives way to gang.
+func otherQueueGivesWay(jobs map[api.JobID]*api.JobInfo, gang *api.JobInfo) bool {
+	for _, j := range jobs {
+		if j.Queue != gang.Queue && givesWay(gang, j) {
 			return true
 		}
 	}

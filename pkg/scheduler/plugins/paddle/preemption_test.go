@@ -118,17 +118,22 @@ func TestLeversWithVolcanoActions(t *testing.T) {
 // Volcano's preempt and reclaim actions take a job as a preemptor only
 // while JobStarving says so: paddle says so only for a waiting gang some
 // job could give way to, so that without elastic or checkpointable jobs
-// the actions do no work at all.
+// the actions do no work at all; elastic jobs give way only to a gang that
+// their pods above minimum would make room for.
 func TestJobStarvingOnlyWhereALeverApplies(t *testing.T) {
 	cases := []struct {
-		name    string
-		running []*v1.Pod
-		min     int32
-		gangAge time.Duration
-		want    bool
+		name     string
+		running  []*v1.Pod
+		min      int32
+		gangAge  time.Duration
+		gangGPUs int // 4 unless set
+		want     bool
 	}{
 		{name: "only jobs that opted in to nothing", running: leverPods("plain", []int{4, 4}, 2, "n0", time.Hour, nil), min: 1},
 		{name: "an elastic job above its minimum", running: leverPods("other", []int{4, 4}, 2, "n0", time.Hour, elasticPod), min: 1, want: true},
+		// The gang needs 8 GPUs; the elastic job could give back 4.
+		{name: "an elastic job above its minimum that could not make room", running: leverPods("other", []int{4, 4}, 2, "n0", time.Hour, elasticPod), min: 1,
+			gangGPUs: 8, gangAge: starvingAge},
 		{name: "an elastic job at its minimum", running: leverPods("other", []int{4, 4}, 2, "n0", time.Hour, elasticPod), min: 2},
 		{name: "a checkpointable job, the gang not starving", running: leverPods("other", []int{4, 4}, 2, "n0", time.Hour, checkpointablePod), min: 2},
 		{name: "a checkpointable job, the gang starving", running: leverPods("other", []int{4, 4}, 2, "n0", time.Hour, checkpointablePod), min: 2,
@@ -138,7 +143,10 @@ func TestJobStarvingOnlyWhereALeverApplies(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			resetBook(t)
 			c := cluster{nodes: oneRack(1), pods: tc.running}
-			c.pods = append(c.pods, paddlePod("gang", "trainer", 0, paddleapi.RoleTrainer, paddleapi.ModeCollective, "", "1", 4))
+			if tc.gangGPUs == 0 {
+				tc.gangGPUs = 4
+			}
+			c.pods = append(c.pods, paddlePod("gang", "trainer", 0, paddleapi.RoleTrainer, paddleapi.ModeCollective, "", "1", tc.gangGPUs))
 			c.groups = []*schedulingv1.PodGroup{group("gang", 1, time.Now().Add(-tc.gangAge)),
 				group(tc.running[0].Annotations[schedulingv1.KubeGroupNameAnnotationKey], tc.min, time.Now().Add(-time.Hour))}
 			tiers, cfgs := paddleTiers(t)
