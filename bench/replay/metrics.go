@@ -142,14 +142,14 @@ func LowerBoundMetrics(w *Workload) Metrics {
 		// An elastic job at its fastest number of trainers (Speedup's
 		// per-GPU efficiency falls with more GPUs, so the most need not be
 		// the fastest); SpeedRatio is 1 for the rest.
-		most, ratio := j.Pods, 1.0
-		for n := j.MinPods; n <= j.MaxPods; n++ {
-			if r := w.SpeedRatio(j, n); n > 0 && r > ratio {
-				most, ratio = n, r
+		fastest, ratio := j.Pods, 1.0
+		for n := max(j.MinPods, 1); j.Elastic() && n <= j.MaxPods; n++ {
+			if r := w.SpeedRatio(j, n); r > ratio {
+				fastest, ratio = n, r
 			}
 		}
 		d := j.Duration / ratio
-		gpus := most * j.PodGPUs
+		gpus := fastest * j.PodGPUs
 		jct = append(jct, d)
 		wait = append(wait, 0)
 		m.Makespan = math.Max(m.Makespan, j.Arrival+d)

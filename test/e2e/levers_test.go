@@ -287,10 +287,8 @@ func TestStarvingGangReservesYoungestNode(t *testing.T) {
 	// 4 GPUs free on both nodes; the gang still does not fit. A 4-GPU job
 	// goes to the old node: the young one is reserved.
 	deletePods(t, c, ns, "young-a", "old-a")
-	small := paddleJob(ns, "small", nil, 1, framework.Task{Name: "trainer", Replicas: 1, GPUs: 4})
-	framework.CreateJob(t, c, small)
-	framework.WaitJobPhase(t, c, ns, small.Name, batchv1alpha1.Running, 60*time.Second)
-	if got := framework.JobPods(t, c, ns, small.Name)[0].Spec.NodeName; got != old {
+	runSmallJobs(t, c, ns, "small")
+	if got := framework.JobPods(t, c, ns, "small")[0].Spec.NodeName; got != old {
 		t.Fatalf("small job placed on %s, want %s (the reservation keeps %s's free GPUs for the starving gang)\n%s", got, old, young, framework.DescribePods(c, ns))
 	}
 	// A second one has nowhere else to go: it waits, and its PodGroup says
@@ -389,9 +387,7 @@ func TestHeadroomHoldsWholeNodeGangUntilItStarves(t *testing.T) {
 
 	whole, pg := createHeldGang(t, c, ns, "whole", "gang "+ns+"/whole needs 8 GPUs; starting it now would leave 24 of the cluster's 64 GPUs free, fewer than the 32")
 
-	small := paddleJob(ns, "small", nil, 1, framework.Task{Name: "trainer", Replicas: 1, GPUs: 4})
-	framework.CreateJob(t, c, small)
-	framework.WaitJobPhase(t, c, ns, small.Name, batchv1alpha1.Running, 60*time.Second)
+	runSmallJobs(t, c, ns, "small")
 	for _, p := range framework.JobPods(t, c, ns, whole.Name) {
 		if p.Spec.NodeName != "" {
 			t.Fatalf("whole-node gang bound to %s while the headroom holds it\n%s", p.Spec.NodeName, framework.DescribePods(c, ns))
@@ -464,28 +460,38 @@ func TestHeadroomOnlyWhileSmallJobsQueued(t *testing.T) {
 // (freeGPUs: 32 free) would not allow, long before its threshold.
 func TestHeadroomCountsSmallJobGPUs(t *testing.T) {
 	c, ns := headroomCluster(t, 10*time.Minute, "paddle.smallJobHeadroom.counts: smallJobGPUs")
-	for _, name := range []string{"small-a", "small-b"} {
-		framework.CreateJob(t, c, paddleJob(ns, name, nil, 1, framework.Task{Name: "trainer", Replicas: 1, GPUs: 4}))
-	}
-	for _, name := range []string{"small-a", "small-b"} {
-		framework.WaitJobPhase(t, c, ns, name, batchv1alpha1.Running, 60*time.Second)
-	}
+	runSmallJobs(t, c, ns, "small-a", "small-b")
 	gang, _ := createHeldGang(t, c, ns, "gang",
 		"leave 16 of the cluster's 64 GPUs free, fewer than the 24 (paddle.smallJobHeadroom 0.5: 32, less the 8 that smaller jobs hold (paddle.smallJobHeadroom.counts smallJobGPUs)) kept for smaller jobs")
 	hog := "hog-" + localcluster.DefaultTopology().Nodes()[0].Name
 	freed := time.Now()
-	if err := c.Kube.CoreV1().Pods(ns).Delete(context.Background(), hog, metav1.DeleteOptions{GracePeriodSeconds: new(int64)}); err != nil {
-		t.Fatal(err)
-	}
+	deletePods(t, c, ns, hog)
 	framework.WaitJobPhase(t, c, ns, gang.Name, batchv1alpha1.Running, 60*time.Second)
 	t.Logf("gang running %s after %s was deleted", time.Since(freed).Round(time.Second), hog)
+}
+
+// runSmallJobs creates a 4-GPU Paddle job of each name and waits until
+// they all run.
+func runSmallJobs(t *testing.T, c *localcluster.Cluster, ns string, names ...string) {
+	t.Helper()
+	for _, name := range names {
+		framework.CreateJob(t, c, smallJob(ns, name))
+	}
+	for _, name := range names {
+		framework.WaitJobPhase(t, c, ns, name, batchv1alpha1.Running, 60*time.Second)
+	}
+}
+
+// smallJob is a Paddle job of one 4-GPU trainer: smaller than a node.
+func smallJob(ns, name string) *batchv1alpha1.Job {
+	return paddleJob(ns, name, nil, 1, framework.Task{Name: "trainer", Replicas: 1, GPUs: 4})
 }
 
 // createPickySmallJob creates a 4-GPU Paddle job whose node selector
 // matches no node: a smaller job that waits for as long as it exists.
 func createPickySmallJob(t *testing.T, c *localcluster.Cluster, ns string) string {
 	t.Helper()
-	picky := paddleJob(ns, "picky", nil, 1, framework.Task{Name: "trainer", Replicas: 1, GPUs: 4})
+	picky := smallJob(ns, "picky")
 	picky.Spec.Tasks[0].Template.Spec.NodeSelector = map[string]string{"example.com/no-such-label": "x"}
 	framework.CreateJob(t, c, picky)
 	return picky.Name

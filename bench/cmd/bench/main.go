@@ -24,6 +24,7 @@ import (
 	"regexp"
 	"runtime"
 	"runtime/pprof"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -182,13 +183,14 @@ func planOf(f flags) (*plan, error) {
 		return nil, fmt.Errorf("-elastic-share and -checkpoint-share are shares from 0 to 1, -restart-cost a duration of 0 or more")
 	}
 	p.flex = replay.Flex{ElasticShare: f.elastic, CheckpointShare: f.checkpoint, RestartCost: f.restart.Seconds()}
-	switch f.sweep {
-	case "":
-	case sweepSLA, sweepPaddle, sweepHeadroom, sweepHeadroomWhen, sweepHeadroomQueued, sweepHeadroomPatience, sweepHeadroomCounts:
+	switch {
+	case f.sweep == "":
+	case slices.Contains(sweeps, f.sweep):
 		p.sweep, p.tuning, p.rule1, p.rule2, p.skipReplay = f.sweep, true, false, false, false
 		p.skipAllocate, p.skipCluster, p.skipQuality, p.skipJobSize = true, true, true, true
 	default:
-		return nil, fmt.Errorf("-sweep %q: use %s, %s, %s, %s, %s, %s or %s", f.sweep, sweepSLA, sweepPaddle, sweepHeadroom, sweepHeadroomWhen, sweepHeadroomQueued, sweepHeadroomPatience, sweepHeadroomCounts)
+		last := len(sweeps) - 1
+		return nil, fmt.Errorf("-sweep %q: use %s or %s", f.sweep, strings.Join(sweeps[:last], ", "), sweeps[last])
 	}
 	for _, s := range strings.Split(f.skip, ",") {
 		switch strings.TrimSpace(s) {

@@ -176,6 +176,9 @@ const (
 	sweepHeadroomCounts = "headroom-counts"
 )
 
+// sweeps are the -sweep values, in the order usage and reports list them.
+var sweeps = []string{sweepSLA, sweepPaddle, sweepHeadroom, sweepHeadroomWhen, sweepHeadroomQueued, sweepHeadroomPatience, sweepHeadroomCounts}
+
 // fullReplayRuns: the full mode replays every window this many times.
 const fullReplayRuns = 5
 
@@ -750,7 +753,7 @@ func (r *report) writeReplay(b *strings.Builder, dir string) {
 		w("One lever swept on the three tuning windows only (the trace replay of [benchmarks.md](benchmarks.md),\n")
 		w("Volcano %s in process, the trace as it is), each window replayed %d times; the value kept is\n", r.volcano(), max(r.Replay[0].Runs, 1))
 		w("the one with the lowest mean of the per-window ratios. The held-out windows were not replayed for it.\n")
-		w("Command: `go run ./bench/cmd/bench -sweep sla|paddle|headroom|headroom-when|headroom-queued|headroom-patience|headroom-counts -replay-runs %d -out docs/bench-<lever>-sweep.md`.\n\n", max(r.Replay[0].Runs, 1))
+		w("Command: `go run ./bench/cmd/bench -sweep %s -replay-runs %d -out docs/bench-<lever>-sweep.md`.\n\n", strings.Join(sweeps, "|"), max(r.Replay[0].Runs, 1))
 		r.writeSweep(b)
 		for _, rep := range r.Replay {
 			r.writeReplayOne(b, dir, rep)

@@ -259,7 +259,7 @@ func (p *paddlePlugin) headroomGPUs(h headroomPolicy) clusterGPUs {
 func smallJobsHold(jobs map[api.JobID]*api.JobInfo, wholeNode int) int {
 	held := 0
 	for _, j := range jobs {
-		if gpus := jobGPUs(j); gpus == 0 || gpus >= wholeNode {
+		if !smallerJob(j, wholeNode) {
 			continue
 		}
 		for _, t := range j.Tasks {
@@ -271,13 +271,14 @@ func smallJobsHold(jobs map[api.JobID]*api.JobInfo, wholeNode int) int {
 	return held
 }
 
-// jobGPUs is what all of a job's pods request.
-func jobGPUs(j *api.JobInfo) int {
+// smallerJob: the job's pods, all together, request some GPUs but fewer
+// than wholeNode.
+func smallerJob(j *api.JobInfo, wholeNode int) bool {
 	gpus := 0
 	for _, t := range j.Tasks {
 		gpus += gpusOf(t.InitResreq)
 	}
-	return gpus
+	return gpus > 0 && gpus < wholeNode
 }
 
 // smallJobsWaiting counts the waiting jobs, of any kind, whose missing pods
@@ -307,7 +308,7 @@ func smallJobsWaiting(jobs map[api.JobID]*api.JobInfo, wholeNode int, fallback b
 func (h headroomPolicy) smallJobsQueued(jobs map[api.JobID]*api.JobInfo, wholeNode int, at time.Time, since func(*api.JobInfo) time.Time) int {
 	n := 0
 	for _, j := range jobs {
-		if gpus := jobGPUs(j); gpus == 0 || gpus >= wholeNode {
+		if !smallerJob(j, wholeNode) {
 			continue
 		}
 		if waiting(j) {

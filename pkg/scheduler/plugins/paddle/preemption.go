@@ -48,10 +48,11 @@ func (p *paddlePlugin) levers(gang *api.JobInfo) victimPolicy {
 	// session after session without starting, and the jobs grew back into
 	// the GPUs each time (the flex replay of PCIe 68100: 3,605 resizes per
 	// run). A starving gang may still stop checkpointable jobs. The
-	// estimate counts the gang's queue only (shrinkable); elastic jobs of
-	// other queues are the reclaim action's, which takes from queues over
-	// their share only (reclaimableFn), as before.
-	vp.shrink = p.args.ShrinkElastic && (p.estimate(gang).fitsOnRelease && anyGivesWay(vj.elastic, gang) || otherQueueGivesWay(vj.elastic, gang))
+	// estimate counts what the gang's queue would give back (shrinkable:
+	// fitsOnRelease implies such a job gives way); elastic jobs of other
+	// queues are the reclaim action's, which takes from queues over their
+	// share only (reclaimableFn), as before.
+	vp.shrink = p.args.ShrinkElastic && (p.estimate(gang).fitsOnRelease || otherQueueGivesWay(vj.elastic, gang))
 	vp.checkpoint = p.args.PreemptCheckpointable && p.starving(gang) && anyGivesWay(vj.checkpointable, gang)
 	return vp
 }
