@@ -2,7 +2,8 @@
 // `make up`, `make down` and `make demo`. It is a developer tool: clusters
 // for real users are installed from deploy/.
 //
-//	local-cluster up [--topology FILE]   start in the background; kubeconfig in .local/kubeconfig
+//	local-cluster up [--topology FILE] [--scheduler-conf FILE]
+//	                                     start in the background; kubeconfig in .local/kubeconfig
 //	local-cluster down                   stop it and remove its state
 //	local-cluster status                 say whether it runs
 //	local-cluster demo [--keep]          start a cluster, run the examples, print a summary

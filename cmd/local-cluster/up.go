@@ -19,15 +19,17 @@ import (
 )
 
 type clusterFlags struct {
-	topology  string
-	verbosity int
-	realNode  bool
-	dnsCache  int
-	dnsTTL    int
+	topology      string
+	schedulerConf string
+	verbosity     int
+	realNode      bool
+	dnsCache      int
+	dnsTTL        int
 }
 
 func (f *clusterFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.topology, "topology", "", "topology file for the simulated nodes (default: 2 racks x 4 nodes x 8 GPUs)")
+	fs.StringVar(&f.schedulerConf, "scheduler-conf", "", "scheduler configuration file (default: deploy/paddle/volcano-scheduler.conf)")
 	fs.IntVar(&f.verbosity, "v", 3, "log verbosity of the Volcano components")
 	fs.BoolVar(&f.realNode, "real-node", false, "add the real node real-0 (kubelet, containerd, CoreDNS; needs root)")
 	fs.IntVar(&f.dnsCache, "dns-cache", 30, "CoreDNS `cache` seconds on the real node")
@@ -52,6 +54,16 @@ func (f *clusterFlags) options(name string, p paths, logf func(string, ...interf
 	}
 	if f.realNode {
 		opts.RealNode = &localcluster.RealNodeOptions{CacheSeconds: f.dnsCache, TTLSeconds: f.dnsTTL}
+	}
+	if f.schedulerConf != "" {
+		conf, err := filepath.Abs(f.schedulerConf)
+		if err != nil {
+			return opts, err
+		}
+		if _, err := os.Stat(conf); err != nil {
+			return opts, fmt.Errorf("scheduler configuration: %w", err)
+		}
+		opts.SchedulerConf = conf
 	}
 	if f.topology != "" {
 		t, err := localcluster.LoadTopology(f.topology)
