@@ -26,10 +26,12 @@ func TestStockConfMatchesVolcano(t *testing.T) {
 	}
 }
 
-// deploy/paddle's configuration is the stock one with paddle added, the
-// preempt and reclaim actions paddle's levers need, and the other plugins'
-// preemptable and reclaimable functions turned off (so that paddle alone
-// chooses victims: docs/scheduler-plugin.md); nothing else differs.
+// deploy/paddle's configuration is the stock one with paddle added and
+// the preempt and reclaim actions paddle's levers need; every other
+// plugin keeps its stock settings, so that Volcano's own preemption and
+// reclaim work for every job as without paddle (docs/scheduler-plugin.md,
+// "Preemption and reclaim beside Volcano's plugins"); nothing else
+// differs.
 func TestDeployConfIsStockPlusPaddle(t *testing.T) {
 	o, s := readSchedConf(t, DeploySchedulerConf), readSchedConf(t, StockSchedulerConf)
 	if want := strings.Replace(s.Actions, "allocate,", "allocate, preempt, reclaim,", 1); o.Actions != want {
@@ -58,7 +60,7 @@ func TestDeployConfIsStockPlusPaddle(t *testing.T) {
 				}
 			}
 			for k, v := range mine[j] {
-				if _, inStock := sp[k]; !inStock && ((k != "enablePreemptable" && k != "enableReclaimable") || v != false) {
+				if _, inStock := sp[k]; !inStock {
 					t.Errorf("tier %d plugin %v: %s=%v is not in the stock configuration", i, sp["name"], k, v)
 				}
 			}

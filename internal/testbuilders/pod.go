@@ -129,6 +129,13 @@ func (p *PodWrapper) Paddle(role paddleapi.Role, index int, mode paddleapi.Mode)
 	return p.Label(paddleapi.RoleLabel, string(role)).Label(paddleapi.IndexLabel, strconv.Itoa(index)).Label(paddleapi.ModeLabel, string(mode))
 }
 
+// Priority sets the pod's priority, as the admission of its
+// PriorityClass does.
+func (p *PodWrapper) Priority(v int32) *PodWrapper {
+	p.Spec.Priority = &v
+	return p
+}
+
 // Created sets the creation time.
 func (p *PodWrapper) Created(t time.Time) *PodWrapper {
 	p.CreationTimestamp = metav1.NewTime(t)

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	k8sscheduling "k8s.io/api/scheduling/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
 	schedulingv1 "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
@@ -36,6 +37,13 @@ func (g *PodGroupWrapper) Name(name string) *PodGroupWrapper    { g.SetName(name
 func (g *PodGroupWrapper) Namespace(ns string) *PodGroupWrapper { g.SetNamespace(ns); return g }
 func (g *PodGroupWrapper) Queue(q string) *PodGroupWrapper      { g.Spec.Queue = q; return g }
 func (g *PodGroupWrapper) MinMember(n int32) *PodGroupWrapper   { g.Spec.MinMember = n; return g }
+
+// PriorityClass names the gang's PriorityClass (Volcano takes a job's
+// priority from it; register the class with SessionWrapper.PriorityClass).
+func (g *PodGroupWrapper) PriorityClass(name string) *PodGroupWrapper {
+	g.Spec.PriorityClassName = name
+	return g
+}
 
 // Created sets the creation time (the gang's age).
 func (g *PodGroupWrapper) Created(t time.Time) *PodGroupWrapper {
@@ -109,6 +117,12 @@ func (s *SessionWrapper) Run(actions ...framework.Action) {
 // Queue adds a queue of the given weight beside "default".
 func (s *SessionWrapper) Queue(name string, weight int32) *SessionWrapper {
 	s.test.Queues = append(s.test.Queues, util.BuildQueue(name, weight, nil))
+	return s
+}
+
+// PriorityClass adds a PriorityClass of the given value to the cluster.
+func (s *SessionWrapper) PriorityClass(name string, value int32) *SessionWrapper {
+	s.test.PriClass = append(s.test.PriClass, &k8sscheduling.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: name}, Value: value})
 	return s
 }
 

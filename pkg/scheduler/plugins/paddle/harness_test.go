@@ -18,15 +18,18 @@ import (
 	"volcano.sh/volcano/pkg/scheduler/api"
 	"volcano.sh/volcano/pkg/scheduler/conf"
 	"volcano.sh/volcano/pkg/scheduler/framework"
+	vcplugins "volcano.sh/volcano/pkg/scheduler/plugins"
 	"volcano.sh/volcano/pkg/scheduler/plugins/binpack"
 	"volcano.sh/volcano/pkg/scheduler/plugins/conformance"
 	"volcano.sh/volcano/pkg/scheduler/plugins/drf"
 	"volcano.sh/volcano/pkg/scheduler/plugins/gang"
+	networktopologyaware "volcano.sh/volcano/pkg/scheduler/plugins/network-topology-aware"
 	"volcano.sh/volcano/pkg/scheduler/plugins/nodeorder"
 	"volcano.sh/volcano/pkg/scheduler/plugins/overcommit"
 	"volcano.sh/volcano/pkg/scheduler/plugins/predicates"
 	"volcano.sh/volcano/pkg/scheduler/plugins/priority"
 	"volcano.sh/volcano/pkg/scheduler/plugins/proportion"
+	"volcano.sh/volcano/pkg/scheduler/plugins/sla"
 
 	_ "volcano.sh/volcano/pkg/scheduler/actions"
 	"volcano.sh/volcano/pkg/scheduler/actions/allocate"
@@ -98,12 +101,46 @@ func loadTiers(t testing.TB, path string) ([]conf.Tier, []conf.Configuration) {
 	return tiers, cfgs
 }
 
+// ciTiers are Volcano's own CI configuration (its e2e suites run with
+// it): the default tiers plus sla and network-topology-aware, with the
+// preempt and reclaim actions.
+func ciTiers(t testing.TB) ([]conf.Tier, []conf.Configuration) {
+	return loadTiers(t, filepath.Join(volcanoModuleDir(t), "installer", "helm", "chart", "volcano", "config", "volcano-scheduler-ci.conf"))
+}
+
+// withoutPaddle is the tiers less the paddle plugin: the same
+// configuration as an operator would run it without paddle.
+func withoutPaddle(tiers []conf.Tier) []conf.Tier {
+	out := make([]conf.Tier, len(tiers))
+	for i, tier := range tiers {
+		for _, p := range tier.Plugins {
+			if p.Name != PluginName {
+				out[i].Plugins = append(out[i].Plugins, p)
+			}
+		}
+	}
+	return out
+}
+
+// paddleLastInFirstTier is the tiers with paddle (default arguments)
+// added at the end of the first tier, where an operator would add it
+// to a configuration of their own.
+func paddleLastInFirstTier(tiers []conf.Tier) []conf.Tier {
+	out := make([]conf.Tier, len(tiers))
+	copy(out, tiers)
+	opt := conf.PluginOption{Name: PluginName}
+	vcplugins.ApplyPluginConfDefaults(&opt)
+	out[0].Plugins = append(append([]conf.PluginOption{}, tiers[0].Plugins...), opt)
+	return out
+}
+
 // plugins are the builders of every plugin either configuration names.
 func plugins(p *paddlePlugin) map[string]framework.PluginBuilder {
 	m := map[string]framework.PluginBuilder{
 		priority.PluginName: priority.New, gang.PluginName: gang.New, conformance.PluginName: conformance.New,
 		overcommit.PluginName: overcommit.New, drf.PluginName: drf.New, predicates.PluginName: predicates.New,
 		proportion.PluginName: proportion.New, nodeorder.PluginName: nodeorder.New, binpack.PluginName: binpack.New,
+		sla.PluginName: sla.New, networktopologyaware.PluginName: networktopologyaware.New,
 		PluginName: New,
 	}
 	if p != nil {
@@ -126,6 +163,8 @@ type cluster struct {
 	hyperNodes       map[string]sets.Set[string]
 	// queues besides "default".
 	queues []string
+	// PriorityClasses: name -> value.
+	priorities map[string]int32
 }
 
 // result of one allocate run: pod name -> node, for pods placed this session.
@@ -162,6 +201,9 @@ func runSession(t *testing.T, tiers []conf.Tier, cfgs []conf.Configuration, c cl
 		HyperNodes(c.hyperNodesByTier, c.hyperNodes)
 	for _, q := range c.queues {
 		s.Queue(q, 1)
+	}
+	for name, v := range c.priorities {
+		s.PriorityClass(name, v)
 	}
 	for name, b := range plugins(p) {
 		s.Plugin(name, b)

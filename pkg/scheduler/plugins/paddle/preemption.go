@@ -9,21 +9,33 @@ import (
 
 // This file is who may preempt and what it may take: the hooks paddle
 // registers for Volcano's preempt and reclaim actions (JobStarvingFn,
-// PreemptableFn, ReclaimableFn). Both actions push a job as a preemptor
-// only while every JobStarvingFn of the first tier that has one says so
-// (framework/session_plugins.go: JobStarving), and commit its evictions
-// only when the whole gang is then placed (actions/preempt: Execute,
-// ssn.JobPipelined), so a gang never shrinks or stops a job for nothing.
+// PreemptableFn, ReclaimableFn). Paddle speaks only where it has an
+// opinion and abstains everywhere else, so that Volcano's own plugins
+// (priority, gang, conformance, drf, proportion, capacity) decide for
+// every other job exactly as they would without paddle:
 //
-// Paddle decides alone in its tier: Volcano intersects the victims of the
-// plugins of one tier, and a plugin that offers none passes the question
-// to the next tier, so the scheduler configuration must turn off the
-// other plugins' preemptable and reclaimable functions (priority's and
-// gang's in paddle's tier; drf's and proportion's below it), and the job
-// plugin marks the pods of jobs that did not opt in with
-// volcano.sh/preemptable: "false", which both actions honour before any
-// plugin is asked (TaskInfo.Preemptable). docs/scheduler-plugin.md,
-// "Elastic jobs and preemption", shows the configuration.
+//   - JobStarving: Volcano asks the JobStarvingFns of the first tier that
+//     has any and needs every one of them to agree (framework/
+//     session_plugins.go: JobStarving), so paddle answers true, the
+//     neutral answer, for every job but an elastic job that would only
+//     grow above its minimum: growth takes idle GPUs, never a victim.
+//   - Preemptable, Reclaimable: Volcano intersects the victims of the
+//     plugins of one tier that do not abstain and, when a tier offers
+//     none, asks the next tier (framework/session_plugins.go:
+//     Preemptable, Reclaimable). Paddle abstains unless one of its levers
+//     serves the preemptor (a waiting Paddle gang that elastic jobs above
+//     their minimum or checkpointable jobs can make room for) and it
+//     chooses victims on the node; then it offers those, which narrows
+//     the choice of the plugins beside it.
+//
+// deploy/paddle puts paddle in the second tier, so that the first tier
+// (priority, gang, conformance) decides first, as in stock Volcano, and
+// paddle's levers act where that tier finds no victim: between jobs of
+// equal priority. The pods of Paddle jobs that opted in to nothing carry
+// volcano.sh/preemptable: "false" (the job plugin), which every action
+// honours before any plugin is asked (TaskInfo.Preemptable).
+// docs/scheduler-plugin.md, "Preemption and reclaim beside Volcano's
+// plugins", shows the configuration.
 
 // levers are what a job may take from others this session; zero for a
 // job that may take nothing.
@@ -37,9 +49,6 @@ func (p *paddlePlugin) levers(gang *api.JobInfo) victimPolicy {
 	if p.estimate(gang).fitsNow() {
 		return vp
 	}
-	// Only where some job could give way: otherwise the actions would run
-	// predicates and node scoring for every pending pod of every waiting
-	// gang, every session, for nothing.
 	vj := p.victimJobs()
 	// Within the gang's queue (the preempt action), shrinking only for a
 	// gang that then fits: one that would not fit even with every elastic
@@ -102,22 +111,19 @@ func (p *paddlePlugin) victimJobs() *victimJobs {
 	return p.victimJobsOf
 }
 
-// jobStarvingFn: only a gang some lever applies to may preempt or reclaim.
-// A running elastic job that would grow never does (it takes idle GPUs
-// only), and neither does a job paddle does not guard.
+// jobStarvingFn leaves every job to the other JobStarvingFns of its tier
+// (true is neutral where Volcano needs all to agree) but one: a running
+// elastic job that would grow beyond its minimum never preempts; it takes
+// idle GPUs only.
 func (p *paddlePlugin) jobStarvingFn(obj interface{}) bool {
 	job, ok := obj.(*api.JobInfo)
-	if !ok {
-		return false
-	}
-	vp := p.levers(job)
-	return vp.shrink || vp.checkpoint
+	return !ok || !growing(job)
 }
 
 // preemptableFn offers victims in the preemptor's queue (the preempt
 // action offers no others).
 func (p *paddlePlugin) preemptableFn(preemptor *api.TaskInfo, preemptees []*api.TaskInfo) ([]*api.TaskInfo, int) {
-	return p.victims(preemptor, preemptees, nil), util.Permit
+	return p.victims(preemptor, preemptees, nil)
 }
 
 // reclaimableFn offers victims of other queues, only from a queue at or
@@ -129,16 +135,16 @@ func (p *paddlePlugin) reclaimableFn(reclaimer *api.TaskInfo, reclaimees []*api.
 		qi, ok := p.ssn.Queues[q]
 		return ok && p.ssn.Overused(qi)
 	}
-	return p.victims(reclaimer, reclaimees, overused), util.Permit
+	return p.victims(reclaimer, reclaimees, overused)
 }
 
 // victims groups the offered pods by node (the actions offer one node's
 // pods at a time) and chooses on each.
-func (p *paddlePlugin) victims(preemptor *api.TaskInfo, preemptees []*api.TaskInfo, otherQueue func(api.QueueID) bool) []*api.TaskInfo {
+func (p *paddlePlugin) victims(preemptor *api.TaskInfo, preemptees []*api.TaskInfo, otherQueue func(api.QueueID) bool) ([]*api.TaskInfo, int) {
 	gang := p.ssn.Jobs[preemptor.Job]
 	vp := p.levers(gang)
 	if !vp.shrink && !vp.checkpoint {
-		return nil
+		return nil, util.Abstain
 	}
 	vp.victimQueue = otherQueue
 	byNode := map[string][]*api.TaskInfo{}
@@ -157,7 +163,12 @@ func (p *paddlePlugin) victims(preemptor *api.TaskInfo, preemptees []*api.TaskIn
 		}
 		out = append(out, vp.choose(preemptor, gang, n.FutureIdle(), byNode[name])...)
 	}
-	return out
+	// Nothing of paddle's here: an empty answer would veto the victims the
+	// plugins beside paddle offer.
+	if len(out) == 0 {
+		return nil, util.Abstain
+	}
+	return out, util.Permit
 }
 
 // attained is a job's attained GPU time at the session's clock, computed

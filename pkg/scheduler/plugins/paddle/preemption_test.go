@@ -12,6 +12,7 @@ import (
 	"volcano.sh/volcano/pkg/scheduler/actions/allocate"
 	"volcano.sh/volcano/pkg/scheduler/actions/preempt"
 	"volcano.sh/volcano/pkg/scheduler/actions/reclaim"
+	"volcano.sh/volcano/pkg/scheduler/conf"
 
 	tb "github.com/volcano-paddle/volcano-paddle/internal/testbuilders"
 	"github.com/volcano-paddle/volcano-paddle/pkg/paddleapi"
@@ -56,7 +57,10 @@ func TestLeversWithVolcanoActions(t *testing.T) {
 		victimPG   []*schedulingv1.PodGroup
 		queues     []string
 		want       []string // evicted
-		gangPlace  bool
+		// wantCount: evicted this many pods of the victim, whichever
+		// (set instead of want).
+		wantCount int
+		gangPlace bool
 	}{
 		{name: "a waiting gang shrinks an elastic job towards its minimum", gangGPUs: 4,
 			running:  leverPods("el", []int{2, 2, 2, 2}, 4, "n0", time.Hour, elasticPod),
@@ -87,10 +91,13 @@ func TestLeversWithVolcanoActions(t *testing.T) {
 		{name: "a job that opted in to nothing is never preempted", gangGPUs: 8, gangAge: starvingAge,
 			running:  leverPods("plain", []int{4, 4}, 2, "n0", 10*time.Hour, nil),
 			victimPG: []*schedulingv1.PodGroup{group("plain", 1, time.Now().Add(-10*time.Hour))}},
+		// Across queues the first tier decides (gang's ReclaimableFn takes
+		// pods above the job's minimum in its own order); paddle is asked
+		// only where that tier offers none.
 		{name: "reclaim shrinks an elastic job of a queue over its share", gangGPUs: 4, queues: []string{"q2"},
-			running:  leverPods("el", []int{2, 2, 2, 2}, 4, "n0", time.Hour, elasticPod),
-			victimPG: []*schedulingv1.PodGroup{tb.MakePodGroup().Name("el").Namespace("ns").Queue("q2").MinMember(1).Created(time.Now().Add(-time.Hour)).Obj()},
-			want:     []string{"el-trainer-2", "el-trainer-3"}, gangPlace: true},
+			running:   leverPods("el", []int{2, 2, 2, 2}, 4, "n0", time.Hour, elasticPod),
+			victimPG:  []*schedulingv1.PodGroup{tb.MakePodGroup().Name("el").Namespace("ns").Queue("q2").MinMember(1).Created(time.Now().Add(-time.Hour)).Obj()},
+			wantCount: 2, gangPlace: true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -105,7 +112,11 @@ func TestLeversWithVolcanoActions(t *testing.T) {
 			c.groups = append([]*schedulingv1.PodGroup{group("gang", 1, time.Now().Add(-tc.gangAge))}, tc.victimPG...)
 			tiers, cfgs := paddleTiers(t)
 			r := runSession(t, WithArgs(tiers, tc.args), cfgs, c, nil, allocate.New(), preempt.New(), reclaim.New())
-			if !slices.Equal(r.evicted, tc.want) {
+			if tc.wantCount > 0 {
+				if len(r.evicted) != tc.wantCount {
+					t.Errorf("evicted %v, want %d pods", r.evicted, tc.wantCount)
+				}
+			} else if !slices.Equal(r.evicted, tc.want) {
 				t.Errorf("evicted %v, want %v", r.evicted, tc.want)
 			}
 			if got := r.placed["gang-trainer-0"] != ""; got != tc.gangPlace {
@@ -116,44 +127,72 @@ func TestLeversWithVolcanoActions(t *testing.T) {
 }
 
 // Volcano's preempt and reclaim actions take a job as a preemptor only
-// while JobStarving says so: paddle says so only for a waiting gang some
-// job could give way to, so that without elastic or checkpointable jobs
-// the actions do no work at all; elastic jobs give way only to a gang that
-// their pods above minimum would make room for.
-func TestJobStarvingOnlyWhereALeverApplies(t *testing.T) {
+// while every JobStarvingFn of the first tier that has one agrees. Paddle
+// leaves that question to Volcano's plugins: with deploy/paddle's tiers,
+// and with paddle added at the end of Volcano's CI configuration's first
+// tier, JobStarving answers as it does without paddle, whatever jobs run
+// beside the gang. Paddle's own answer is true for every job but an
+// elastic job that would only grow.
+func TestJobStarvingLeftToVolcano(t *testing.T) {
 	cases := []struct {
 		name     string
 		running  []*v1.Pod
 		min      int32
 		gangAge  time.Duration
 		gangGPUs int // 4 unless set
-		want     bool
 	}{
 		{name: "only jobs that opted in to nothing", running: leverPods("plain", []int{4, 4}, 2, "n0", time.Hour, nil), min: 1},
-		{name: "an elastic job above its minimum", running: leverPods("other", []int{4, 4}, 2, "n0", time.Hour, elasticPod), min: 1, want: true},
-		// The gang needs 8 GPUs; the elastic job could give back 4.
+		{name: "an elastic job above its minimum", running: leverPods("other", []int{4, 4}, 2, "n0", time.Hour, elasticPod), min: 1},
 		{name: "an elastic job above its minimum that could not make room", running: leverPods("other", []int{4, 4}, 2, "n0", time.Hour, elasticPod), min: 1,
 			gangGPUs: 8, gangAge: starvingAge},
 		{name: "an elastic job at its minimum", running: leverPods("other", []int{4, 4}, 2, "n0", time.Hour, elasticPod), min: 2},
-		{name: "a checkpointable job, the gang not starving", running: leverPods("other", []int{4, 4}, 2, "n0", time.Hour, checkpointablePod), min: 2},
 		{name: "a checkpointable job, the gang starving", running: leverPods("other", []int{4, 4}, 2, "n0", time.Hour, checkpointablePod), min: 2,
-			gangAge: starvingAge, want: true},
+			gangAge: starvingAge},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			resetBook(t)
-			c := cluster{nodes: oneRack(1), pods: tc.running}
-			if tc.gangGPUs == 0 {
-				tc.gangGPUs = 4
-			}
-			c.pods = append(c.pods, paddlePod("gang", "trainer", 0, paddleapi.RoleTrainer, paddleapi.ModeCollective, "", "1", tc.gangGPUs))
-			c.groups = []*schedulingv1.PodGroup{group("gang", 1, time.Now().Add(-tc.gangAge)),
-				group(tc.running[0].Annotations[schedulingv1.KubeGroupNameAnnotationKey], tc.min, time.Now().Add(-time.Hour))}
-			tiers, cfgs := paddleTiers(t)
-			r := openSession(t, tiers, cfgs, c)
-			if got := r.ssn.JobStarving(jobByName(t, r, "gang")); got != tc.want {
-				t.Errorf("JobStarving(gang) = %t, want %t", got, tc.want)
-			}
-		})
+	configurations := map[string]func(t testing.TB) ([]conf.Tier, []conf.Configuration){
+		"deploy/paddle": paddleTiers,
+		"Volcano CI with paddle last in the first tier": func(t testing.TB) ([]conf.Tier, []conf.Configuration) {
+			tiers, cfgs := ciTiers(t)
+			return paddleLastInFirstTier(tiers), cfgs
+		},
+	}
+	for cname, configuration := range configurations {
+		for _, tc := range cases {
+			t.Run(cname+"/"+tc.name, func(t *testing.T) {
+				resetBook(t)
+				c := cluster{nodes: oneRack(1), pods: tc.running}
+				if tc.gangGPUs == 0 {
+					tc.gangGPUs = 4
+				}
+				c.pods = append(c.pods, paddlePod("gang", "trainer", 0, paddleapi.RoleTrainer, paddleapi.ModeCollective, "", "1", tc.gangGPUs))
+				c.groups = []*schedulingv1.PodGroup{group("gang", 1, time.Now().Add(-tc.gangAge)),
+					group(tc.running[0].Annotations[schedulingv1.KubeGroupNameAnnotationKey], tc.min, time.Now().Add(-time.Hour))}
+				tiers, cfgs := configuration(t)
+				with := openSession(t, tiers, cfgs, c)
+				without := openSession(t, withoutPaddle(tiers), cfgs, c)
+				got, want := with.ssn.JobStarving(jobByName(t, with, "gang")), without.ssn.JobStarving(jobByName(t, without, "gang"))
+				if got != want || !got {
+					t.Errorf("JobStarving(gang) = %t with paddle, %t without; want both true", got, want)
+				}
+			})
+		}
+	}
+}
+
+// Paddle's JobStarvingFn: an elastic job at its minimum with pods still
+// pending would only grow, and growth takes idle GPUs, never a victim;
+// every other job, Paddle's or not, gets the neutral true.
+func TestJobStarvingFnVetoesOnlyGrowth(t *testing.T) {
+	el := leverPods("el", []int{2, 2, 2}, 2, "n0", time.Hour, elasticPod)
+	plain := leverPods("plain", []int{2, 2}, 0, "", 0, nil)
+	c := cluster{nodes: oneRack(1), pods: append(el, plain...),
+		groups: []*schedulingv1.PodGroup{group("el", 2, time.Now().Add(-time.Hour)), group("plain", 2, time.Now())}}
+	tiers, cfgs := paddleTiers(t)
+	p := &paddlePlugin{}
+	r := runSession(t, tiers, cfgs, c, p)
+	for name, want := range map[string]bool{"el": false, "plain": true} {
+		if got := p.jobStarvingFn(jobByName(t, r, name)); got != want {
+			t.Errorf("jobStarvingFn(%s) = %t, want %t", name, got, want)
+		}
 	}
 }
