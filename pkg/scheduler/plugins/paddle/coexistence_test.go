@@ -140,3 +140,48 @@ func TestVolcanoPreemptionAndReclaimUnchanged(t *testing.T) {
 		}
 	}
 }
+
+// The one guard paddle adds to Volcano's priority preemption: as Volcano
+// ships it (gang's PreemptableFn off) a higher-priority job could take an
+// elastic job's pods below its minimum; with paddle it takes only those
+// above, highest index first, and where those are not enough it takes
+// nothing.
+func TestPriorityPreemptionKeepsElasticMinimum(t *testing.T) {
+	cases := []struct {
+		name     string
+		highGPUs int
+		want     []string
+	}{
+		{name: "the pods above the minimum make room", highGPUs: 4, want: []string{"el-trainer-2", "el-trainer-3"}},
+		{name: "they do not: nothing is taken", highGPUs: 8},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			resetBook(t)
+			c := cluster{nodes: oneRack(1), priorities: coexistencePriorities}
+			for _, p := range leverPods("el", []int{2, 2, 2, 2}, 4, "n0", time.Hour, elasticPod) {
+				p.Spec.Priority = ptrTo(coexistencePriorities[lowPriority])
+				c.pods = append(c.pods, p)
+			}
+			hp, hg := plainJob("high", "default", highPriority, []int{tc.highGPUs}, 0, "")
+			c.pods = append(c.pods, hp...)
+			c.groups = []*schedulingv1.PodGroup{
+				tb.MakePodGroup().Name("el").Namespace("ns").MinMember(2).PriorityClass(lowPriority).Created(time.Now().Add(-time.Hour)).Obj(), hg}
+			tiers, cfgs := paddleTiers(t)
+			r := runSession(t, tiers, cfgs, c, nil, allocate.New(), preempt.New(), reclaim.New())
+			if !slices.Equal(r.evicted, tc.want) {
+				t.Errorf("evicted %v, want %v", r.evicted, tc.want)
+			}
+			// Without paddle the same tiers take pods below the minimum
+			// where that is what makes room.
+			if tc.highGPUs == 8 {
+				r := runSession(t, withoutPaddle(tiers), cfgs, c, nil, allocate.New(), preempt.New(), reclaim.New())
+				if len(r.evicted) != 4 {
+					t.Errorf("without paddle: evicted %v, want all 4 pods", r.evicted)
+				}
+			}
+		})
+	}
+}
+
+func ptrTo[T any](v T) *T { return &v }

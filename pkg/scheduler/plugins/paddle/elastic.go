@@ -4,6 +4,7 @@ import (
 	"sort"
 
 	"volcano.sh/volcano/pkg/scheduler/api"
+	"volcano.sh/volcano/pkg/scheduler/framework"
 
 	"github.com/volcano-paddle/volcano-paddle/pkg/paddleapi"
 )
@@ -69,6 +70,40 @@ func releasable(job *api.JobInfo) []*api.TaskInfo {
 		out = out[:n]
 	}
 	return out
+}
+
+// keepElasticMinimum marks, for this session, the pods of each elastic
+// job that would leave it below its minimum as not preemptable
+// (TaskInfo.Preemptable, on the job's task and on its node's copy, which
+// the preempt and reclaim actions read before they ask any plugin:
+// actions/preempt, actions/reclaim). The job plugin marks every trainer
+// of an elastic job preemptable, and a higher-priority job's victims come
+// from priority's PreemptableFn alone while gang's is off, as Volcano
+// ships it; this keeps every action and plugin at the job's minimum, not
+// only paddle's levers. The pods above it (releasable: highest index
+// first) stay preemptable. A checkpointable elastic job is left as it is:
+// it may be stopped whole, and restarts from its checkpoint.
+func keepElasticMinimum(ssn *framework.Session) {
+	for _, job := range ssn.Jobs {
+		if !elasticJob(job) || checkpointable(job) {
+			continue
+		}
+		goes := map[api.TaskID]bool{}
+		for _, t := range releasable(job) {
+			goes[t.UID] = true
+		}
+		for _, t := range job.Tasks {
+			if !elasticTrainer(t) || !t.Preemptable || !api.PreemptableStatus(t.Status) || goes[t.UID] {
+				continue
+			}
+			t.Preemptable = false
+			if n := ssn.Nodes[t.NodeName]; n != nil {
+				if nt := n.Tasks[api.PodKey(t.Pod)]; nt != nil {
+					nt.Preemptable = false
+				}
+			}
+		}
+	}
 }
 
 // leavingFirst orders an elastic job's pods above its minimum the way they

@@ -69,6 +69,9 @@ func (p *paddlePlugin) OnSessionOpen(ssn *framework.Session) {
 	ssn.AddBatchNodeOrderFn(p.Name(), p.batchNodeOrderFn)
 	ssn.AddPredicateFn(p.Name(), p.predicateFn)
 	ssn.AddEventHandler(p.state.eventHandler())
+	// Before any action asks: no plugin may take an elastic job below its
+	// minimum (elastic.go).
+	keepElasticMinimum(ssn)
 	// The levers (preemption.go): which gangs may preempt and what they
 	// may take. They act only where the preempt or reclaim action runs.
 	ssn.AddJobStarvingFns(p.Name(), p.jobStarvingFn)
