@@ -343,8 +343,9 @@ func TestFlexElasticGrowShrink(t *testing.T) {
 	if e.Resizes < 2 || e.Restarts != 0 || e.End <= 1000/ratio {
 		t.Errorf("stock-priority: elastic %+v, want shrunk and grown back (2+ resizes), no restart, later than %g", e, 1000/ratio)
 	}
-	// Paddle's levers (deploy/paddle's preempt and reclaim, paddle alone
-	// choosing victims) shrink the elastic job for the waiting gang too.
+	// Paddle's levers (deploy/paddle's preempt and reclaim; between jobs
+	// of equal priority paddle chooses the victims) shrink the elastic job
+	// for the waiting gang too.
 	r, err = Simulate(context.Background(), w, models, best, paddleFlexConfig(t))
 	if err != nil {
 		t.Fatal(err)

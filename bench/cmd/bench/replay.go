@@ -327,7 +327,8 @@ func replayConfigs(variants []string, flex bool) ([]replay.Config, error) {
 	cs = append(cs, ours)
 	if flex {
 		// What paddle's levers buy: the same configuration with them off
-		// (deploy/paddle leaves the choice of victims to paddle alone, so
+		// (between jobs of equal priority, as every job of the workload
+		// is, only paddle's levers choose victims in deploy/paddle, so
 		// then nothing is preempted).
 		cs = append(cs, replay.WithPaddleArgs(ours, paddleNoLevers, "paddle with paddle.elastic.shrink and paddle.checkpointable.preempt false (no victims)",
 			map[string]interface{}{paddle.ArgShrinkElastic: false, paddle.ArgPreemptCheckpointable: false}))
@@ -782,7 +783,8 @@ func (r *report) writeReplay(b *strings.Builder, dir string) {
 		w("runs the `allocate, preempt, reclaim` actions. Stock configurations get gang's\n")
 		w("`enablePreemptable: true` (gang then offers only pods above a job's minAvailable as victims, so stock\n")
 		w("never preempts a whole gang; the priority plugin lets only a job of higher priority preempt).\n")
-		w("**paddle** keeps deploy/paddle's tiers, where paddle alone chooses victims (its levers: elastic jobs\n")
+		w("**paddle** keeps deploy/paddle's tiers (Volcano's own plugin settings; between jobs of equal priority,\n")
+		w("as all of this workload's are, paddle's levers choose the victims: elastic jobs\n")
 		w("shrink towards their minimum for a waiting gang; a starving gang may stop checkpointable jobs, most\n")
 		w("attained GPU time first); **paddle-nolevers** is the same with both levers off.\n\n")
 	} else {
