@@ -6,7 +6,9 @@ import (
 	"strings"
 
 	"github.com/spf13/pflag"
+	"k8s.io/klog/v2"
 	"volcano.sh/volcano/pkg/scheduler"
+	"volcano.sh/volcano/pkg/scheduler/conf"
 	"volcano.sh/volcano/pkg/scheduler/framework"
 
 	paddleplugin "github.com/volcano-paddle/volcano-paddle/pkg/scheduler/plugins/paddle"
@@ -71,5 +73,37 @@ func checkSchedulerConf(path string, allowWithoutPaddle bool) error {
 		return fmt.Errorf("--scheduler-conf %s has no %q plugin in any tier; add it (deploy/paddle/volcano-scheduler.conf shows where) or run Volcano's stock vc-scheduler",
 			path, paddleplugin.PluginName)
 	}
+	if w := leverPlacementWarning(tiers); w != "" {
+		klog.Warningf("--scheduler-conf %s: %s", path, w)
+	}
 	return nil
+}
+
+// leverPlacementWarning says when paddle's levers are on but paddle shares
+// its tier with priority's PreemptableFn: Volcano intersects the victims
+// of one tier (framework/session_plugins.go: Preemptable), and priority
+// refuses every victim of equal or higher priority (plugins/priority:
+// preemptableFn), so the levers, which act between jobs of equal
+// priority, would never take anything. A valid configuration, so a
+// warning, not an error.
+func leverPlacementWarning(tiers []conf.Tier) string {
+	args, _, _ := paddleplugin.ArgsIn(tiers)
+	if !args.ShrinkElastic && !args.PreemptCheckpointable {
+		return ""
+	}
+	for i, tier := range tiers {
+		var paddle, priority bool
+		for _, p := range tier.Plugins {
+			switch {
+			case p.Name == paddleplugin.PluginName:
+				paddle = true
+			case p.Name == "priority" && (p.EnabledPreemptable == nil || *p.EnabledPreemptable):
+				priority = true
+			}
+		}
+		if paddle && priority {
+			return fmt.Sprintf("paddle shares tier %d with priority, whose preemptable function refuses every victim of equal priority, so paddle.elastic.shrink and paddle.checkpointable.preempt take nothing from jobs of the gang's priority; put paddle in the tier after priority's (deploy/paddle/volcano-scheduler.conf)", i+1)
+		}
+	}
+	return ""
 }

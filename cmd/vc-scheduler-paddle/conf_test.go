@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"volcano.sh/volcano/pkg/scheduler"
 )
 
 func TestCheckSchedulerConf(t *testing.T) {
@@ -54,6 +56,45 @@ func TestCheckSchedulerConf(t *testing.T) {
 				t.Fatalf("accepted; want an error with %q", tt.wantErr)
 			case tt.wantErr != "" && !strings.Contains(err.Error(), tt.wantErr):
 				t.Fatalf("error %q does not say %q", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+// Paddle's levers next to priority's preemptable function in one tier
+// take nothing at equal priority: the start says so, and where to move
+// paddle.
+func TestLeverPlacementWarning(t *testing.T) {
+	const levers = "    arguments:\n      paddle.elastic.shrink: true\n"
+	tests := []struct {
+		name, content, want string
+	}{
+		{name: "the deployed configuration", content: "deployed"},
+		{name: "paddle last in priority's tier, levers on",
+			content: "actions: \"enqueue, allocate, preempt\"\ntiers:\n- plugins:\n  - name: priority\n  - name: gang\n  - name: paddle\n" + levers,
+			want:    "paddle shares tier 1 with priority"},
+		{name: "the same with levers off (the defaults)",
+			content: "actions: \"enqueue, allocate, preempt\"\ntiers:\n- plugins:\n  - name: priority\n  - name: paddle\n"},
+		{name: "priority's preemptable function off",
+			content: "actions: \"enqueue, allocate, preempt\"\ntiers:\n- plugins:\n  - name: priority\n    enablePreemptable: false\n  - name: paddle\n" + levers},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			content := tt.content
+			if content == "deployed" {
+				b, err := os.ReadFile(filepath.Join("..", "..", "deploy", "paddle", "volcano-scheduler.conf"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				content = string(b)
+			}
+			_, tiers, _, _, err := scheduler.UnmarshalSchedulerConf(content)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := leverPlacementWarning(tiers)
+			if (tt.want == "") != (got == "") || !strings.Contains(got, tt.want) {
+				t.Errorf("warning %q, want one with %q", got, tt.want)
 			}
 		})
 	}
