@@ -18,11 +18,15 @@ ifeq ($(VOLCANO),v1.15.1)
 # (hack/assemble-volcano-apis.sh, docs/install.md).
 MODFILE := go.volcano-v1.15.1.mod
 VOLCANO_APIS := .local/volcano-apis/go.mod
+# Code for one release only (the scheduler plugin's hook for v1.15's
+# gang-aware eviction: pkg/scheduler/plugins/paddle/unified_volcano115.go).
+VOLCANO_TAGS := volcano_v1_15
 CONTROLPLANE := tools/controlplane-1.35
 KUBERNETES := v1.35.3
 else ifeq ($(VOLCANO),v1.14.1)
 MODFILE := go.mod
 VOLCANO_APIS :=
+VOLCANO_TAGS :=
 CONTROLPLANE := tools/controlplane
 KUBERNETES := v1.34.1
 else
@@ -38,7 +42,7 @@ KUBE_LDFLAGS := $(foreach p,k8s.io/component-base/version k8s.io/client-go/pkg/v
 # (paddle-images, the bench, go list in tests), reads the release's module
 # file through GOFLAGS; the tools modules get the caller's GOFLAGS only.
 TOOLS_GOFLAGS := $(shell $(GO) env GOFLAGS)
-export GOFLAGS := $(strip $(TOOLS_GOFLAGS) $(if $(filter-out go.mod,$(MODFILE)),-modfile=$(CURDIR)/$(MODFILE)))
+export GOFLAGS := $(strip $(TOOLS_GOFLAGS) $(if $(filter-out go.mod,$(MODFILE)),-modfile=$(CURDIR)/$(MODFILE)) $(if $(VOLCANO_TAGS),-tags=$(VOLCANO_TAGS)))
 
 # Each release builds into its own folder; bin/ holds links to the chosen
 # one (the local cluster and the e2e tests run bin/<name>), so switching

@@ -104,7 +104,7 @@ func compile(binDir string, names []string, ver, revision, built string) error {
 	if err := os.MkdirAll(binDir, 0o755); err != nil {
 		return err
 	}
-	if err := goBuild(binDir, names, []string{"-tags", "netgo,osusergo", "-ldflags", ldflags}, "CGO_ENABLED=1"); err != nil {
+	if err := goBuild(binDir, names, []string{"-tags", imageTags(os.Getenv("GOFLAGS")), "-ldflags", ldflags}, "CGO_ENABLED=1"); err != nil {
 		return err
 	}
 	for _, n := range names {
@@ -164,6 +164,20 @@ func goIn(dir string, args ...string) (string, error) {
 		return "", fmt.Errorf("go %s (in %s): %w", strings.Join(args, " "), dir, err)
 	}
 	return strings.TrimSpace(string(out)), nil
+}
+
+// imageTags are the build tags of the images' commands: netgo and
+// osusergo, and those the caller's GOFLAGS names (the Makefile's tag of
+// the Volcano release, volcano_v1_15), since a -tags on the command line
+// replaces the one in GOFLAGS.
+func imageTags(goflags string) string {
+	tags := []string{"netgo", "osusergo"}
+	for _, f := range strings.Fields(goflags) {
+		if v, ok := strings.CutPrefix(f, "-tags="); ok && v != "" {
+			tags = append(tags, strings.Split(v, ",")...)
+		}
+	}
+	return strings.Join(tags, ",")
 }
 
 func goBuild(binDir string, names, flags []string, env ...string) error {

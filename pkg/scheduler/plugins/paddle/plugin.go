@@ -77,6 +77,9 @@ func (p *paddlePlugin) OnSessionOpen(ssn *framework.Session) {
 	ssn.AddJobStarvingFns(p.Name(), p.jobStarvingFn)
 	ssn.AddPreemptableFn(p.Name(), p.preemptableFn)
 	ssn.AddReclaimableFn(p.Name(), p.reclaimableFn)
+	// The same for Volcano v1.15's gangPreempt and gangReclaim (the v1.15.1
+	// build only: unified_volcano115.go).
+	p.addUnifiedEvictableFn(ssn)
 	// Plan reservations now, not at the first predicate call: in a full
 	// cluster no task passes the allocate action's resource check, so no
 	// predicate runs, and the book must still follow the gangs (re-plan,

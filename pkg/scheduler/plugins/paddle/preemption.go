@@ -131,11 +131,13 @@ func (p *paddlePlugin) preemptableFn(preemptor *api.TaskInfo, preemptees []*api.
 // proportion plugin would: the reclaim action itself checks only the
 // reclaiming queue (actions/reclaim: Execute).
 func (p *paddlePlugin) reclaimableFn(reclaimer *api.TaskInfo, reclaimees []*api.TaskInfo) ([]*api.TaskInfo, int) {
-	overused := func(q api.QueueID) bool {
-		qi, ok := p.ssn.Queues[q]
-		return ok && p.ssn.Overused(qi)
-	}
-	return p.victims(reclaimer, reclaimees, overused)
+	return p.victims(reclaimer, reclaimees, p.overused)
+}
+
+// overused: the queue is at or over its deserved share (ssn.Overused).
+func (p *paddlePlugin) overused(q api.QueueID) bool {
+	qi, ok := p.ssn.Queues[q]
+	return ok && p.ssn.Overused(qi)
 }
 
 // victims groups the offered pods by node (the actions offer one node's

@@ -85,36 +85,8 @@ func (vp victimPolicy) choose(preemptor *api.TaskInfo, gang *api.JobInfo, free *
 	if !vp.shrink && !vp.checkpoint {
 		return nil
 	}
-	// Candidates by job: elastic pods above minimum, checkpointable jobs.
-	elastic := map[api.JobID][]*api.TaskInfo{}
-	whole := map[api.JobID][]*api.TaskInfo{}
-	var elasticJobs, wholeJobs []*api.JobInfo
-	for _, t := range preemptees {
-		job, ok := vp.candidate(gang, t)
-		if !ok {
-			continue
-		}
-		if vp.shrink && elasticTrainer(t) && surplus(job) > 0 {
-			if len(elastic[job.UID]) == 0 {
-				elasticJobs = append(elasticJobs, job)
-			}
-			elastic[job.UID] = append(elastic[job.UID], t)
-		}
-		if vp.checkpoint && checkpointableTask(t) {
-			if len(whole[job.UID]) == 0 {
-				wholeJobs = append(wholeJobs, job)
-			}
-			whole[job.UID] = append(whole[job.UID], t)
-		}
-	}
-	// An elastic job gives at most its pods above minimum (surplus counts
-	// the job's pods on every node, and goes down as the actions evict),
-	// highest index first.
-	for _, j := range elasticJobs {
-		ts := elastic[j.UID]
-		leavingFirst(ts)
-		elastic[j.UID] = ts[:min(len(ts), surplus(j))]
-	}
+	c := vp.classify(gang, preemptees)
+	elastic, whole, elasticJobs, wholeJobs := c.elastic, c.whole, c.elasticJobs, c.wholeJobs
 	vp.byAttained(elasticJobs)
 	vp.byAttained(wholeJobs)
 
@@ -152,6 +124,74 @@ func (vp victimPolicy) choose(preemptor *api.TaskInfo, gang *api.JobInfo, free *
 	}
 	if !fits() {
 		return nil
+	}
+	return out
+}
+
+// classified are the offered pods a lever may take, by job: elastic
+// trainers of jobs above their minimum (at most each job's pods above it,
+// highest index first), and the pods of checkpointable jobs.
+type classified struct {
+	elastic, whole         map[api.JobID][]*api.TaskInfo
+	elasticJobs, wholeJobs []*api.JobInfo
+}
+
+func (vp victimPolicy) classify(gang *api.JobInfo, preemptees []*api.TaskInfo) classified {
+	c := classified{elastic: map[api.JobID][]*api.TaskInfo{}, whole: map[api.JobID][]*api.TaskInfo{}}
+	for _, t := range preemptees {
+		job, ok := vp.candidate(gang, t)
+		if !ok {
+			continue
+		}
+		if vp.shrink && elasticTrainer(t) && surplus(job) > 0 {
+			if len(c.elastic[job.UID]) == 0 {
+				c.elasticJobs = append(c.elasticJobs, job)
+			}
+			c.elastic[job.UID] = append(c.elastic[job.UID], t)
+		}
+		if vp.checkpoint && checkpointableTask(t) {
+			if len(c.whole[job.UID]) == 0 {
+				c.wholeJobs = append(c.wholeJobs, job)
+			}
+			c.whole[job.UID] = append(c.whole[job.UID], t)
+		}
+	}
+	// An elastic job gives at most its pods above minimum (surplus counts
+	// the job's pods on every node, and goes down as the actions evict),
+	// highest index first.
+	for _, j := range c.elasticJobs {
+		ts := c.elastic[j.UID]
+		leavingFirst(ts)
+		c.elastic[j.UID] = ts[:min(len(ts), surplus(j))]
+	}
+	return c
+}
+
+// eligible is every offered pod a lever may take for gang, across nodes,
+// without choosing how many: for actions that size the eviction
+// themselves (Volcano v1.15's gangPreempt and gangReclaim, which evict
+// whole bundles of a job until the gang fits).
+func (vp victimPolicy) eligible(gang *api.JobInfo, candidates []*api.TaskInfo) []*api.TaskInfo {
+	if !vp.shrink && !vp.checkpoint {
+		return nil
+	}
+	c := vp.classify(gang, candidates)
+	in := map[api.TaskID]bool{}
+	for _, ts := range c.elastic {
+		for _, t := range ts {
+			in[t.UID] = true
+		}
+	}
+	for _, ts := range c.whole {
+		for _, t := range ts {
+			in[t.UID] = true
+		}
+	}
+	var out []*api.TaskInfo
+	for _, t := range candidates {
+		if in[t.UID] {
+			out = append(out, t)
+		}
 	}
 	return out
 }

@@ -1,0 +1,82 @@
+//go:build volcano_v1_15
+
+package paddle
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	schedulingv1 "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
+	"volcano.sh/volcano/pkg/scheduler/actions/allocate"
+	"volcano.sh/volcano/pkg/scheduler/actions/gangpreempt"
+
+	tb "github.com/volcano-paddle/volcano-paddle/internal/testbuilders"
+)
+
+// Volcano v1.15's gangPreempt (it evicts only jobs of lower priority)
+// with deploy/paddle's tiers: paddle's guards hold there as under
+// preempt: an elastic job gives only its pods above its minimum, and a
+// job that is no lever's victim is left to Volcano's plugins, which evict
+// as they do without paddle.
+func TestGangPreemptKeepsPaddleGuards(t *testing.T) {
+	lowElastic := func() ([]*v1.Pod, *schedulingv1.PodGroup) {
+		var pods []*v1.Pod
+		for _, p := range leverPods("el", []int{2, 2, 2, 2}, 4, "n0", time.Hour, elasticPod) {
+			p.Spec.Priority = ptrTo(coexistencePriorities[lowPriority])
+			pods = append(pods, p)
+		}
+		return pods, tb.MakePodGroup().Name("el").Namespace("ns").MinMember(2).PriorityClass(lowPriority).Created(time.Now().Add(-time.Hour)).Obj()
+	}
+	cases := []struct {
+		name string
+		jobs func() ([]*v1.Pod, []*schedulingv1.PodGroup)
+		// want: evicted with paddle; wantWithout: without (nil: the same).
+		want, wantWithout []string
+	}{
+		{name: "a high-priority Paddle gang takes an elastic job's pods above its minimum only",
+			jobs: func() ([]*v1.Pod, []*schedulingv1.PodGroup) {
+				ep, eg := lowElastic()
+				gp, gg := fixedPaddleJob("pd", highPriority, []int{4})
+				return append(ep, gp...), []*schedulingv1.PodGroup{eg, gg}
+			},
+			// Without paddle gangPreempt takes two pods above the minimum
+			// too, in its own order.
+			want: []string{"el-trainer-2", "el-trainer-3"}, wantWithout: []string{"el-trainer-0", "el-trainer-1"}},
+		{name: "a high-priority plain job: Volcano's plugins decide, as without paddle",
+			jobs: func() ([]*v1.Pod, []*schedulingv1.PodGroup) {
+				lp, lg := plainJob("low", "default", lowPriority, []int{4, 4}, 2, "n0")
+				hp, hg := plainJob("high", "default", highPriority, []int{8}, 0, "")
+				return append(lp, hp...), []*schedulingv1.PodGroup{lg, hg}
+			},
+			want: []string{"low-worker-0", "low-worker-1"}},
+		{name: "a high-priority plain job that needs an elastic job's minimum takes nothing",
+			jobs: func() ([]*v1.Pod, []*schedulingv1.PodGroup) {
+				ep, eg := lowElastic()
+				hp, hg := plainJob("high", "default", highPriority, []int{8}, 0, "")
+				return append(ep, hp...), []*schedulingv1.PodGroup{eg, hg}
+			},
+			wantWithout: []string{"el-trainer-0", "el-trainer-1", "el-trainer-2", "el-trainer-3"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			resetBook(t)
+			pods, groups := tc.jobs()
+			c := cluster{nodes: oneRack(1), pods: pods, groups: groups, priorities: coexistencePriorities}
+			tiers, cfgs := paddleTiers(t)
+			r := runSession(t, tiers, cfgs, c, nil, allocate.New(), gangpreempt.New())
+			if !slices.Equal(r.evicted, tc.want) {
+				t.Errorf("with paddle: evicted %v, want %v", r.evicted, tc.want)
+			}
+			want := tc.wantWithout
+			if want == nil {
+				want = tc.want
+			}
+			w := runSession(t, withoutPaddle(tiers), cfgs, c, nil, allocate.New(), gangpreempt.New())
+			if !slices.Equal(w.evicted, want) {
+				t.Errorf("without paddle: evicted %v, want %v", w.evicted, want)
+			}
+		})
+	}
+}
