@@ -10,7 +10,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	schedulingv1 "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
 	"volcano.sh/volcano/pkg/scheduler/actions/allocate"
-	"volcano.sh/volcano/pkg/scheduler/actions/gangpreempt"
+	"volcano.sh/volcano/pkg/scheduler/framework"
 
 	tb "github.com/volcano-paddle/volcano-paddle/internal/testbuilders"
 )
@@ -59,13 +59,20 @@ func TestGangPreemptKeepsPaddleGuards(t *testing.T) {
 			},
 			wantWithout: []string{"el-trainer-0", "el-trainer-1", "el-trainer-2", "el-trainer-3"}},
 	}
+	// By its registered name: go mod tidy reads this file for the v1.14.1
+	// module file too (it ignores build tags), where the action's package
+	// does not exist.
+	gangPreempt, ok := framework.GetAction("gangpreempt")
+	if !ok {
+		t.Fatal("Volcano's gangpreempt action is not registered")
+	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			resetBook(t)
 			pods, groups := tc.jobs()
 			c := cluster{nodes: oneRack(1), pods: pods, groups: groups, priorities: coexistencePriorities}
 			tiers, cfgs := paddleTiers(t)
-			r := runSession(t, tiers, cfgs, c, nil, allocate.New(), gangpreempt.New())
+			r := runSession(t, tiers, cfgs, c, nil, allocate.New(), gangPreempt)
 			if !slices.Equal(r.evicted, tc.want) {
 				t.Errorf("with paddle: evicted %v, want %v", r.evicted, tc.want)
 			}
@@ -73,7 +80,7 @@ func TestGangPreemptKeepsPaddleGuards(t *testing.T) {
 			if want == nil {
 				want = tc.want
 			}
-			w := runSession(t, withoutPaddle(tiers), cfgs, c, nil, allocate.New(), gangpreempt.New())
+			w := runSession(t, withoutPaddle(tiers), cfgs, c, nil, allocate.New(), gangPreempt)
 			if !slices.Equal(w.evicted, want) {
 				t.Errorf("without paddle: evicted %v, want %v", w.evicted, want)
 			}
