@@ -55,6 +55,9 @@ type NodeGroup struct {
 	// NoGPUTopology leaves the GPU-topology annotation off, as on a cluster
 	// that does not publish it.
 	NoGPUTopology bool `json:"noGPUTopology,omitempty"`
+	// Taints of every node of the group, e.g. a control-plane node that
+	// only pods tolerating node-role.kubernetes.io/control-plane may use.
+	Taints []corev1.Taint `json:"taints,omitempty"`
 }
 
 // DefaultTopology is the cluster the demo and the e2e tests use: 2 racks x 4
@@ -106,6 +109,14 @@ func (t *Topology) Validate() error {
 		}
 		if _, err := resource.ParseQuantity(g.Memory); err != nil {
 			return fmt.Errorf("groups[%d] (%s).memory: %v", i, g.Name, err)
+		}
+		for j, taint := range g.Taints {
+			switch {
+			case taint.Key == "":
+				return fmt.Errorf("groups[%d] (%s).taints[%d]: key is empty", i, g.Name, j)
+			case taint.Effect != corev1.TaintEffectNoSchedule && taint.Effect != corev1.TaintEffectPreferNoSchedule && taint.Effect != corev1.TaintEffectNoExecute:
+				return fmt.Errorf("groups[%d] (%s).taints[%d]: effect %q is not NoSchedule, PreferNoSchedule or NoExecute", i, g.Name, j, taint.Effect)
+			}
 		}
 		if g.GPUs > 0 && g.GPUFabric != "" {
 			tp := gputopology.Uniform(g.GPUFabric, g.GPUs, g.GPUIslandSize)
@@ -172,6 +183,7 @@ func (t *Topology) Nodes() []*corev1.Node {
 							"kwok.x-k8s.io/node": "fake",
 						},
 					},
+					Spec: corev1.NodeSpec{Taints: append([]corev1.Taint(nil), g.Taints...)},
 					Status: corev1.NodeStatus{
 						Capacity: res.DeepCopy(), Allocatable: res.DeepCopy(),
 						Addresses: []corev1.NodeAddress{

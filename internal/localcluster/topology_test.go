@@ -45,6 +45,7 @@ func TestLoadTopologyErrors(t *testing.T) {
 		"groups: [{name: a, racks: 1, nodesPerRack: 1, cpu: lots, memory: 1Gi}]":                           "cpu",
 		"groups: [{name: a, racks: 1, nodesPerRack: 1, cpu: '1', memory: 1Gi, gpus: 8, gpuFabric: Magic}]": "fabric",
 		"groups: [{name: a, racks: 1, nodesPerRack: 1, cpu: '1', memory: 1Gi, typo: 1}]":                   "unknown field",
+		"groups: [{name: a, racks: 1, nodesPerRack: 1, cpu: '1', memory: 1Gi, taints: [{key: k}]}]":        "effect",
 	}
 	for body, want := range cases {
 		p := filepath.Join(t.TempDir(), "topo.yaml")
@@ -60,5 +61,35 @@ func TestLoadTopologyErrors(t *testing.T) {
 	topo, err := LoadTopology(p)
 	if err != nil || topo.NodeCount() != 6 {
 		t.Errorf("valid topology: %v, %d nodes", err, topo.NodeCount())
+	}
+}
+
+// A group's taints land on each of its nodes, and only there.
+func TestTopologyTaints(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "taints.yaml")
+	body := `groups:
+- {name: gpu, racks: 1, nodesPerRack: 2, cpu: '4', memory: 8Gi}
+- name: control-plane
+  racks: 1
+  nodesPerRack: 1
+  cpu: '8'
+  memory: 8Gi
+  taints: [{key: node-role.kubernetes.io/control-plane, effect: NoSchedule}]
+`
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	topo, err := LoadTopology(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tainted := map[string]bool{}
+	for _, n := range topo.Nodes() {
+		if len(n.Spec.Taints) > 0 {
+			tainted[n.Name] = n.Spec.Taints[0].Key == "node-role.kubernetes.io/control-plane" && n.Spec.Taints[0].Effect == "NoSchedule"
+		}
+	}
+	if len(tainted) != 1 || !tainted["control-plane-r0-n0"] {
+		t.Errorf("tainted nodes %v, want only control-plane-r0-n0 with the control-plane taint", tainted)
 	}
 }
