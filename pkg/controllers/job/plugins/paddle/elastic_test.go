@@ -134,6 +134,13 @@ func TestValidateElastic(t *testing.T) {
 			return j
 		}
 	}
+	restartPolicy := func(p v1.RestartPolicy) func() *batch.Job {
+		return func() *batch.Job {
+			j := elasticJob("el", 2, 3, 4)
+			j.Spec.Tasks[0].Template.Spec.RestartPolicy = p
+			return j
+		}
+	}
 	cases := []struct {
 		name      string
 		job       func() *batch.Job
@@ -172,6 +179,9 @@ func TestValidateElastic(t *testing.T) {
 		{"template HTTP master", templateEnv(EnvMaster, "el-worker-0.el:36000"), "spec.tasks[0].template.spec.containers[0].env[0]", "etcd://paddle-etcd-el.ml.svc:2379"},
 		{"template job id", templateEnv(EnvJobID, "mine"), "spec.tasks[0].template.spec.containers[0].env[0]", "/paddle/ml-el"},
 		{"template fixed POD_IP", templateEnv(EnvPodIP, "1.2.3.4"), "spec.tasks[0].template.spec.containers[0].env[0]", "status.podIP"},
+		{"restartPolicy OnFailure", restartPolicy(v1.RestartPolicyOnFailure), "spec.tasks[0].template.spec.restartPolicy", "need restartPolicy Never"},
+		{"restartPolicy Always", restartPolicy(v1.RestartPolicyAlways), "spec.tasks[0].template.spec.restartPolicy", "never ends"},
+		{"restartPolicy unset", restartPolicy(""), "spec.tasks[0].template.spec.restartPolicy", "unset (Always)"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
