@@ -2,6 +2,7 @@
 #
 #   make demo    local control plane + our scheduler and controller, the example Paddle jobs placed and started
 #   make test    every test on Volcano v1.15.1, then build, vet, unit tests and the e2e smoke subset on v1.14.1
+#   make test-volcano-e2e   Volcano v1.15.1's own schedulingaction e2e suite with and without paddle (not in make test)
 #   VOLCANO=v1.14.1 picks the other supported Volcano release (default v1.15.1) for build, up, demo, test, images
 #
 # Everything builds from the Go module proxy; no container runtime is needed.
@@ -212,6 +213,34 @@ test-e2e: binaries $(if $(filter 0,$(REAL_NODE)),,realnode)
 	@$(SELECT)
 	@echo ">> e2e tests, Volcano $(VOLCANO), Kubernetes $(KUBERNETES) (real etcd, kube-apiserver, KWOK, our Volcano builds$(if $(filter 0,$(REAL_NODE)),,; the real node real-0))"
 	@$(GO) test -count=1 -timeout $(E2E_TIMEOUT) -run '$(E2E_RUN)' $(if $(filter 0,$(REAL_NODE)),-skip '^TestRealNode') -v ./test/e2e/...
+
+## Volcano's own e2e suite (docs/testing.md)
+
+# Volcano v1.15.1's test/e2e/schedulingaction, compiled from the module cache
+# in its own module (tools/volcano-e2e: ginkgo and gomega stay out of ours),
+# run by hack/volcano-e2e on a fresh local cluster with deploy/paddle's
+# scheduler configuration, then on another with the same configuration minus
+# paddle; it prints both runs' results side by side and fails unless every
+# selected spec passed in both. Not part of make test (see docs/testing.md
+# for its duration); run before each release. VOLCANO_E2E_FLAGS passes flags
+# on, e.g. VOLCANO_E2E_FLAGS='-runs without -focus Reclaim'.
+VOLCANO_E2E_SUITE := $(BIN_ROOT)/v1.15.1/volcano-e2e-schedulingaction.test
+VOLCANO_E2E_FLAGS ?=
+
+.PHONY: test-volcano-e2e
+ifeq ($(VOLCANO),v1.15.1)
+test-volcano-e2e: binaries $(VOLCANO_E2E_SUITE)
+	@$(SELECT)
+	@$(GO) run ./hack/volcano-e2e -suite $(VOLCANO_E2E_SUITE) $(VOLCANO_E2E_FLAGS)
+else
+test-volcano-e2e:
+	@echo "test-volcano-e2e runs Volcano v1.15.1's own suite against the v1.15.1 build: use VOLCANO=v1.15.1 (the default)"; exit 1
+endif
+
+$(VOLCANO_E2E_SUITE): tools/volcano-e2e/go.mod tools/volcano-e2e/go.sum .local/volcano-apis/go.mod
+	@echo ">> building Volcano v1.15.1's e2e suite test/e2e/schedulingaction (tools/volcano-e2e)"
+	@mkdir -p $(dir $@)
+	@cd tools/volcano-e2e && GOFLAGS='$(TOOLS_GOFLAGS)' $(GO) test -c -o $@ volcano.sh/volcano/test/e2e/schedulingaction
 
 ## Benchmarks (docs/benchmarks.md)
 
