@@ -33,47 +33,36 @@ var updateGolden = flag.Bool("update", false, "write testdata/golden/*.yaml from
 // is meant to alter them rewrites them with -update in a commit of its
 // own, so that any other change to what users' jobs get shows up here.
 func TestGoldenExamples(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join("..", "..", "deploy", "examples", "*.yaml"))
-	if err != nil || len(files) == 0 {
+	examples, files, err := testbuilders.ExampleJobs(filepath.Join("..", "..", "deploy", "examples"))
+	if err != nil || files == 0 {
 		t.Fatalf("no examples: %v", err)
 	}
-	jobs := 0
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, doc := range bytes.Split(b, []byte("\n---")) {
-			var job batch.Job
-			if err := yaml.Unmarshal(doc, &job); err != nil || job.Kind != "Job" {
-				continue
+	for _, ex := range examples {
+		job := ex.Job
+		name := strings.TrimSuffix(filepath.Base(ex.File), ".yaml") + "-" + job.Name
+		t.Run(name, func(t *testing.T) {
+			got := render(t, &job)
+			path := filepath.Join("testdata", "golden", name+".yaml")
+			if *updateGolden {
+				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(path, got, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
 			}
-			jobs++
-			name := strings.TrimSuffix(filepath.Base(f), ".yaml") + "-" + job.Name
-			t.Run(name, func(t *testing.T) {
-				got := render(t, &job)
-				path := filepath.Join("testdata", "golden", name+".yaml")
-				if *updateGolden {
-					if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-						t.Fatal(err)
-					}
-					if err := os.WriteFile(path, got, 0o644); err != nil {
-						t.Fatal(err)
-					}
-					return
-				}
-				want, err := os.ReadFile(path)
-				if err != nil {
-					t.Fatalf("%v (write it with go test ./cmd/vc-controller-manager-paddle -run TestGoldenExamples -update)", err)
-				}
-				if !bytes.Equal(got, want) {
-					t.Errorf("%s differs from what the plugin renders now; first difference:\n%s", path, firstDifference(want, got))
-				}
-			})
-		}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (write it with go test ./cmd/vc-controller-manager-paddle -run TestGoldenExamples -update)", err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Errorf("%s differs from what the plugin renders now; first difference:\n%s", path, firstDifference(want, got))
+			}
+		})
 	}
-	if jobs < len(files) {
-		t.Errorf("%d jobs in %d example files", jobs, len(files))
+	if len(examples) < files {
+		t.Errorf("%d jobs in %d example files", len(examples), files)
 	}
 }
 
@@ -125,60 +114,36 @@ func trackerObjects(t *testing.T, client *fake.Clientset, ns string) []string {
 	t.Helper()
 	ctx := context.Background()
 	var docs []string
-	add := func(kind string, objs []namedObject) {
-		sort.Slice(objs, func(a, b int) bool { return objs[a].name < objs[b].name })
-		for _, o := range objs {
-			docs = append(docs, document(t, kind+" "+o.name, o.obj))
-		}
-	}
 	svcs, err := client.CoreV1().Services(ns).List(ctx, listAll)
 	must(t, err)
-	var objs []namedObject
-	for i := range svcs.Items {
-		objs = append(objs, namedObject{svcs.Items[i].Name, &svcs.Items[i]})
-	}
-	add("Service", objs)
+	docs = appendKind(t, docs, "Service", svcs.Items)
 	cms, err := client.CoreV1().ConfigMaps(ns).List(ctx, listAll)
 	must(t, err)
-	objs = nil
-	for i := range cms.Items {
-		objs = append(objs, namedObject{cms.Items[i].Name, &cms.Items[i]})
-	}
-	add("ConfigMap", objs)
+	docs = appendKind(t, docs, "ConfigMap", cms.Items)
 	pods, err := client.CoreV1().Pods(ns).List(ctx, listAll)
 	must(t, err)
-	objs = nil
-	for i := range pods.Items {
-		objs = append(objs, namedObject{pods.Items[i].Name, &pods.Items[i]})
-	}
-	add("Pod", objs)
+	docs = appendKind(t, docs, "Pod", pods.Items)
 	nps, err := client.NetworkingV1().NetworkPolicies(ns).List(ctx, listAll)
 	must(t, err)
-	objs = nil
-	for i := range nps.Items {
-		objs = append(objs, namedObject{nps.Items[i].Name, &nps.Items[i]})
-	}
-	add("NetworkPolicy", objs)
+	docs = appendKind(t, docs, "NetworkPolicy", nps.Items)
 	secrets, err := client.CoreV1().Secrets(ns).List(ctx, listAll)
 	must(t, err)
-	objs = nil
-	for i := range secrets.Items {
-		objs = append(objs, namedObject{secrets.Items[i].Name, &secrets.Items[i]})
-	}
-	add("Secret", objs)
+	docs = appendKind(t, docs, "Secret", secrets.Items)
 	slices, err := client.DiscoveryV1().EndpointSlices(ns).List(ctx, listAll)
 	must(t, err)
-	objs = nil
-	for i := range slices.Items {
-		objs = append(objs, namedObject{slices.Items[i].Name, &slices.Items[i]})
-	}
-	add("EndpointSlice", objs)
-	return docs
+	return appendKind(t, docs, "EndpointSlice", slices.Items)
 }
 
-type namedObject struct {
-	name string
-	obj  interface{}
+// appendKind appends the objects of one kind, by name.
+func appendKind[T any, P interface {
+	*T
+	GetName() string
+}](t *testing.T, docs []string, kind string, items []T) []string {
+	sort.Slice(items, func(a, b int) bool { return P(&items[a]).GetName() < P(&items[b]).GetName() })
+	for i := range items {
+		docs = append(docs, document(t, kind+" "+P(&items[i]).GetName(), &items[i]))
+	}
+	return docs
 }
 
 func document(t *testing.T, title string, obj interface{}) string {
