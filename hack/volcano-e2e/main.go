@@ -45,6 +45,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/volcano-paddle/volcano-paddle/internal/localcluster"
+	"github.com/volcano-paddle/volcano-paddle/internal/volcanorelease"
 )
 
 // What the suite reads to change the scheduler's configuration
@@ -57,6 +58,7 @@ const (
 
 type options struct {
 	suite    string
+	bin      string
 	conf     string
 	plugin   string
 	runs     string
@@ -78,6 +80,7 @@ type run struct {
 func main() {
 	var o options
 	flag.StringVar(&o.suite, "suite", "", "the compiled suite (go test -c volcano.sh/volcano/test/e2e/schedulingaction in tools/volcano-e2e)")
+	flag.StringVar(&o.bin, "bin", "", "folder of the cluster's binaries (default bin/<the Volcano release this program embeds>, not the bin/ links another make command may repoint mid-run)")
 	flag.StringVar(&o.conf, "conf", "", "scheduler configuration of the first run (default deploy/paddle/volcano-scheduler.conf)")
 	flag.StringVar(&o.plugin, "plugin", "paddle", "plugin the second run's configuration leaves out")
 	flag.StringVar(&o.runs, "runs", "with,without", "which runs, in order: with (the configuration), without (minus -plugin)")
@@ -113,6 +116,16 @@ func mainErr(ctx context.Context, o options) (bool, error) {
 	}
 	suite, err := filepath.Abs(o.suite)
 	if err != nil {
+		return false, err
+	}
+	if o.bin == "" {
+		root, err := localcluster.RepoRoot()
+		if err != nil {
+			return false, err
+		}
+		o.bin = filepath.Join(root, "bin", volcanorelease.Version())
+	}
+	if o.bin, err = filepath.Abs(o.bin); err != nil {
 		return false, err
 	}
 	if o.conf == "" {
@@ -154,7 +167,7 @@ func mainErr(ctx context.Context, o options) (bool, error) {
 		}
 	}
 
-	fmt.Printf(">> Volcano v1.15.1 e2e suite schedulingaction, %d run(s); output in %s\n", len(runs), o.out)
+	fmt.Printf(">> Volcano v1.15.1 e2e suite schedulingaction, %d run(s), binaries from %s; output in %s\n", len(runs), o.bin, o.out)
 	if skip := skipRegex(); skip != "" && !o.all {
 		fmt.Printf("   skipping (hack/volcano-e2e/selection.go): %s\n", skip)
 	}
@@ -196,6 +209,7 @@ func runOnce(ctx context.Context, o options, suite string, topology *localcluste
 	started := time.Now()
 	c, err := localcluster.Start(ctx, localcluster.Options{
 		Name:          "volcano-e2e-" + r.label,
+		BinDir:        o.bin,
 		Topology:      topology,
 		SchedulerConf: confPath,
 		LogDir:        filepath.Join(dir, "logs"),
