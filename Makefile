@@ -206,7 +206,7 @@ apis-check: .local/volcano-apis/go.mod
 
 test-unit: $(VOLCANO_APIS)
 	@echo ">> unit tests (Volcano $(VOLCANO))"
-	@$(GO) test -count=1 ./cmd/... ./pkg/... ./internal/... ./bench/...
+	@$(GO) test -count=1 ./cmd/... ./pkg/... ./internal/... ./bench/... ./hack/...
 
 # One e2e test: make test-e2e E2E_RUN=TestGangAllOrNothing
 test-e2e: binaries $(if $(filter 0,$(REAL_NODE)),,realnode)
