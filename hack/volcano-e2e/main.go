@@ -220,8 +220,22 @@ func runOnce(ctx context.Context, o options, suite string, topology *localcluste
 		// Deployment"), and the pod garbage collector deletes pods bound to
 		// a node that does not exist, which nothing else can ("Reclaim
 		// Case 7" binds a job to fake-node and then deletes its queue).
-		ExtraArgs: map[string][]string{localcluster.KubeControllers: {"--controllers=deployment,replicaset,podgc"}},
-		Logf:      logger.Printf,
+		//
+		// And nodes that stay Ready, as kubelets keep them on Volcano's CI.
+		// The local cluster's KWOK renews no node lease and writes a node's
+		// status only when it is not Ready, so with the cluster's 40 s grace
+		// period the node lifecycle controller marks every node Unknown
+		// about every 45 s, and taints it unreachable for the ~5 s until
+		// KWOK answers. Specs that count untainted nodes when they start
+		// then see fewer ("should preempt low priority pod with
+		// anti-affinity constraint" once made a 5-pod blocker job for 8
+		// nodes and failed). A grace period longer than a run (the last
+		// flag wins) keeps them Ready.
+		ExtraArgs: map[string][]string{localcluster.KubeControllers: {
+			"--controllers=deployment,replicaset,podgc",
+			"--node-monitor-grace-period=2h",
+		}},
+		Logf: logger.Printf,
 	})
 	if err != nil {
 		return nil, err
