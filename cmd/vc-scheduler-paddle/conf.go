@@ -68,12 +68,12 @@ func checkSchedulerConf(path string, allowWithoutPaddle bool) error {
 	// The paddle plugin's own arguments are not checked here: a bad value
 	// falls back to its default with an error in the log, at start as on
 	// a reload (paddle.ParseArgs), so that both behave alike.
-	_, _, found := paddleplugin.ArgsIn(tiers)
+	args, _, found := paddleplugin.ArgsIn(tiers)
 	if !found && !allowWithoutPaddle {
 		return fmt.Errorf("--scheduler-conf %s has no %q plugin in any tier; add it (deploy/paddle/volcano-scheduler.conf shows where) or run Volcano's stock vc-scheduler",
 			path, paddleplugin.PluginName)
 	}
-	if w := leverPlacementWarning(tiers); w != "" {
+	if w := leverPlacementWarning(tiers, args); w != "" {
 		klog.Warningf("--scheduler-conf %s: %s", path, w)
 	}
 	return nil
@@ -86,8 +86,7 @@ func checkSchedulerConf(path string, allowWithoutPaddle bool) error {
 // preemptableFn), so the levers, which act between jobs of equal
 // priority, would never take anything. A valid configuration, so a
 // warning, not an error.
-func leverPlacementWarning(tiers []conf.Tier) string {
-	args, _, _ := paddleplugin.ArgsIn(tiers)
+func leverPlacementWarning(tiers []conf.Tier, args paddleplugin.Args) string {
 	if !args.ShrinkElastic && !args.PreemptCheckpointable {
 		return ""
 	}

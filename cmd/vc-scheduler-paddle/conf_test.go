@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"volcano.sh/volcano/pkg/scheduler"
+
+	paddleplugin "github.com/volcano-paddle/volcano-paddle/pkg/scheduler/plugins/paddle"
 )
 
 func TestCheckSchedulerConf(t *testing.T) {
@@ -92,7 +94,8 @@ func TestLeverPlacementWarning(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got := leverPlacementWarning(tiers)
+			args, _, _ := paddleplugin.ArgsIn(tiers)
+			got := leverPlacementWarning(tiers, args)
 			if (tt.want == "") != (got == "") || !strings.Contains(got, tt.want) {
 				t.Errorf("warning %q, want one with %q", got, tt.want)
 			}

@@ -257,9 +257,7 @@ func TestCoexistPriorityPreemption(t *testing.T) {
 	ns := framework.Namespace(t, c)
 	const node = "gpu-r1-n3"
 
-	framework.CreateJob(t, c, plainJob(ns, "low", "", low, node, 2, 2, 4))
-	victims := runningPods(t, c, ns, "low", 2)
-	checkPriority(t, c, ns, "low", low, lowPriorityValue)
+	victims := lowJobHolding(t, c, ns, low, node)
 
 	framework.CreateJob(t, c, plainJob(ns, "high", "", high, node, 1, 1, 8))
 	gone := waitTakenFor(t, c, ns, victims, len(victims), "high", 1, node)
@@ -300,9 +298,7 @@ func TestCoexistPaddleJobPreemptsPlainJob(t *testing.T) {
 	ns := framework.Namespace(t, c)
 	const node = "gpu-r1-n2"
 
-	framework.CreateJob(t, c, plainJob(ns, "low", "", low, node, 2, 2, 4))
-	victims := runningPods(t, c, ns, "low", 2)
-	checkPriority(t, c, ns, "low", low, lowPriorityValue)
+	victims := lowJobHolding(t, c, ns, low, node)
 
 	pd := paddleJob(ns, "pd", nil, 2, framework.Task{Name: "trainer", Replicas: 2, GPUs: 4})
 	pd.Spec.PriorityClassName = high
@@ -318,6 +314,17 @@ func TestCoexistPaddleJobPreemptsPlainJob(t *testing.T) {
 		}
 	}
 	checkPriority(t, c, ns, "pd", high, highPriorityValue)
+}
+
+// lowJobHolding runs a plain job of the low PriorityClass low that holds
+// every GPU of node (2 pods x 4 GPUs) and returns its pods, the victims
+// the preemption tests wait for.
+func lowJobHolding(t *testing.T, c *localcluster.Cluster, ns, low, node string) map[string]types.UID {
+	t.Helper()
+	framework.CreateJob(t, c, plainJob(ns, "low", "", low, node, 2, 2, 4))
+	victims := runningPods(t, c, ns, "low", 2)
+	checkPriority(t, c, ns, "low", low, lowPriorityValue)
+	return victims
 }
 
 // checkPriority checks that the job's pods carry the PriorityClass and the

@@ -56,6 +56,14 @@ func fixedPaddleJob(name, priority string, gpus []int) ([]*v1.Pod, *schedulingv1
 	return pods, pg
 }
 
+// lowElasticJob is an elastic Paddle job of low priority running four
+// 2-GPU trainers on n0, minimum two.
+func lowElasticJob() ([]*v1.Pod, *schedulingv1.PodGroup) {
+	low := func(p *tb.PodWrapper) *tb.PodWrapper { return p.Elastic().Priority(coexistencePriorities[lowPriority]) }
+	return leverPods("el", []int{2, 2, 2, 2}, 4, "n0", time.Hour, low),
+		tb.MakePodGroup().Name("el").Namespace("ns").MinMember(2).PriorityClass(lowPriority).Created(time.Now().Add(-time.Hour)).Obj()
+}
+
 // Paddle must not take Volcano's preemption and reclaim away from other
 // jobs: with paddle in the tiers, Volcano's real allocate, preempt and
 // reclaim actions evict exactly what they evict with the same tiers less
@@ -158,15 +166,10 @@ func TestPriorityPreemptionKeepsElasticMinimum(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			resetBook(t)
-			c := cluster{nodes: oneRack(1), priorities: coexistencePriorities}
-			for _, p := range leverPods("el", []int{2, 2, 2, 2}, 4, "n0", time.Hour, elasticPod) {
-				p.Spec.Priority = ptrTo(coexistencePriorities[lowPriority])
-				c.pods = append(c.pods, p)
-			}
+			ep, eg := lowElasticJob()
 			hp, hg := plainJob("high", "default", highPriority, []int{tc.highGPUs}, 0, "")
-			c.pods = append(c.pods, hp...)
-			c.groups = []*schedulingv1.PodGroup{
-				tb.MakePodGroup().Name("el").Namespace("ns").MinMember(2).PriorityClass(lowPriority).Created(time.Now().Add(-time.Hour)).Obj(), hg}
+			c := cluster{nodes: oneRack(1), priorities: coexistencePriorities,
+				pods: append(ep, hp...), groups: []*schedulingv1.PodGroup{eg, hg}}
 			tiers, cfgs := paddleTiers(t)
 			r := runSession(t, tiers, cfgs, c, nil, allocate.New(), preempt.New(), reclaim.New())
 			if !slices.Equal(r.evicted, tc.want) {
@@ -183,5 +186,3 @@ func TestPriorityPreemptionKeepsElasticMinimum(t *testing.T) {
 		})
 	}
 }
-
-func ptrTo[T any](v T) *T { return &v }

@@ -5,14 +5,11 @@ package paddle
 import (
 	"slices"
 	"testing"
-	"time"
 
 	v1 "k8s.io/api/core/v1"
 	schedulingv1 "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
 	"volcano.sh/volcano/pkg/scheduler/actions/allocate"
 	"volcano.sh/volcano/pkg/scheduler/framework"
-
-	tb "github.com/volcano-paddle/volcano-paddle/internal/testbuilders"
 )
 
 // Volcano v1.15's gangPreempt (it evicts only jobs of lower priority)
@@ -21,14 +18,6 @@ import (
 // job that is no lever's victim is left to Volcano's plugins, which evict
 // as they do without paddle.
 func TestGangPreemptKeepsPaddleGuards(t *testing.T) {
-	lowElastic := func() ([]*v1.Pod, *schedulingv1.PodGroup) {
-		var pods []*v1.Pod
-		for _, p := range leverPods("el", []int{2, 2, 2, 2}, 4, "n0", time.Hour, elasticPod) {
-			p.Spec.Priority = ptrTo(coexistencePriorities[lowPriority])
-			pods = append(pods, p)
-		}
-		return pods, tb.MakePodGroup().Name("el").Namespace("ns").MinMember(2).PriorityClass(lowPriority).Created(time.Now().Add(-time.Hour)).Obj()
-	}
 	cases := []struct {
 		name string
 		jobs func() ([]*v1.Pod, []*schedulingv1.PodGroup)
@@ -37,7 +26,7 @@ func TestGangPreemptKeepsPaddleGuards(t *testing.T) {
 	}{
 		{name: "a high-priority Paddle gang takes an elastic job's pods above its minimum only",
 			jobs: func() ([]*v1.Pod, []*schedulingv1.PodGroup) {
-				ep, eg := lowElastic()
+				ep, eg := lowElasticJob()
 				gp, gg := fixedPaddleJob("pd", highPriority, []int{4})
 				return append(ep, gp...), []*schedulingv1.PodGroup{eg, gg}
 			},
@@ -53,7 +42,7 @@ func TestGangPreemptKeepsPaddleGuards(t *testing.T) {
 			want: []string{"low-worker-0", "low-worker-1"}},
 		{name: "a high-priority plain job that needs an elastic job's minimum takes nothing",
 			jobs: func() ([]*v1.Pod, []*schedulingv1.PodGroup) {
-				ep, eg := lowElastic()
+				ep, eg := lowElasticJob()
 				hp, hg := plainJob("high", "default", highPriority, []int{8}, 0, "")
 				return append(ep, hp...), []*schedulingv1.PodGroup{eg, hg}
 			},
