@@ -59,9 +59,13 @@ LDFLAGS := -X $(VERSION_PKG).Version=$(VERSION) -X $(VERSION_PKG).GitSHA=$(GIT_S
 
 # Our binaries depend on every Go file of the module (go's build cache makes
 # the rebuild itself incremental); the tools only on their own go.mod/go.sum.
-GO_SOURCES := $(shell find cmd pkg internal -name '*.go' -not -name '*_test.go' 2>/dev/null) $(MODFILE) $(MODFILE:.mod=.sum) $(VOLCANO_APIS)
+GO_SOURCES := $(shell find cmd pkg internal harness -name '*.go' -not -name '*_test.go' 2>/dev/null) $(MODFILE) $(MODFILE:.mod=.sum) $(VOLCANO_APIS)
 OUR_NAMES := vc-scheduler-paddle vc-controller-manager-paddle vc-webhook-manager-paddle local-cluster paddle-gpu-agent
 OUR_BINARIES := $(addprefix $(BIN)/,$(OUR_NAMES))
+# The harness's commands (local cluster, stand-in trainer) live under
+# harness/cmd, apart from what ships.
+HARNESS_NAMES := local-cluster paddle-probe
+main_dir = $(if $(filter $(1),$(HARNESS_NAMES)),./harness/cmd/$(1),./cmd/$(1))
 TOOL_NAMES := etcd kube-apiserver kube-controller-manager kubectl kwok
 TOOL_BINARIES := $(addprefix $(BIN)/,$(TOOL_NAMES))
 # The real node (REAL_NODE=1): kubelet and CoreDNS; containerd, runc and the
@@ -99,7 +103,7 @@ select:
 	@$(SELECT)
 
 $(OUR_BINARIES): $(GO_SOURCES)
-	@hack/build.sh "$(notdir $@) (Volcano $(VOLCANO))" . $@ ./cmd/$(notdir $@) -ldflags "$(LDFLAGS)"
+	@hack/build.sh "$(notdir $@) (Volcano $(VOLCANO))" . $@ $(call main_dir,$(notdir $@)) -ldflags "$(LDFLAGS)"
 
 # volcano.sh/apis of the v1.15.1 build: the proxy's v1.14.0 plus our file.
 .local/volcano-apis/go.mod: hack/assemble-volcano-apis.sh hack/volcano-apis/queue_allocation_gate.go.in
@@ -191,7 +195,7 @@ vet: $(VOLCANO_APIS)
 
 fmt-check:
 	@echo ">> gofmt"
-	@out=$$(gofmt -l cmd pkg internal test tools bench 2>/dev/null); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	@out=$$(gofmt -l cmd pkg internal harness test tools bench hack 2>/dev/null); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 
 # Both module files list exactly what the code imports, direct ones as direct.
 tidy-check: .local/volcano-apis/go.mod
@@ -206,7 +210,7 @@ apis-check: .local/volcano-apis/go.mod
 
 test-unit: $(VOLCANO_APIS)
 	@echo ">> unit tests (Volcano $(VOLCANO))"
-	@$(GO) test -count=1 ./cmd/... ./pkg/... ./internal/... ./bench/... ./hack/...
+	@$(GO) test -count=1 ./cmd/... ./pkg/... ./internal/... ./harness/... ./bench/... ./hack/...
 
 # One e2e test: make test-e2e E2E_RUN=TestGangAllOrNothing
 test-e2e: binaries $(if $(filter 0,$(REAL_NODE)),,realnode)

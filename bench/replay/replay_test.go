@@ -14,7 +14,7 @@ import (
 	"volcano.sh/volcano/pkg/scheduler/conf"
 
 	"github.com/volcano-paddle/volcano-paddle/bench/quality"
-	"github.com/volcano-paddle/volcano-paddle/internal/localcluster"
+	"github.com/volcano-paddle/volcano-paddle/harness/localcluster"
 )
 
 const dataDir = "../quality/testdata/pollux"

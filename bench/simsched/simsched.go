@@ -33,8 +33,8 @@ import (
 	_ "volcano.sh/volcano/pkg/scheduler/actions"
 	_ "volcano.sh/volcano/pkg/scheduler/plugins"
 
-	"github.com/volcano-paddle/volcano-paddle/internal/fakeclients"
-	"github.com/volcano-paddle/volcano-paddle/internal/localcluster"
+	"github.com/volcano-paddle/volcano-paddle/harness/fakeclients"
+	"github.com/volcano-paddle/volcano-paddle/harness/localcluster"
 	"github.com/volcano-paddle/volcano-paddle/pkg/gputopology"
 	_ "github.com/volcano-paddle/volcano-paddle/pkg/scheduler/plugins/paddle"
 )
@@ -162,7 +162,7 @@ var listAndWatch sync.Once
 func newCache(c *Cluster, run bool) *Cache {
 	// The mock cache's informers run over fake clientsets, which cannot
 	// stream a watch list: under client-go 0.35 (the Volcano v1.15.1
-	// build) they would wait for ever (internal/fakeclients).
+	// build) they would wait for ever (harness/fakeclients).
 	listAndWatch.Do(fakeclients.ListAndWatch)
 	sc := cache.NewCustomMockSchedulerCache("volcano", nopBinder{}, nopEvictor{},
 		&util.FakeStatusUpdater{}, nil, &record.FakeRecorder{})

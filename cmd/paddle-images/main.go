@@ -180,6 +180,15 @@ func imageTags(goflags string) string {
 	return strings.Join(tags, ",")
 }
 
+// packageDir is where a binary's main package lives: the test harness's
+// commands (the stand-in trainer) sit under harness/cmd, apart from what ships.
+func packageDir(name string) string {
+	if name == "paddle-probe" {
+		return "./harness/cmd/" + name
+	}
+	return "./cmd/" + name
+}
+
 func goBuild(binDir string, names, flags []string, env ...string) error {
 	if len(names) == 0 {
 		return nil
@@ -187,7 +196,7 @@ func goBuild(binDir string, names, flags []string, env ...string) error {
 	args := append([]string{"build", "-trimpath"}, flags...)
 	args = append(args, "-o", binDir+string(filepath.Separator))
 	for _, n := range names {
-		args = append(args, "./cmd/"+n)
+		args = append(args, packageDir(n))
 	}
 	fmt.Printf(">> compiling %s (static, %s)\n", strings.Join(names, ", "), strings.Join(env, " "))
 	start := time.Now()

@@ -19,7 +19,7 @@ import (
 	"volcano.sh/volcano/pkg/controllers/job/plugins"
 	pluginsinterface "volcano.sh/volcano/pkg/controllers/job/plugins/interface"
 
-	"github.com/volcano-paddle/volcano-paddle/internal/testbuilders"
+	"github.com/volcano-paddle/volcano-paddle/harness/testbuilders"
 )
 
 var updateGolden = flag.Bool("update", false, "write testdata/golden/*.yaml from what the paddle job plugin renders now")

@@ -7,7 +7,7 @@
 // result differs. make test-volcano-e2e runs it; docs/testing.md says what it
 // selects and why.
 //
-// Each run gets a fresh local cluster (internal/localcluster) with the
+// Each run gets a fresh local cluster (harness/localcluster) with the
 // topology in topology.yaml and the run's configuration, plus what the
 // suite expects of Volcano's CI install: the ConfigMap
 // volcano-system/integration-scheduler-configmap holding the configuration
@@ -44,7 +44,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/yaml"
 
-	"github.com/volcano-paddle/volcano-paddle/internal/localcluster"
+	"github.com/volcano-paddle/volcano-paddle/harness/localcluster"
 	"github.com/volcano-paddle/volcano-paddle/internal/volcanorelease"
 )
 

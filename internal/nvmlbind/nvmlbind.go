@@ -1,7 +1,7 @@
 // Package nvmlbind links weak stand-ins for NVML's functions into the
 // binaries that import it: the scheduler (through the paddle scheduler
 // plugin's blank import) and test binaries that link Volcano's scheduler
-// (the plugin's tests, internal/testbuilders). Never import it from the GPU
+// (the plugin's tests, harness/testbuilders). Never import it from the GPU
 // agent, which really calls NVML: weak stubs linked into it could answer its
 // calls with errors.
 package nvmlbind

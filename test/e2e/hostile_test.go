@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/volcano-paddle/volcano-paddle/internal/localcluster"
+	"github.com/volcano-paddle/volcano-paddle/harness/localcluster"
 	jobplugin "github.com/volcano-paddle/volcano-paddle/pkg/controllers/job/plugins/paddle"
 	"github.com/volcano-paddle/volcano-paddle/test/e2e/framework"
 	admissionv1 "k8s.io/api/admission/v1"

@@ -1,6 +1,6 @@
 // Package e2e tests volcano-paddle end to end on a real local control plane:
 // etcd, kube-apiserver, kube-controller-manager, KWOK nodes and our Volcano
-// builds (see internal/localcluster). Run one test with
+// builds (see harness/localcluster). Run one test with
 //
 //	make test-e2e E2E_RUN=TestGangAllOrNothing
 package e2e

@@ -4,7 +4,7 @@ package e2e
 // `cache 30` / kubernetes `ttl 30`): the barrier init container, the DNS
 // records of the job's headless Service and the env are judged by real
 // processes. The container of every Paddle job here is paddle-probe, which
-// does on the network what Paddle does at start-up (internal/paddleprobe).
+// does on the network what Paddle does at start-up (harness/paddleprobe).
 // See docs/testing.md.
 
 import (
@@ -21,8 +21,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	batchv1alpha1 "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 
-	"github.com/volcano-paddle/volcano-paddle/internal/localcluster"
-	"github.com/volcano-paddle/volcano-paddle/internal/paddleprobe"
+	"github.com/volcano-paddle/volcano-paddle/harness/localcluster"
+	"github.com/volcano-paddle/volcano-paddle/harness/paddleprobe"
 	"github.com/volcano-paddle/volcano-paddle/test/e2e/framework"
 )
 

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/volcano-paddle/volcano-paddle/internal/localcluster"
+	"github.com/volcano-paddle/volcano-paddle/harness/localcluster"
 	"github.com/volcano-paddle/volcano-paddle/test/e2e/framework"
 )
 

@@ -10,7 +10,7 @@ import (
 
 	"github.com/volcano-paddle/volcano-paddle/bench/quality"
 	"github.com/volcano-paddle/volcano-paddle/bench/replay"
-	"github.com/volcano-paddle/volcano-paddle/internal/localcluster"
+	"github.com/volcano-paddle/volcano-paddle/harness/localcluster"
 )
 
 // The replay section names the best stock configuration by mean JCT, states

@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/volcano-paddle/volcano-paddle/bench/jobsize"
-	"github.com/volcano-paddle/volcano-paddle/internal/localcluster"
+	"github.com/volcano-paddle/volcano-paddle/harness/localcluster"
 )
 
 func main() {

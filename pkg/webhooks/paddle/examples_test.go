@@ -6,7 +6,7 @@ import (
 
 	admissionv1 "k8s.io/api/admission/v1"
 
-	"github.com/volcano-paddle/volcano-paddle/internal/testbuilders"
+	"github.com/volcano-paddle/volcano-paddle/harness/testbuilders"
 )
 
 // The examples users copy are admitted without a single warning: gang

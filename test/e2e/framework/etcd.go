@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/volcano-paddle/volcano-paddle/internal/localcluster"
+	"github.com/volcano-paddle/volcano-paddle/harness/localcluster"
 )
 
 // StartEtcd runs a real etcd (bin/etcd, which `make binaries` builds for the

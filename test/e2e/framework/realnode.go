@@ -17,9 +17,9 @@ import (
 	batchv1alpha1 "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 	busv1alpha1 "volcano.sh/apis/pkg/apis/bus/v1alpha1"
 
+	"github.com/volcano-paddle/volcano-paddle/harness/localcluster"
+	"github.com/volcano-paddle/volcano-paddle/harness/paddleprobe"
 	"github.com/volcano-paddle/volcano-paddle/internal/dnsbarrier"
-	"github.com/volcano-paddle/volcano-paddle/internal/localcluster"
-	"github.com/volcano-paddle/volcano-paddle/internal/paddleprobe"
 )
 
 // RealNodeCluster returns the cluster with the real node real-0 shared by

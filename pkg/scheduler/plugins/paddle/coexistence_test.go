@@ -13,7 +13,7 @@ import (
 	"volcano.sh/volcano/pkg/scheduler/actions/reclaim"
 	"volcano.sh/volcano/pkg/scheduler/conf"
 
-	tb "github.com/volcano-paddle/volcano-paddle/internal/testbuilders"
+	tb "github.com/volcano-paddle/volcano-paddle/harness/testbuilders"
 	"github.com/volcano-paddle/volcano-paddle/pkg/paddleapi"
 )
 

@@ -34,7 +34,7 @@ import (
 	_ "volcano.sh/volcano/pkg/scheduler/actions"
 	"volcano.sh/volcano/pkg/scheduler/actions/allocate"
 
-	tb "github.com/volcano-paddle/volcano-paddle/internal/testbuilders"
+	tb "github.com/volcano-paddle/volcano-paddle/harness/testbuilders"
 	"github.com/volcano-paddle/volcano-paddle/pkg/gputopology"
 	"github.com/volcano-paddle/volcano-paddle/pkg/paddleapi"
 )

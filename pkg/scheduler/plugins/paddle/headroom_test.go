@@ -10,7 +10,7 @@ import (
 	"volcano.sh/volcano/pkg/scheduler/actions/allocate"
 	"volcano.sh/volcano/pkg/scheduler/actions/preempt"
 
-	tb "github.com/volcano-paddle/volcano-paddle/internal/testbuilders"
+	tb "github.com/volcano-paddle/volcano-paddle/harness/testbuilders"
 	"github.com/volcano-paddle/volcano-paddle/pkg/paddleapi"
 )
 

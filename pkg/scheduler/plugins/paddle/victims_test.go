@@ -9,7 +9,7 @@ import (
 
 	"volcano.sh/volcano/pkg/scheduler/api"
 
-	tb "github.com/volcano-paddle/volcano-paddle/internal/testbuilders"
+	tb "github.com/volcano-paddle/volcano-paddle/harness/testbuilders"
 	"github.com/volcano-paddle/volcano-paddle/pkg/paddleapi"
 )
 

@@ -14,7 +14,7 @@ import (
 	"volcano.sh/volcano/pkg/controllers/job/plugins"
 	pluginsinterface "volcano.sh/volcano/pkg/controllers/job/plugins/interface"
 
-	"github.com/volcano-paddle/volcano-paddle/internal/testbuilders"
+	"github.com/volcano-paddle/volcano-paddle/harness/testbuilders"
 	"github.com/volcano-paddle/volcano-paddle/test/contract"
 )
 

@@ -6,7 +6,7 @@ import (
 
 	bus "volcano.sh/apis/pkg/apis/bus/v1alpha1"
 
-	"github.com/volcano-paddle/volcano-paddle/internal/testbuilders"
+	"github.com/volcano-paddle/volcano-paddle/harness/testbuilders"
 )
 
 // Silent drops become warnings (issue 28, item 6): a template port that

@@ -21,7 +21,7 @@
 //
 // Every server answers a connection with who it is (pod name and UID from
 // PROBE_POD_NAME and PROBE_POD_UID, set by the downward API). The report
-// (JSON) is what cmd/paddle-probe prints and writes to the termination
+// (JSON) is what harness/cmd/paddle-probe prints and writes to the termination
 // message, where tests read it from the pod's status.
 package paddleprobe
 

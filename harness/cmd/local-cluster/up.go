@@ -15,7 +15,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/volcano-paddle/volcano-paddle/internal/localcluster"
+	"github.com/volcano-paddle/volcano-paddle/harness/localcluster"
 )
 
 type clusterFlags struct {

@@ -1,6 +1,6 @@
 // Command paddle-probe stands in for a Paddle trainer image in the real-node
 // e2e tests: it does on the network what Paddle does when a distributed job
-// starts (internal/paddleprobe) and reports it as JSON on stdout and in the
+// starts (harness/paddleprobe) and reports it as JSON on stdout and in the
 // termination message. SIGTERM ends it at once with exit 0, as a trainer
 // that `exec`s does when CompleteJob stops the job.
 package main
@@ -18,7 +18,7 @@ import (
 
 	"k8s.io/klog/v2"
 
-	"github.com/volcano-paddle/volcano-paddle/internal/paddleprobe"
+	"github.com/volcano-paddle/volcano-paddle/harness/paddleprobe"
 	"github.com/volcano-paddle/volcano-paddle/pkg/version"
 )
 
