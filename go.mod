@@ -11,6 +11,7 @@ require (
 	github.com/spf13/pflag v1.0.6
 	go.uber.org/automaxprocs v1.6.0
 	golang.org/x/sync v0.15.0
+	golang.org/x/tools v0.33.0
 	google.golang.org/grpc v1.85.0
 	gopkg.in/evanphx/json-patch.v4 v4.12.0
 	k8s.io/api v0.34.1
@@ -96,7 +97,6 @@ require (
 	golang.org/x/term v0.32.0 // indirect
 	golang.org/x/text v0.26.0 // indirect
 	golang.org/x/time v0.11.0 // indirect
-	golang.org/x/tools v0.33.0 // indirect
 	google.golang.org/genproto/googleapis/api v0.0.0-20250303144028-a0af3efb3deb // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20250303144028-a0af3efb3deb // indirect
 	google.golang.org/protobuf v1.36.6 // indirect

@@ -1,0 +1,35 @@
+package links
+
+import (
+	"reflect"
+	"testing"
+)
+
+func TestRingFixture(t *testing.T) {
+	gs, err := Load(false, "./testdata/ring")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(gs) != 1 {
+		t.Fatalf("got %d packages, want 1", len(gs))
+	}
+	g := gs[0]
+	wantLinks := map[string]map[string]bool{
+		"a.go": {"b.go": true},
+		"b.go": {"c.go": true},
+		"c.go": {"a.go": true},
+		"d.go": {"a.go": true, "c.go": true},
+	}
+	if !reflect.DeepEqual(g.Links, wantLinks) {
+		t.Errorf("links = %v, want %v", g.Links, wantLinks)
+	}
+	if got, want := g.Cycles(), [][]string{{"a.go", "b.go", "c.go"}}; !reflect.DeepEqual(got, want) {
+		t.Errorf("cycles = %v, want %v", got, want)
+	}
+	if got := g.TwoWay(); len(got) != 0 {
+		t.Errorf("two-way pairs = %v, want none", got)
+	}
+	if got, want := g.Exported, []string{"A", "D", "D.Twice", "E"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("exported = %v, want %v", got, want)
+	}
+}

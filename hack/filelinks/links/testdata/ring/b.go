@@ -1,0 +1,3 @@
+package ring
+
+func b() int { return c() }
