@@ -222,15 +222,15 @@ func runOnce(ctx context.Context, o options, suite string, topology *localcluste
 		// Case 7" binds a job to fake-node and then deletes its queue).
 		//
 		// And nodes that stay Ready, as kubelets keep them on Volcano's CI.
-		// The local cluster's KWOK renews no node lease and writes a node's
-		// status only when it is not Ready, so with the cluster's 40 s grace
-		// period the node lifecycle controller marks every node Unknown
-		// about every 45 s, and taints it unreachable for the ~5 s until
-		// KWOK answers. Specs that count untainted nodes when they start
-		// then see fewer ("should preempt low priority pod with
-		// anti-affinity constraint" once made a 5-pod blocker job for 8
-		// nodes and failed). A grace period longer than a run (the last
-		// flag wins) keeps them Ready.
+		// Until KWOK renewed node Leases (localcluster's startKwok), the
+		// node lifecycle controller marked every simulated node Unknown
+		// about every 45 s and tainted it unreachable for ~5 s; specs that
+		// count untainted nodes when they start then saw fewer ("should
+		// preempt low priority pod with anti-affinity constraint" once made
+		// a 5-pod blocker job for 8 nodes and failed). The suite's results
+		// in docs/testing.md were measured with this grace period longer
+		// than a run (the last flag wins); it stays until the suite is
+		// measured again without it.
 		ExtraArgs: map[string][]string{localcluster.KubeControllers: {
 			"--controllers=deployment,replicaset,podgc",
 			"--node-monitor-grace-period=2h",

@@ -74,7 +74,7 @@ type Options struct {
 	SkipVolcano bool
 	// WithoutNodeLifecycle leaves out Kubernetes' node lifecycle controller.
 	// Benchmarks with thousands of simulated nodes use it: on 2 cores KWOK
-	// cannot renew that many node leases in time, and the controller would
+	// cannot renew that many node Leases in time, and the controller would
 	// mark nodes unreachable in waves.
 	WithoutNodeLifecycle bool
 	// RealNode, when set, adds the real node real-0 (kubelet, containerd,
@@ -329,7 +329,7 @@ func (c *Cluster) installVolcanoAndStartControllers(ctx context.Context) ([]stri
 	// The garbage collector removes what a deleted Job owns (pods, PodGroups,
 	// the plugin's Service), the namespace controller empties deleted
 	// namespaces, the PV binder binds claims and the node lifecycle controller
-	// taints nodes that stop being Ready (KWOK renews their leases), as on
+	// taints nodes that stop being Ready (KWOK renews their Leases), as on
 	// any real cluster. The endpointslice controller publishes the pods of
 	// headless Services, from which CoreDNS builds their records (the real
 	// node). Started after the CRDs exist so that its first discovery
@@ -363,6 +363,10 @@ func (c *Cluster) webhookURL() string {
 	return fmt.Sprintf("https://127.0.0.1:%d", c.ports["webhook"])
 }
 
+// nodeLeaseSeconds is the duration of the simulated nodes' Leases; it must
+// stay under kube-controller-manager's --node-monitor-grace-period (40s).
+const nodeLeaseSeconds = 40
+
 // startKwok starts KWOK for the simulated nodes and creates them.
 func (c *Cluster) startKwok(ctx context.Context) error {
 	c.opts.Logf("starting kwok and creating %d nodes", c.opts.Topology.NodeCount())
@@ -376,6 +380,12 @@ func (c *Cluster) startKwok(ctx context.Context) error {
 		// node's kubelet reports its own status and runs its own pods.
 		"--manage-all-nodes=false",
 		"--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake",
+		// A Lease per node in kube-node-lease, renewed like a kubelet's
+		// (KubeletConfiguration's nodeLeaseDurationSeconds default, 40).
+		// Without it the node lifecycle controller sees only the Ready
+		// condition's heartbeat, which KWOK writes once, and marks every
+		// simulated node Unknown and unreachable after its grace period.
+		fmt.Sprintf("--node-lease-duration-seconds=%d", nodeLeaseSeconds),
 		fmt.Sprintf("--server-address=127.0.0.1:%d", c.ports["kwok"]),
 	}); err != nil {
 		return err
