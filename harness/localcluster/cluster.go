@@ -363,9 +363,20 @@ func (c *Cluster) webhookURL() string {
 	return fmt.Sprintf("https://127.0.0.1:%d", c.ports["webhook"])
 }
 
-// nodeLeaseSeconds is the duration of the simulated nodes' Leases; it must
-// stay under kube-controller-manager's --node-monitor-grace-period (40s).
-const nodeLeaseSeconds = 40
+// nodeLeaseSeconds is the duration of the simulated nodes' Leases in
+// kube-node-lease, renewed every quarter of it like a kubelet's
+// (KubeletConfiguration's nodeLeaseDurationSeconds default). Without them
+// the node lifecycle controller sees only the Ready condition's heartbeat,
+// which KWOK writes once, and marks every simulated node Unknown and
+// unreachable after its grace period. Clusters without that controller
+// (WithoutNodeLifecycle: thousands of nodes) get none (0), which spares
+// KWOK a write per node every 10 s.
+func (c *Cluster) nodeLeaseSeconds() int {
+	if c.opts.WithoutNodeLifecycle {
+		return 0
+	}
+	return 40
+}
 
 // startKwok starts KWOK for the simulated nodes and creates them.
 func (c *Cluster) startKwok(ctx context.Context) error {
@@ -380,12 +391,7 @@ func (c *Cluster) startKwok(ctx context.Context) error {
 		// node's kubelet reports its own status and runs its own pods.
 		"--manage-all-nodes=false",
 		"--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake",
-		// A Lease per node in kube-node-lease, renewed like a kubelet's
-		// (KubeletConfiguration's nodeLeaseDurationSeconds default, 40).
-		// Without it the node lifecycle controller sees only the Ready
-		// condition's heartbeat, which KWOK writes once, and marks every
-		// simulated node Unknown and unreachable after its grace period.
-		fmt.Sprintf("--node-lease-duration-seconds=%d", nodeLeaseSeconds),
+		fmt.Sprintf("--node-lease-duration-seconds=%d", c.nodeLeaseSeconds()),
 		fmt.Sprintf("--server-address=127.0.0.1:%d", c.ports["kwok"]),
 	}); err != nil {
 		return err
