@@ -15,7 +15,7 @@ import (
 	"volcano.sh/apis/pkg/apis/helpers"
 	scheduling "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
 
-	jobplugin "github.com/volcano-paddle/volcano-paddle/pkg/controllers/job/plugins/paddle"
+	"github.com/volcano-paddle/volcano-paddle/pkg/paddlejob"
 )
 
 // ConfigMapTakenReason is the reason of the Warning event a job gets when
@@ -111,7 +111,7 @@ func (c *Controller) hasPodGroup(job *batch.Job) bool {
 // OnPodCreate during a restart (Volcano records no event for a pod-create
 // plugin error), so the user learns it here, with the object's name.
 func (c *Controller) reportForeignConfigMap(ctx context.Context, job *batch.Job) error {
-	name := jobplugin.ConfigMapName(job.Name, int(job.Status.Version))
+	name := paddlejob.ConfigMapName(job.Name, int(job.Status.Version))
 	cm, err := c.Kube.CoreV1().ConfigMaps(job.Namespace).Get(ctx, name, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):

@@ -57,7 +57,7 @@ type recoveringPlugin struct {
 
 var _ pluginsinterface.PluginInterface = &recoveringPlugin{}
 
-func (p *recoveringPlugin) Name() string { return PluginName }
+func (p *recoveringPlugin) Name() string { return pluginName }
 
 func (p *recoveringPlugin) OnPodCreate(pod *v1.Pod, job *batch.Job) error {
 	return p.guard("OnPodCreate", job, func() error { return p.inner.OnPodCreate(pod, job) })

@@ -1,4 +1,4 @@
-package paddle
+package paddlekube
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/volcano-paddle/volcano-paddle/pkg/paddlejob"
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -15,62 +16,17 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
-	"volcano.sh/apis/pkg/apis/helpers"
-	pluginsinterface "volcano.sh/volcano/pkg/controllers/job/plugins/interface"
 )
 
 // The lists every pod of an incarnation shares live in one immutable
-// ConfigMap per incarnation, <job>-paddle-v<n>, which the pods' env refers
-// to (configMapKeyRef): a pod object then has the same size with 10 or
-// 10,000 trainers. It is created before the incarnation's first pod, owned
-// by the Job (the garbage collector removes it with the job), and replaced
-// when Volcano restarts the whole job: the new pods carry new host names
-// (paddleapi.WithIncarnation), so they need new lists.
-
-// IncarnationLabel holds the incarnation (Volcano job version) of a
-// ConfigMap; batch.JobNameKey names its job, as on the Service.
-const IncarnationLabel = "paddle.volcano.sh/incarnation"
-
-// configMapKey is the key in Job.Status.ControlledResources naming the
-// ConfigMap of the job's latest incarnation.
-const configMapKey = "plugin-" + PluginName + "-configmap"
-
-// ConfigMapName is the ConfigMap of a job's incarnation.
-func ConfigMapName(job string, incarnation int) string {
-	return job + "-paddle-v" + strconv.Itoa(incarnation)
-}
-
-// objectLabels are the labels of every object the plugin creates for a job.
-func objectLabels(job *batch.Job) map[string]string {
-	return map[string]string{ManagedByLabel: PluginName, batch.JobNameKey: job.Name}
-}
-
-// newConfigMap is the ConfigMap of the layout's incarnation.
-func newConfigMap(job *batch.Job, l *Layout) *v1.ConfigMap {
-	data := map[string]string{}
-	for _, k := range l.lists() {
-		data[k] = l.list(k)
-	}
-	lbl := objectLabels(job)
-	lbl[IncarnationLabel] = strconv.Itoa(l.Incarnation)
-	immutable := true
-	return &v1.ConfigMap{
-		ObjectMeta: metav1.ObjectMeta{
-			Namespace:       job.Namespace,
-			Name:            ConfigMapName(job.Name, l.Incarnation),
-			Labels:          lbl,
-			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(job, helpers.JobKind)},
-		},
-		Immutable: &immutable,
-		Data:      data,
-	}
-}
+// ConfigMap per incarnation (paddlejob.NewConfigMap), created before the
+// incarnation's first pod and replaced when Volcano restarts the whole job.
 
 // ensureConfigMap creates the ConfigMap of the layout's incarnation if it is
 // not there, then deletes the ConfigMaps of older incarnations. An existing
 // one of this job with other content (it is immutable) is replaced.
-func ensureConfigMap(ctx context.Context, client kubernetes.Interface, job *batch.Job, l *Layout) error {
-	want := newConfigMap(job, l)
+func ensureConfigMap(ctx context.Context, client kubernetes.Interface, job *batch.Job, l *paddlejob.Layout) error {
+	want := paddlejob.NewConfigMap(job, l)
 	cms := client.CoreV1().ConfigMaps(job.Namespace)
 	_, err := cms.Create(ctx, want, metav1.CreateOptions{})
 	if apierrors.IsAlreadyExists(err) {
@@ -80,7 +36,7 @@ func ensureConfigMap(ctx context.Context, client kubernetes.Interface, job *batc
 		return err
 	}
 	klog.V(3).InfoS("Paddle job ConfigMap in place", "job", klog.KObj(job), "configMap", want.Name, "incarnation", l.Incarnation)
-	return deleteConfigMaps(ctx, client, job, l.Incarnation)
+	return DeleteConfigMaps(ctx, client, job, l.Incarnation)
 }
 
 func reconcileConfigMap(ctx context.Context, client kubernetes.Interface, job *batch.Job, want *v1.ConfigMap) error {
@@ -115,18 +71,18 @@ func ensureCreated(ctx context.Context, client kubernetes.Interface, job *batch.
 	return nil
 }
 
-// deleteConfigMaps deletes the job's ConfigMaps of incarnations below
+// DeleteConfigMaps deletes the job's ConfigMaps of incarnations below
 // before (all of them for before < 0). Only ConfigMaps the job controls are
 // touched.
-func deleteConfigMaps(ctx context.Context, client kubernetes.Interface, job *batch.Job, before int) error {
+func DeleteConfigMaps(ctx context.Context, client kubernetes.Interface, job *batch.Job, before int) error {
 	cms := client.CoreV1().ConfigMaps(job.Namespace)
-	list, err := cms.List(ctx, metav1.ListOptions{LabelSelector: labels.SelectorFromSet(objectLabels(job)).String()})
+	list, err := cms.List(ctx, metav1.ListOptions{LabelSelector: labels.SelectorFromSet(paddlejob.ObjectLabels(job)).String()})
 	if err != nil {
 		return fmt.Errorf("listing ConfigMaps of Paddle job %s/%s: %w", job.Namespace, job.Name, err)
 	}
 	for i := range list.Items {
 		cm := &list.Items[i]
-		n, err := strconv.Atoi(cm.Labels[IncarnationLabel])
+		n, err := strconv.Atoi(cm.Labels[paddlejob.IncarnationLabel])
 		if err != nil || !metav1.IsControlledBy(cm, job) || (before >= 0 && n >= before) {
 			continue
 		}
@@ -158,13 +114,17 @@ type ensuredCache struct {
 
 var ensured = &ensuredCache{entries: map[ensuredKey]*ensuredEntry{}}
 
+// maxEnsured bounds memory if OnJobDelete is missed (controller
+// restarts): past it the cache starts over.
+const maxEnsured = 10000
+
 // once runs ensure for (job, incarnation) until it succeeds once.
 func (c *ensuredCache) once(job *batch.Job, incarnation int, ensure func() error) error {
 	key := ensuredKey{uid: job.UID, incarnation: incarnation}
 	c.mu.Lock()
 	e := c.entries[key]
 	if e == nil {
-		if len(c.entries) >= maxCachedLayouts {
+		if len(c.entries) >= maxEnsured {
 			c.entries = map[ensuredKey]*ensuredEntry{}
 		}
 		e = &ensuredEntry{}
@@ -193,9 +153,13 @@ func (c *ensuredCache) forget(uid types.UID) {
 	}
 }
 
-// ensureIncarnation makes sure the ConfigMap of the layout's incarnation
+// Forget drops what the cache of ensured incarnations holds for a job
+// (OnJobDelete).
+func Forget(uid types.UID) { ensured.forget(uid) }
+
+// EnsureIncarnation makes sure the ConfigMap of the layout's incarnation
 // exists before a pod that refers to it is created.
-func ensureIncarnation(ctx context.Context, client kubernetes.Interface, job *batch.Job, l *Layout) error {
+func EnsureIncarnation(ctx context.Context, client kubernetes.Interface, job *batch.Job, l *paddlejob.Layout) error {
 	err := ensured.once(job, l.Incarnation, func() error { return ensureConfigMap(ctx, client, job, l) })
 	if err != nil {
 		return err
@@ -203,7 +167,28 @@ func ensureIncarnation(ctx context.Context, client kubernetes.Interface, job *ba
 	if job.Status.ControlledResources == nil {
 		job.Status.ControlledResources = map[string]string{}
 	}
-	job.Status.ControlledResources[configMapKey] = ConfigMapName(job.Name, l.Incarnation)
+	job.Status.ControlledResources[paddlejob.ConfigMapKey] = paddlejob.ConfigMapName(job.Name, l.Incarnation)
+	return nil
+}
+
+// Start creates what a Paddle job needs before Volcano creates its pods
+// (the job plugin's OnJobAdd): its headless Service, an elastic job's etcd
+// and the ConfigMap of its current incarnation, so that the peer lists
+// exist before any pod refers to them; then it records in the job's status
+// that the plugin serves it (paddlejob.Serves), at the sizes of l. l is the
+// job's validated layout.
+func Start(ctx context.Context, client kubernetes.Interface, job *batch.Job, l *paddlejob.Layout) error {
+	if err := EnsureService(ctx, client, job); err != nil {
+		return err
+	}
+	if err := EnsureEtcdOf(ctx, client, job, l); err != nil {
+		return err
+	}
+	if err := EnsureIncarnation(ctx, client, job, l.At(int(job.Status.Version))); err != nil {
+		return err
+	}
+	job.Status.ControlledResources[paddlejob.ControlledKey] = paddlejob.PluginName
+	job.Status.ControlledResources[paddlejob.LayoutKey] = l.ReplicaSummary()
 	return nil
 }
 
@@ -213,16 +198,15 @@ func ensureIncarnation(ctx context.Context, client kubernetes.Interface, job *ba
 // is deleted while the job exists; both carry the volcano.sh/job-name label.
 // A job the plugin rejects gets an *InvalidJobError and nothing created.
 func EnsureJobObjects(ctx context.Context, client kubernetes.Interface, job *batch.Job) error {
-	args, ok := job.Spec.Plugins[PluginName]
+	s, ok := paddlejob.Read(job)
 	if !ok {
 		return nil
 	}
-	p := New(pluginsinterface.PluginClientset{KubeClients: client}, args).(*jobPlugin)
-	l, err := p.layout(job)
+	l, err := s.Validate(job)
 	if err != nil {
 		return err
 	}
-	if err := ensureService(ctx, client, job); err != nil {
+	if err := EnsureService(ctx, client, job); err != nil {
 		return err
 	}
 	inc, err := runningIncarnation(ctx, client, job)

@@ -1,69 +1,14 @@
-package paddle
+package paddlejob
 
 import (
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/volcano-paddle/volcano-paddle/pkg/paddleapi"
-)
-
-// The variables Paddle reads, grouped below by the entry point (the way a
-// container starts Paddle) whose code reads them. Paths are PaddlePaddle's
-// python/paddle/distributed/ (v2.6 and v3.0), or the seed image's code.
-const (
-	EnvJobID              = "PADDLE_JOB_ID"
-	EnvPort               = "PADDLE_PORT"
-	EnvPortsNum           = "TRAINER_PORTS_NUM"
-	EnvTrainersNum        = "PADDLE_TRAINERS_NUM"
-	EnvTrainerEndpoints   = "PADDLE_TRAINER_ENDPOINTS"
-	EnvTrainers           = "PADDLE_TRAINERS"
-	EnvTrainerID          = "PADDLE_TRAINER_ID"
-	EnvPodIP              = "POD_IP"
-	EnvCurrentEndpoint    = "PADDLE_CURRENT_ENDPOINT"
-	EnvTrainingRole       = "TRAINING_ROLE"
-	EnvPaddleTrainingRole = "PADDLE_TRAINING_ROLE"
-
-	EnvPServerEndpoints = "PADDLE_PSERVERS_IP_PORT_LIST"
-	EnvPServerID        = "PADDLE_PSERVER_ID"
-
-	EnvWithGloo         = "PADDLE_WITH_GLOO"
-	EnvGlooRendezvous   = "PADDLE_GLOO_RENDEZVOUS"
-	EnvGlooHTTPEndpoint = "PADDLE_GLOO_HTTP_ENDPOINT"
-
-	EnvMaster = "PADDLE_MASTER"
-	EnvNNodes = "PADDLE_NNODES"
-
-	EnvAllHeterEndpoints      = "PADDLE_ALL_HETER_TRAINER_IP_PORT_LIST"
-	EnvNextHeterEndpoints     = "PADDLE_NEXT_HETER_TRAINER_IP_PORT_LIST"
-	EnvPreviousHeterEndpoints = "PADDLE_PREVIOUS_HETER_TRAINER_IP_PORT_LIST"
-	EnvStageID                = "STAGE_ID"
-	EnvStageNum               = "STAGE_NUM"
-	EnvStageTrainersNum       = "PADDLE_STAGE_TRAINERS_NUM"
-	EnvHeterDeviceType        = "HETER_DEVICE_TYPE"
-
-	EnvSelectedGPUs = "FLAGS_selected_gpus"
-
-	// Fluid-era names the seed's CTR image (volcanosh/edlctr) and its
-	// paddle_k8s start script use.
-	EnvFluidPServers    = "PADDLE_PSERVERS"
-	EnvFluidPServersNum = "PADDLE_PSERVERS_NUM"
-	EnvFluidTrainerIPs  = "PADDLE_TRAINER_IPS"
-	EnvFluidCurrentIP   = "PADDLE_CURRENT_IP"
-
-	// The new launcher's own names (launch/context/args_envs.py:
-	// env_args_mapping).
-	EnvLaunchRunMode   = "PADDLE_RUN_MODE"
-	EnvLaunchServers   = "PADDLE_SERVERS_ENDPOINTS"
-	EnvLaunchTrainers  = "PADDLE_TRAINERS_ENDPOINTS"
-	EnvLaunchServerNum = "PADDLE_SERVER_NUM"
-	EnvLaunchTrainerNm = "PADDLE_TRAINER_NUM"
-	EnvLaunchGlooPort  = "PADDLE_GLOO_PORT"
-
-	// EnvBarrierHosts is what the barrier init container waits for.
-	EnvBarrierHosts = "PADDLE_BARRIER_HOSTS"
 )
 
 // gloo rendezvous through an HTTP key-value store (role_maker: Gloo.RENDEZVOUS.HTTP).
@@ -308,39 +253,151 @@ func (e *entryPoint) serves(m paddleapi.Mode) bool {
 	return false
 }
 
-// selectedGPUs is FLAGS_selected_gpus for a container with n GPUs: inside
-// the container the device plugin numbers its GPUs 0..n-1.
-func selectedGPUs(n int64) string {
-	ids := make([]string, n)
-	for i := range ids {
-		ids[i] = strconv.Itoa(i)
+// list builds one shared list; O(replicas), called once per incarnation.
+func (l *Layout) list(key string) string {
+	var b strings.Builder
+	add := func(s string) {
+		if b.Len() > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(s)
 	}
-	return strings.Join(ids, ",")
-}
-
-func hasProxy(c *v1.Container) (proxy, noProxy bool) {
-	for _, e := range c.Env {
-		switch strings.ToLower(e.Name) {
-		case "http_proxy", "https_proxy":
-			proxy = true
-		case "no_proxy":
-			noProxy = true
+	each := func(r *RoleTask, f func(int) string) {
+		if r == nil {
+			return
+		}
+		for i := 0; i < r.Replicas; i++ {
+			add(f(i))
 		}
 	}
-	return proxy, noProxy
+	switch key {
+	case listPServerEndpoints:
+		each(l.PServer, func(i int) string { return l.endpoint(l.PServer, i) })
+	case listFluidPServers:
+		each(l.PServer, func(i int) string { return paddleapi.Endpoint(l.host(l.PServer, i), l.fluidPort(i)) })
+	case listTrainerEndpoints:
+		each(l.Trainer, func(i int) string { return l.endpoint(l.Trainer, i) })
+	case listTrainerHosts:
+		each(l.Trainer, func(i int) string { return l.host(l.Trainer, i) })
+	case listHeterEndpoints:
+		each(l.Heter, func(i int) string { return l.endpoint(l.Heter, i) })
+	case listBarrierHosts:
+		if l.Elastic != nil {
+			add(EtcdName(l.Job)) // elastic.go: peers come and go; the launchers need their etcd
+			break
+		}
+		for _, r := range l.barrierRoles() {
+			each(r, func(i int) string { return l.host(r, i) })
+		}
+	default:
+		panic("paddle: unknown list " + key)
+	}
+	return b.String()
 }
 
-// injectEnv adds env to a container, never replacing a variable the
-// template already sets (validation has checked those agree).
-func injectEnv(c *v1.Container, env []v1.EnvVar) {
-	have := make(map[string]bool, len(c.Env))
-	for _, e := range c.Env {
-		have[e.Name] = true
-	}
-	for _, e := range env {
-		if !have[e.Name] {
-			c.Env = append(c.Env, e)
-			have[e.Name] = true
+// lists are the keys of the lists this job's pods refer to, sorted.
+func (l *Layout) lists() []string {
+	seen := map[string]bool{}
+	for _, r := range l.roles() {
+		for _, v := range l.roleEnv(r, 0) {
+			if v.list != "" {
+				seen[v.list] = true
+			}
 		}
 	}
+	if l.Args.Barrier {
+		seen[listBarrierHosts] = true
+	}
+	keys := make([]string, 0, len(seen))
+	for k := range seen {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// roleEnv is the Paddle env of replica index of role r: every variable of
+// every entry point of the mode, once, in entry-point order. Variables that
+// refer to an omitted list are left out (validation.go: checkListSizes).
+func (l *Layout) roleEnv(r *RoleTask, index int) []envVar {
+	if l.Elastic != nil {
+		return l.elasticEnv() // elastic.go
+	}
+	p := replica{l: l, r: r, index: index}
+	seen := map[string]bool{}
+	var out []envVar
+	for i := range entryPoints {
+		e := &entryPoints[i]
+		if !e.serves(l.Mode) {
+			continue
+		}
+		for _, v := range e.vars(p) {
+			if seen[v.name] || (v.list != "" && l.sizes.omitted[v.list]) {
+				continue
+			}
+			seen[v.name] = true
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// podEnv is roleEnv as Kubernetes env: lists become references to the
+// incarnation's ConfigMap.
+func (l *Layout) podEnv(r *RoleTask, index int) []v1.EnvVar {
+	if l.Elastic != nil {
+		return l.elasticPodEnv() // elastic.go
+	}
+	vs := l.roleEnv(r, index)
+	out := make([]v1.EnvVar, len(vs))
+	for i, v := range vs {
+		out[i] = l.k8sEnv(v)
+	}
+	return out
+}
+
+func (l *Layout) k8sEnv(v envVar) v1.EnvVar {
+	if v.list == "" {
+		return v1.EnvVar{Name: v.name, Value: v.value}
+	}
+	return v1.EnvVar{Name: v.name, ValueFrom: &v1.EnvVarSource{ConfigMapKeyRef: &v1.ConfigMapKeySelector{
+		LocalObjectReference: v1.LocalObjectReference{Name: ConfigMapName(l.Job, l.Incarnation)},
+		Key:                  v.list,
+	}}}
+}
+
+// barrierHostsEnv is the barrier's host list, a reference to the
+// incarnation's ConfigMap like the pods' other lists.
+func (l *Layout) barrierHostsEnv() v1.EnvVar {
+	return l.k8sEnv(shared(EnvBarrierHosts, listBarrierHosts))
+}
+
+// elasticEnv is the env of a trainer of an elastic job, as literals: the
+// elastic launcher's variables and nothing that pins a world. POD_IP,
+// from the downward API, is added by elasticPodEnv.
+func (l *Layout) elasticEnv() []envVar {
+	e := l.Elastic
+	return []envVar{
+		// The only way to ETCDMaster (controllers/master.py: Master.factory)
+		// and CollectiveElasticController (controllers/collective.py: enable).
+		lit(EnvMaster, fmt.Sprintf("etcd://%s:%d", l.etcdHost(), EtcdClientPort)),
+		lit(EnvNNodes, fmt.Sprintf("%d:%d", e.Min, e.Max)),
+		lit(EnvElasticLevel, "1"),
+		lit(EnvElasticTimeout, strconv.Itoa(int(e.Args.Timeout.Seconds()))),
+		num(EnvMaxRestart, e.Args.MaxRestart),
+		lit(EnvJobID, l.jobID()),
+		lit(EnvProtobufImpl, "python"),
+	}
+}
+
+// elasticPodEnv is elasticEnv as Kubernetes env, with POD_IP, which the
+// launcher makes the host of the pod's endpoints (args_envs.py: --host;
+// plugins/__init__.py: rewrite_host_ip needs a dot, which an IPv4 has).
+func (l *Layout) elasticPodEnv() []v1.EnvVar {
+	vs := l.elasticEnv()
+	out := make([]v1.EnvVar, 0, len(vs)+1)
+	for _, v := range vs {
+		out = append(out, l.k8sEnv(v))
+	}
+	return append(out, v1.EnvVar{Name: EnvPodIP, ValueFrom: &v1.EnvVarSource{FieldRef: &v1.ObjectFieldSelector{FieldPath: "status.podIP"}}})
 }

@@ -1,4 +1,4 @@
-package paddle
+package paddlejob
 
 import (
 	"fmt"
@@ -176,4 +176,20 @@ func shellScript(c *v1.Container) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// elasticWarnings are the warnings of an elastic job: policies that would
+// restart the survivors Paddle keeps running.
+func elasticWarnings(job *batch.Job, l *Layout) []string {
+	var out []string
+	check := func(path string, policies []batch.LifecyclePolicy) {
+		for _, pol := range policies {
+			if pol.Action == bus.RestartJobAction || pol.Action == bus.RestartTaskAction || pol.Action == bus.RestartPartitionAction {
+				out = append(out, fmt.Sprintf("%s: %s restarts the pods Paddle keeps training in an elastic job; remove it: a lost or failed trainer is replaced on its own and the survivors re-form the world", path, pol.Action))
+			}
+		}
+	}
+	check("spec.policies", job.Spec.Policies)
+	check(fmt.Sprintf("spec.tasks[%d].policies", l.Trainer.TaskIndex), job.Spec.Tasks[l.Trainer.TaskIndex].Policies)
+	return out
 }

@@ -1,4 +1,4 @@
-package paddle
+package paddlejob
 
 import (
 	"context"
@@ -57,6 +57,27 @@ func ValidateJobContext(ctx context.Context, job *batch.Job, a *Args) (*Layout, 
 	}
 	return l, nil
 }
+
+// NewInvalidJobError formats validation errors as one message that names
+// the job; the admission webhook and the controller path share it.
+func NewInvalidJobError(job *batch.Job, errs field.ErrorList) *InvalidJobError {
+	msgs := make([]string, 0, len(errs))
+	for _, e := range errs {
+		msgs = append(msgs, e.Error())
+	}
+	return &InvalidJobError{Job: job.Namespace + "/" + job.Name, Errs: errs,
+		msg: fmt.Sprintf("paddle plugin rejected job %s/%s: %s", job.Namespace, job.Name, strings.Join(msgs, "; "))}
+}
+
+// InvalidJobError is returned by the hooks for a job the plugin will not
+// run; nothing has been created for it.
+type InvalidJobError struct {
+	Job  string
+	Errs field.ErrorList
+	msg  string
+}
+
+func (e *InvalidJobError) Error() string { return e.msg }
 
 func validateRoleTask(job *batch.Job, l *Layout, r *RoleTask) field.ErrorList {
 	var errs field.ErrorList
@@ -319,4 +340,17 @@ func valueFromString(s *v1.EnvVarSource) string {
 		return "secret " + s.SecretKeyRef.Name
 	}
 	return "valueFrom"
+}
+
+// Validate is ValidateJob for the job's arguments s, with the argument or
+// validation errors as one *InvalidJobError that names the job.
+func (s Spec) Validate(job *batch.Job) (*Layout, error) {
+	if len(s.Errs) > 0 {
+		return nil, NewInvalidJobError(job, s.Errs)
+	}
+	l, errs := ValidateJob(job, s.Args)
+	if len(errs) > 0 {
+		return nil, NewInvalidJobError(job, errs)
+	}
+	return l, nil
 }
