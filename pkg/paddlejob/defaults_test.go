@@ -4,9 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	bus "volcano.sh/apis/pkg/apis/bus/v1alpha1"
-
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
+	bus "volcano.sh/apis/pkg/apis/bus/v1alpha1"
 )
 
 // The argument parses; anything but a boolean is refused with the flag's

@@ -4,11 +4,10 @@ import (
 	"strings"
 	"testing"
 
-	bus "volcano.sh/apis/pkg/apis/bus/v1alpha1"
-
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
+	bus "volcano.sh/apis/pkg/apis/bus/v1alpha1"
 )
 
 func TestValidateElastic(t *testing.T) {

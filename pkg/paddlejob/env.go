@@ -401,3 +401,28 @@ func (l *Layout) elasticPodEnv() []v1.EnvVar {
 	}
 	return append(out, v1.EnvVar{Name: EnvPodIP, ValueFrom: &v1.EnvVarSource{FieldRef: &v1.ObjectFieldSelector{FieldPath: "status.podIP"}}})
 }
+
+// contractEnvNames are the names the entry points set (env.go), which
+// Paddle cross-checks. PADDLE_JOB_ID and FLAGS_selected_gpus are not among
+// them: a user's value for those breaks no check and simply wins.
+var contractEnvNames = func() map[string]bool {
+	m := map[string]bool{}
+	a := &Args{Port: DefaultPort, PortsPerPod: DefaultPortsPerPod, Gloo: 1, HeterDevice: heterDeviceAuto}
+	role := func(r paddleapi.Role) *RoleTask { return &RoleTask{Role: r, TaskName: string(r), Replicas: 1} }
+	for _, mode := range allModes {
+		l := &Layout{Job: "j", Mode: mode, Args: a, Trainer: role(paddleapi.RoleTrainer)}
+		if mode != paddleapi.ModeCollective {
+			l.PServer = role(paddleapi.RolePServer)
+		}
+		if mode == paddleapi.ModeHeterPS {
+			l.Heter = role(paddleapi.RoleHeter)
+		}
+		for _, r := range l.roles() {
+			for _, v := range l.roleEnv(r, 0) {
+				m[v.name] = true
+			}
+		}
+	}
+	delete(m, EnvJobID)
+	return m
+}()

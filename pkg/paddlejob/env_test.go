@@ -3,8 +3,9 @@ package paddlejob
 import (
 	"testing"
 
-	"github.com/volcano-paddle/volcano-paddle/pkg/paddleapi"
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
+
+	"github.com/volcano-paddle/volcano-paddle/pkg/paddleapi"
 )
 
 // Two entry points that read the same variable agree on its value in every

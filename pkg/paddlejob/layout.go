@@ -64,6 +64,15 @@ func (l *Layout) At(incarnation int) *Layout {
 	return &c
 }
 
+// listFacts is what checkListSizes found out about a job's lists: which
+// optional lists are too long to reach a process, and whether the barrier
+// list fits only when it names the pservers alone. decideLayout turns the
+// facts into the layout the pods are built from; Warnings tells the user.
+type listFacts struct {
+	omitted       map[string]bool
+	narrowBarrier bool
+}
+
 // withLists is the layout with the given list facts.
 func (l *Layout) withLists(f listFacts) *Layout {
 	c := *l

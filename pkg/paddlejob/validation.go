@@ -133,15 +133,6 @@ func validateHostnames(job *batch.Job) field.ErrorList {
 	return errs
 }
 
-// listFacts is what checkListSizes found out about a job's lists: which
-// optional lists are too long to reach a process, and whether the barrier
-// list fits only when it names the pservers alone. decideLayout turns the
-// facts into the layout the pods are built from; Warnings tells the user.
-type listFacts struct {
-	omitted       map[string]bool
-	narrowBarrier bool
-}
-
 // checkListSizes: every list reaches Paddle as one environment string,
 // which Linux caps at MAX_ARG_STRLEN; a longer one makes every container
 // fail at exec ("argument list too long") after the whole gang was
@@ -288,31 +279,6 @@ func mustEnvValue(env []envVar, name string) envVar {
 	v, _ := envValue(env, name)
 	return v
 }
-
-// contractEnvNames are the names the entry points set (env.go), which
-// Paddle cross-checks. PADDLE_JOB_ID and FLAGS_selected_gpus are not among
-// them: a user's value for those breaks no check and simply wins.
-var contractEnvNames = func() map[string]bool {
-	m := map[string]bool{}
-	a := &Args{Port: DefaultPort, PortsPerPod: DefaultPortsPerPod, Gloo: 1, HeterDevice: heterDeviceAuto}
-	role := func(r paddleapi.Role) *RoleTask { return &RoleTask{Role: r, TaskName: string(r), Replicas: 1} }
-	for _, mode := range allModes {
-		l := &Layout{Job: "j", Mode: mode, Args: a, Trainer: role(paddleapi.RoleTrainer)}
-		if mode != paddleapi.ModeCollective {
-			l.PServer = role(paddleapi.RolePServer)
-		}
-		if mode == paddleapi.ModeHeterPS {
-			l.Heter = role(paddleapi.RoleHeter)
-		}
-		for _, r := range l.roles() {
-			for _, v := range l.roleEnv(r, 0) {
-				m[v.name] = true
-			}
-		}
-	}
-	delete(m, EnvJobID)
-	return m
-}()
 
 func envHint(name string) string {
 	switch name {

@@ -6,9 +6,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/volcano-paddle/volcano-paddle/pkg/paddleapi"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/volcano-paddle/volcano-paddle/pkg/paddleapi"
 )
 
 func TestModeResolution(t *testing.T) {

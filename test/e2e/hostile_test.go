@@ -14,9 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/volcano-paddle/volcano-paddle/harness/localcluster"
-	"github.com/volcano-paddle/volcano-paddle/pkg/paddlejob"
-	"github.com/volcano-paddle/volcano-paddle/test/e2e/framework"
 	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -26,6 +23,10 @@ import (
 	"k8s.io/client-go/util/retry"
 	batchv1alpha1 "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 	busv1alpha1 "volcano.sh/apis/pkg/apis/bus/v1alpha1"
+
+	"github.com/volcano-paddle/volcano-paddle/harness/localcluster"
+	"github.com/volcano-paddle/volcano-paddle/pkg/paddlejob"
+	"github.com/volcano-paddle/volcano-paddle/test/e2e/framework"
 )
 
 const (

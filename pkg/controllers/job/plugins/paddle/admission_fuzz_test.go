@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"testing"
 
+	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	admissionv1 "k8s.io/api/admission/v1"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -22,7 +23,6 @@ import (
 	jobplugin "github.com/volcano-paddle/volcano-paddle/pkg/controllers/job/plugins/paddle"
 	"github.com/volcano-paddle/volcano-paddle/pkg/paddlejob"
 	webhook "github.com/volcano-paddle/volcano-paddle/pkg/webhooks/paddle"
-	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 )
 
 // fuzzSeeds are whole Job specs as users (and hostile users) write them.

@@ -5,9 +5,10 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/volcano-paddle/volcano-paddle/pkg/paddlejob"
 	"k8s.io/apimachinery/pkg/types"
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
+
+	"github.com/volcano-paddle/volcano-paddle/pkg/paddlejob"
 )
 
 // Volcano builds a fresh plugin for every hook call, and OnPodCreate runs

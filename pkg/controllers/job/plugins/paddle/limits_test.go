@@ -4,12 +4,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/volcano-paddle/volcano-paddle/pkg/gputopology"
-	"github.com/volcano-paddle/volcano-paddle/pkg/paddlejob"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/client-go/kubernetes/fake"
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
+
+	"github.com/volcano-paddle/volcano-paddle/pkg/gputopology"
+	"github.com/volcano-paddle/volcano-paddle/pkg/paddlejob"
 )
 
 // Numbers that once crashed or stalled the controller are refused with the

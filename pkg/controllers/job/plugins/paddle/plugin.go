@@ -62,7 +62,7 @@ func (p *jobPlugin) reject(job *batch.Job, err error) error {
 // neither. Idempotent.
 func (p *jobPlugin) OnJobAdd(job *batch.Job) error {
 	if len(p.spec.Errs) == 0 {
-		p.holdResize(job) // resize.go: pods of the recorded size may exist already
+		holdResize(p.client.KubeClients, p.spec.Args, job) // resize.go: pods of the recorded size may exist already
 	}
 	l, err := p.layout(job)
 	if err != nil {
@@ -83,7 +83,7 @@ func (p *jobPlugin) OnJobAdd(job *batch.Job) error {
 // the sync instead would get the job terminated by Volcano's retry limit.
 func (p *jobPlugin) OnJobUpdate(job *batch.Job) error {
 	if len(p.spec.Errs) == 0 {
-		p.holdResize(job)
+		holdResize(p.client.KubeClients, p.spec.Args, job)
 	}
 	l, err := p.layout(job)
 	if err != nil {

@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/volcano-paddle/volcano-paddle/pkg/paddlejob"
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
+
+	"github.com/volcano-paddle/volcano-paddle/pkg/paddlejob"
 )
 
 // holdResize handles, in the controller, a change of a Paddle role's
@@ -26,7 +28,7 @@ import (
 // forgets the recorded size.
 //
 // It reports whether it held the job at its recorded size.
-func (p *jobPlugin) holdResize(job *batch.Job) bool {
+func holdResize(client kubernetes.Interface, args *paddlejob.Args, job *batch.Job) bool {
 	was, ok := job.Status.ControlledResources[paddlejob.LayoutKey]
 	if !ok {
 		return false
@@ -38,7 +40,7 @@ func (p *jobPlugin) holdResize(job *batch.Job) bool {
 			changed = true
 		}
 	}
-	if !changed || p.elasticResizeAllowed(job) {
+	if !changed || elasticResizeAllowed(args, job) {
 		return false
 	}
 	old := job.DeepCopy()
@@ -48,7 +50,7 @@ func (p *jobPlugin) holdResize(job *batch.Job) bool {
 		}
 	}
 	// Why the new size cannot apply now, in the words the webhook uses.
-	errs := paddlejob.ValidateUpdate(old, job, p.spec.Args)
+	errs := paddlejob.ValidateUpdate(old, job, args)
 	paddlejob.RestoreSizes(job, sizes)
 	msg := fmt.Sprintf("replicas of Paddle roles changed from %s while the job runs; the running gang keeps that size, because every Paddle process got the peer lists of it when it started. The new size takes effect when the job next restarts as a whole (a RestartJob policy, or vcctl job suspend then resume); to apply it now, delete the job and create it again",
 		was)
@@ -57,8 +59,8 @@ func (p *jobPlugin) holdResize(job *batch.Job) bool {
 	}
 	if job.Status.State.Reason != paddlejob.ResizeHeldReason || job.Status.State.Message != msg {
 		klog.InfoS("Holding a running Paddle job at its size", "job", klog.KObj(job), "sizes", was)
-		eventRecorder(p.client.KubeClients).Event(job, v1.EventTypeWarning, paddlejob.ResizeHeldReason, msg)
-		reportState(context.TODO(), p.client.KubeClients, job, paddlejob.ResizeHeldReason, msg)
+		eventRecorder(client).Event(job, v1.EventTypeWarning, paddlejob.ResizeHeldReason, msg)
+		reportState(context.TODO(), client, job, paddlejob.ResizeHeldReason, msg)
 	}
 	return true
 }
@@ -68,11 +70,11 @@ func (p *jobPlugin) holdResize(job *batch.Job) bool {
 // launchers depend on did. Volcano then creates and deletes pods as for
 // any job (syncJob), and the survivors keep running: Paddle re-forms the
 // world itself.
-func (p *jobPlugin) elasticResizeAllowed(job *batch.Job) bool {
-	if !p.spec.Args.Elastic.Enabled() {
+func elasticResizeAllowed(args *paddlejob.Args, job *batch.Job) bool {
+	if !args.Elastic.Enabled() {
 		return false
 	}
-	l, errs := paddlejob.ValidateJob(job, p.spec.Args)
+	l, errs := paddlejob.ValidateJob(job, args)
 	if len(errs) > 0 || l.Elastic == nil {
 		return false // out of [MIN, MAX]: held like any resize, with the reason
 	}

@@ -5,11 +5,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/volcano-paddle/volcano-paddle/pkg/paddlejob"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
+
+	"github.com/volcano-paddle/volcano-paddle/pkg/paddlejob"
 )
 
 // Every bad-input row of the issue: the job is rejected with a message that
