@@ -104,18 +104,6 @@ func resolveElastic(job *batch.Job, l *Layout) field.ErrorList {
 	return nil
 }
 
-// fixedWorldEnv are variables that pin a fixed world, with why each breaks
-// the elastic launcher.
-var fixedWorldEnv = map[string]string{
-	EnvTrainerEndpoints:            "it makes the launcher take the fixed-size HTTP master from its first entry (launch/plugins/__init__.py: collective_compatible)",
-	EnvDistributedTrainerEndpoints: "it makes the launcher take the fixed-size HTTP master from its first entry (launch/plugins/__init__.py: collective_compatible)",
-	EnvTrainerID:                   "it pins the launcher's rank, which ends in IndexError at the first rendezvous after a lower rank is lost (controllers/master.py: sync_peers)",
-	EnvRank:                        "it pins the launcher's rank, which ends in IndexError at the first rendezvous after a lower rank is lost (controllers/master.py: sync_peers)",
-	EnvTrainersNum:                 "the launcher gives its processes the size of every new world itself (controllers/collective.py: _build_pod_with_master)",
-	EnvTrainers:                    "it describes a fixed world; the launcher finds its peers through etcd",
-	EnvCurrentEndpoint:             "the launcher picks new ports at every rendezvous and gives them to its processes",
-}
-
 // validateElasticTemplateEnv refuses template variables that break
 // Paddle's elastic launcher. PADDLE_MASTER and PADDLE_NNODES are checked by
 // validateTemplateEnv like every variable the plugin sets.
@@ -126,8 +114,8 @@ func validateElasticTemplateEnv(job *batch.Job, r *RoleTask) field.ErrorList {
 	for ci := range ts.Template.Spec.Containers {
 		for ei, e := range ts.Template.Spec.Containers[ci].Env {
 			path := spec.Child("containers").Index(ci).Child("env").Index(ei)
-			if why, ok := fixedWorldEnv[e.Name]; ok {
-				errs = append(errs, field.Forbidden(path, fmt.Sprintf("%s must not be set in an elastic job: %s; remove it", e.Name, why)))
+			if use := elasticEnvUse[e.Name]; use.refused { // elasticenv.go
+				errs = append(errs, field.Forbidden(path, fmt.Sprintf("%s must not be set in an elastic job: %s; remove it", e.Name, use.why)))
 				continue
 			}
 			if e.Name == EnvJobID && (e.ValueFrom != nil || e.Value != JobID(job)) {

@@ -243,8 +243,8 @@ func validateTemplateEnv(ctx context.Context, job *batch.Job, l *Layout) field.E
 // replica idx; nil when it agrees or the mode has no such variable.
 func checkTemplateVar(job *batch.Job, r *RoleTask, idx int, e *v1.EnvVar, path *field.Path, env, nextEnv []envVar) *field.Error {
 	w, ok := envValue(env, e.Name)
-	if !ok {
-		return nil
+	if !ok || w.field != "" {
+		return nil // a field of the pod (an elastic pod's POD_IP): elastic.go checks the template's
 	}
 	need := strconv.Quote(w.value)
 	if w.list != "" {
