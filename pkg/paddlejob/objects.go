@@ -11,10 +11,14 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
-	"volcano.sh/apis/pkg/apis/helpers"
 
 	"github.com/volcano-paddle/volcano-paddle/pkg/paddleapi"
 )
+
+// jobKind is the owner kind of the objects: volcano.sh/apis helpers.JobKind,
+// which this package does not import, since that package brings in
+// client-go's clientset.
+var jobKind = batch.SchemeGroupVersion.WithKind("Job")
 
 // ObjectLabels are the labels of every object the plugin creates for a job.
 func ObjectLabels(job *batch.Job) map[string]string {
@@ -35,7 +39,7 @@ func NewConfigMap(job *batch.Job, l *Layout) *v1.ConfigMap {
 			Namespace:       job.Namespace,
 			Name:            ConfigMapName(job.Name, l.Incarnation),
 			Labels:          lbl,
-			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(job, helpers.JobKind)},
+			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(job, jobKind)},
 		},
 		Immutable: &immutable,
 		Data:      data,
@@ -52,7 +56,7 @@ func NewService(job *batch.Job) *v1.Service {
 			Namespace:       job.Namespace,
 			Name:            job.Name,
 			Labels:          ObjectLabels(job),
-			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(job, helpers.JobKind)},
+			OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(job, jobKind)},
 		},
 		Spec: v1.ServiceSpec{
 			ClusterIP:                v1.ClusterIPNone,

@@ -33,7 +33,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
-	"volcano.sh/apis/pkg/apis/helpers"
 	scheduling "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
 
 	"github.com/volcano-paddle/volcano-paddle/pkg/paddleapi"
@@ -59,7 +58,7 @@ func etcdObjectMeta(job *batch.Job, labels map[string]string) metav1.ObjectMeta 
 		Namespace:       job.Namespace,
 		Name:            EtcdName(job.Name),
 		Labels:          labels,
-		OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(job, helpers.JobKind)},
+		OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(job, jobKind)},
 	}
 }
 
