@@ -17,8 +17,20 @@ import (
 // server, and importing it registers nothing (no init). The API calls are
 // pkg/paddlekube's, the Volcano hooks the job plugin's.
 func TestNoAPIClientAndNoInit(t *testing.T) {
-	pkgs, err := packages.Load(&packages.Config{Mode: packages.NeedName | packages.NeedImports | packages.NeedDeps},
-		"github.com/volcano-paddle/volcano-paddle/pkg/paddlejob")
+	cfg := &packages.Config{Mode: packages.NeedName | packages.NeedImports | packages.NeedDeps}
+	// go/packages probes the Go version with GO111MODULE=off, where the go
+	// command refuses a -modfile in GOFLAGS (the Volcano v1.15.1 build):
+	// pass that one as a build flag instead.
+	var goflags []string
+	for _, f := range strings.Fields(os.Getenv("GOFLAGS")) {
+		if strings.HasPrefix(f, "-modfile=") {
+			cfg.BuildFlags = append(cfg.BuildFlags, f)
+		} else {
+			goflags = append(goflags, f)
+		}
+	}
+	cfg.Env = append(os.Environ(), "GOFLAGS="+strings.Join(goflags, " "))
+	pkgs, err := packages.Load(cfg, "github.com/volcano-paddle/volcano-paddle/pkg/paddlejob")
 	if err != nil || len(pkgs) != 1 {
 		t.Fatalf("loading the package: %v", err)
 	}
