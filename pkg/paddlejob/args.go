@@ -60,11 +60,11 @@ type Args struct {
 	HeterDevice string
 	// TrainerCompletesJob: at admission, a PS job whose trainer task has no
 	// TaskCompleted policy gets TaskCompleted -> CompleteJob there, so the
-	// pservers stop when training ends (mutate.go).
+	// pservers stop when training ends (defaults.go).
 	TrainerCompletesJob bool
 	// Checkpointable: the job saves checkpoints and resumes from them, so
 	// the scheduler may stop it whole for a gang that starves
-	// (preemption.go).
+	// (preemption.go, defaults.go).
 	Checkpointable bool
 	// Elastic: elastic collective jobs (elastic.go).
 	Elastic ElasticArgs
@@ -90,8 +90,8 @@ func newFlagSet(a *Args) *flag.FlagSet {
 	fs.StringVar(&a.HeterDevice, "heter-device", heterDeviceAuto, "HETER_DEVICE_TYPE of heter trainers: auto, cpu, gpu or xpu")
 	fs.BoolVar(&a.TrainerCompletesJob, "trainer-completes-job", true, "at admission, give a PS job's trainer task TaskCompleted -> CompleteJob when it has no TaskCompleted policy")
 	fs.BoolVar(&a.Checkpointable, "checkpointable", false, "the job resumes from its checkpoints: the scheduler may stop it whole (preempt) for a gang that starves")
-	registerElasticFlags(fs, &a.Elastic) // elastic.go
-	refuseRepeatedFlags(fs)              // limits.go
+	registerElasticFlags(fs, &a.Elastic)
+	refuseRepeatedFlags(fs)
 	return fs
 }
 
@@ -162,7 +162,7 @@ func (a *Args) validate() field.ErrorList {
 	default:
 		errs = append(errs, field.NotSupported(argsPath.Key("--heter-device"), a.HeterDevice, []string{heterDeviceAuto, "cpu", "gpu", "xpu"}))
 	}
-	errs = append(errs, a.Elastic.validate()...) // elastic.go
+	errs = append(errs, a.Elastic.validate()...)
 	for _, t := range []struct{ flag, name string }{{"--ps-task", a.PServerTask}, {"--trainer-task", a.TrainerTask}, {"--heter-task", a.HeterTask}} {
 		if t.name != "" && strings.TrimSpace(t.name) != t.name {
 			errs = append(errs, field.Invalid(argsPath.Key(t.flag), t.name, "must not contain spaces"))

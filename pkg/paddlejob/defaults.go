@@ -39,7 +39,7 @@ type Defaulted struct {
 // policy is left alone: Volcano refuses "*" next to other events.
 //
 // A --checkpointable job without a PodEvicted policy gets PodEvicted ->
-// RestartJob (checkpointRestart, preemption.go).
+// RestartJob (checkpointRestart).
 func Defaults(job *batch.Job, a *Args, l *Layout) []Defaulted {
 	var out []Defaulted
 	if d, ok := trainerCompletesJob(job, a, l); ok {

@@ -3,10 +3,11 @@ package paddlejob
 // Elastic collective jobs: Paddle's own launcher (python -m
 // paddle.distributed.launch, and fleetrun since Paddle 2.3) re-forms its
 // world when a pod is lost or joins, through an etcd master. This file
-// holds what the plugin does for such a job: its arguments, the env of its
-// pods, its validation, the resize rule the webhook and the controller
-// apply, and its warnings. The per-job etcd is in elastic_etcd.go, the
-// loss notice in pkg/controllers/paddleelastic.
+// holds what an elastic job's spec must be: resolveElastic and the checks
+// of its template's env. Its arguments are in args.go, the env of its pods
+// in elasticenv.go, the resize rule the webhook and the controller apply in
+// update.go, its warnings in warnings.go, its etcd in store.go (created by
+// pkg/paddlekube), the loss notice in pkg/controllers/paddleelastic.
 //
 // Paddle code cited: python/paddle/distributed/launch/ of Paddle v2.6.2
 // and v3.0.0-beta2 (the same code in both).

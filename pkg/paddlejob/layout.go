@@ -16,7 +16,7 @@ import (
 
 // Layout is the env contract of one Paddle job: which task plays which
 // role, every replica's host name in an incarnation, the endpoint lists all
-// pods share, and (env.go) the variables each entry point of Paddle reads.
+// pods share, and (entrypoints.go) the variables each entry point of Paddle reads.
 // It is a pure function of the Job spec, the plugin arguments and the
 // incarnation, so every pod of an incarnation sees the same lists and a pod
 // re-created within it gets exactly the env its predecessor had.
@@ -105,7 +105,7 @@ func (l *Layout) podHostname(job *batch.Job, pod *v1.Pod) string {
 // the gloo store when gloo is on.
 func (l *Layout) ports(r *RoleTask, index int) []v1.ContainerPort {
 	if l.Elastic != nil {
-		return nil // elastic.go: Paddle picks new random ports at every rendezvous
+		return nil // elasticenv.go: Paddle picks new random ports at every rendezvous
 	}
 	a := l.Args
 	out := []v1.ContainerPort{{Name: "paddle", ContainerPort: int32(a.Port), Protocol: v1.ProtocolTCP}}

@@ -106,7 +106,7 @@ func (c *Controller) hasPodGroup(job *batch.Job) bool {
 // reportForeignConfigMap warns on the job when the ConfigMap of its
 // current incarnation exists and the job does not control it (someone
 // created <job>-paddle-v<n> ahead of the restart). The job plugin neither
-// adopts nor deletes such a ConfigMap (configmap.go: reconcileConfigMap);
+// adopts nor deletes such a ConfigMap (pkg/paddlekube configmap.go: reconcileConfigMap);
 // its error ends up only in the controller's log when it comes from
 // OnPodCreate during a restart (Volcano records no event for a pod-create
 // plugin error), so the user learns it here, with the object's name.
