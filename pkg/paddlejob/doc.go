@@ -13,13 +13,15 @@
 //   - names.go: names, labels, keys and the variables Paddle reads;
 //   - args.go: the plugin arguments and their defaults; job.go: Spec, the
 //     arguments parsed once (Read);
-//   - layout.go: the layout, built completely from the spec: roles, mode,
-//     host names per incarnation, ports, the elastic bounds;
+//   - layout.go: the layout: roles, mode, host names per incarnation,
+//     ports, the elastic bounds (which elastic.go resolves);
 //   - entrypoints.go: the entry points (how a container starts Paddle) and
 //     the variables each reads; elasticenv.go: the elastic launcher as one
 //     more source, and what elastic pods get of every variable;
 //     env.go: a pod's env and the shared lists, rendered from both;
-//   - limits.go, elastic.go, validation.go: ValidateJob; then warnings.go,
+//   - limits.go, elastic.go, validation.go: ValidateJob, which builds the
+//     layout completely, then validates it, then decides the lists the
+//     pods are rendered with; then warnings.go,
 //     defaults.go (the mutating admission's defaults), update.go (what may
 //     change while a job exists);
 //   - objects.go, store.go: the Service, the ConfigMap of an incarnation's

@@ -33,6 +33,9 @@ func ValidateJobContext(ctx context.Context, job *batch.Job, a *Args) (*Layout, 
 	if errs := validateLimits(job, a); len(errs) > 0 { // limits.go: before anything is built per replica
 		return nil, errs
 	}
+	// The layout, built completely: roles and mode, then the elastic
+	// bounds. resolveLayout and resolveElastic refuse a spec they cannot
+	// build a layout from.
 	l, errs := resolveLayout(job, a)
 	if l == nil || len(errs) > 0 {
 		return nil, errs
@@ -40,6 +43,10 @@ func ValidateJobContext(ctx context.Context, job *batch.Job, a *Args) (*Layout, 
 	if errs := resolveElastic(job, l); len(errs) > 0 { // elastic.go
 		return nil, errs
 	}
+	// Then validated: each role's task, the host names of every
+	// incarnation, the lists' sizes (which decide the lists the pods are
+	// rendered with), and the template's own values of the variables the
+	// pods are rendered with (env.go).
 	for _, r := range l.roles() {
 		errs = append(errs, validateRoleTask(job, l, r)...)
 	}
