@@ -53,7 +53,8 @@ func Start(ctx context.Context, client kubernetes.Interface, job *batch.Job, l *
 // running Paddle job: its headless Service and the ConfigMap of its current
 // incarnation (runningIncarnation). A controller calls it when one of them
 // is deleted while the job exists; both carry the volcano.sh/job-name label.
-// A job the plugin rejects gets an *InvalidJobError and nothing created.
+// A job the plugin rejects gets a *paddlejob.InvalidJobError and nothing
+// created.
 func EnsureJobObjects(ctx context.Context, client kubernetes.Interface, job *batch.Job) error {
 	s, ok := paddlejob.Read(job)
 	if !ok {
