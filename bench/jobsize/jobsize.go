@@ -27,7 +27,7 @@ import (
 	batchv1alpha1 "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 
 	"github.com/volcano-paddle/volcano-paddle/harness/localcluster"
-	jobplugin "github.com/volcano-paddle/volcano-paddle/pkg/controllers/job/plugins/paddle"
+	"github.com/volcano-paddle/volcano-paddle/pkg/paddlejob"
 )
 
 // PodObjectLimit is the size a pod object must stay under (issue 11).
@@ -137,10 +137,10 @@ func measure(ctx context.Context, c *localcluster.Cluster, trainers int, timeout
 	job := Job(ns, trainers)
 
 	// The best of three runs, so that a busy machine shows less.
-	args, _ := jobplugin.ParseArgs(job.Spec.Plugins["paddle"])
+	s, _ := paddlejob.Read(job)
 	for i := 0; i < 3; i++ {
 		start := time.Now()
-		_, errs := jobplugin.ValidateJob(job, args)
+		_, errs := paddlejob.ValidateJob(job, s.Args)
 		if d := time.Since(start); i == 0 || d < r.Validate {
 			r.Validate = d
 		}

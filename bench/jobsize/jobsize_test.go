@@ -7,18 +7,18 @@ import (
 	"testing"
 	"time"
 
-	jobplugin "github.com/volcano-paddle/volcano-paddle/pkg/controllers/job/plugins/paddle"
+	"github.com/volcano-paddle/volcano-paddle/pkg/paddlejob"
 )
 
 // The measured job is one the plugin accepts at every reported size.
 func TestJobIsValidAtEverySize(t *testing.T) {
 	for _, n := range []int{100, 2000, 10000} {
 		job := Job("ns", n)
-		args, errs := jobplugin.ParseArgs(job.Spec.Plugins["paddle"])
-		if len(errs) > 0 {
-			t.Fatal(errs)
+		s, _ := paddlejob.Read(job)
+		if len(s.Errs) > 0 {
+			t.Fatal(s.Errs)
 		}
-		if _, errs := jobplugin.ValidateJob(job, args); len(errs) > 0 {
+		if _, errs := paddlejob.ValidateJob(job, s.Args); len(errs) > 0 {
 			t.Errorf("%d trainers: %v", n, errs.ToAggregate())
 		}
 	}

@@ -28,12 +28,17 @@ import (
 	// controller that re-creates a running Paddle job's Service when it is
 	// deleted (paddle-objects-controller), and the one that keeps elastic
 	// Paddle jobs going (paddle-elastic-controller).
-	_ "github.com/volcano-paddle/volcano-paddle/pkg/controllers/job/plugins/paddle"
+	paddleplugin "github.com/volcano-paddle/volcano-paddle/pkg/controllers/job/plugins/paddle"
 	_ "github.com/volcano-paddle/volcano-paddle/pkg/controllers/paddleelastic"
 	_ "github.com/volcano-paddle/volcano-paddle/pkg/controllers/paddleobjects"
 
 	"github.com/volcano-paddle/volcano-paddle/internal/cmdutil"
 )
+
+// The paddle job plugin joins Volcano's job plugin factory before Volcano's
+// job controller starts; in init rather than main so that this binary's
+// tests (golden_test.go) drive the same factory.
+func init() { paddleplugin.Register() }
 
 func main() {
 	cmdutil.Init()

@@ -27,7 +27,7 @@ import (
 
 	// The paddle job plugin, registered next to Volcano's own, and its
 	// admissions (/jobs/paddle/validate and /jobs/paddle/mutate).
-	_ "github.com/volcano-paddle/volcano-paddle/pkg/controllers/job/plugins/paddle"
+	paddleplugin "github.com/volcano-paddle/volcano-paddle/pkg/controllers/job/plugins/paddle"
 	_ "github.com/volcano-paddle/volcano-paddle/pkg/webhooks/paddle"
 	// The pod rule (/pods/paddle/validate): only the job controller creates
 	// pods of Paddle jobs.
@@ -35,6 +35,11 @@ import (
 
 	"github.com/volcano-paddle/volcano-paddle/internal/cmdutil"
 )
+
+// Volcano's job admission refuses a job whose spec.plugins names a plugin
+// its factory does not know (admit_job.go: validateJobCreate), so the
+// paddle job plugin joins the factory before the webhooks serve.
+func init() { paddleplugin.Register() }
 
 func main() {
 	cmdutil.Init()

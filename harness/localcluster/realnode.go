@@ -443,8 +443,7 @@ func (c *Cluster) importImages(ctx context.Context) error {
 }
 
 // defaultBarrierImage asks our controller manager which barrier image its
-// job plugin defaults to (its release, pkg/controllers/job/plugins/paddle:
-// DefaultBarrierImage).
+// job plugin defaults to (its release, pkg/paddlejob: DefaultBarrierImage).
 func (c *Cluster) defaultBarrierImage(ctx context.Context) string {
 	v, err := versionLine(ctx, filepath.Join(c.opts.BinDir, ControllerManager), "Version")
 	if err != nil || v == "" {

@@ -21,9 +21,9 @@ import (
 
 	"github.com/volcano-paddle/volcano-paddle/harness/localcluster"
 	"github.com/volcano-paddle/volcano-paddle/internal/paddleetcd"
-	jobplugin "github.com/volcano-paddle/volcano-paddle/pkg/controllers/job/plugins/paddle"
 	"github.com/volcano-paddle/volcano-paddle/pkg/controllers/paddleelastic"
 	"github.com/volcano-paddle/volcano-paddle/pkg/paddleapi"
+	"github.com/volcano-paddle/volcano-paddle/pkg/paddlejob"
 	"github.com/volcano-paddle/volcano-paddle/test/e2e/framework"
 )
 
@@ -169,13 +169,13 @@ func TestElasticResizeAndReplace(t *testing.T) {
 	before := waitWorkers(t, c, ns, "el", 3)
 	for _, p := range before {
 		env := podEnv(t, c, &p)
-		if env[jobplugin.EnvNNodes] != "2:4" || env[jobplugin.EnvMaster] != "etcd://paddle-etcd-el."+ns+".svc:2379" || env[jobplugin.EnvTrainerID] != "" {
+		if env[paddlejob.EnvNNodes] != "2:4" || env[paddlejob.EnvMaster] != "etcd://paddle-etcd-el."+ns+".svc:2379" || env[paddlejob.EnvTrainerID] != "" {
 			t.Errorf("pod %s env %v", p.Name, env)
 		}
 	}
 
 	// The etcd's objects.
-	name := jobplugin.EtcdName("el")
+	name := paddlejob.EtcdName("el")
 	etcdPod, err := c.Kube.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
 		t.Fatalf("etcd pod: %v", err)
@@ -202,8 +202,8 @@ func TestElasticResizeAndReplace(t *testing.T) {
 			admitted = admitted || sel.Matches(labels.Set(worker.Labels))
 		}
 	}
-	if !admitted || np.Spec.Ingress[0].Ports[0].Port.IntValue() != jobplugin.EtcdClientPort {
-		t.Errorf("NetworkPolicy ingress %+v does not admit worker %v on %d", np.Spec.Ingress, worker.Labels, jobplugin.EtcdClientPort)
+	if !admitted || np.Spec.Ingress[0].Ports[0].Port.IntValue() != paddlejob.EtcdClientPort {
+		t.Errorf("NetworkPolicy ingress %+v does not admit worker %v on %d", np.Spec.Ingress, worker.Labels, paddlejob.EtcdClientPort)
 	}
 	// Volcano places the etcd pod on its own: it runs.
 	if err := framework.Poll(ctx, 60*time.Second, func(ctx context.Context) (bool, error) {
@@ -224,7 +224,7 @@ func TestElasticResizeAndReplace(t *testing.T) {
 	resize(t, c, ns, "el", 4)
 	up := waitWorkers(t, c, ns, "el", 4)
 	same(before, up, "el-worker-0", "el-worker-1", "el-worker-2")
-	if env := podEnv(t, c, ptr(up["el-worker-3"])); env[jobplugin.EnvNNodes] != "2:4" || env[jobplugin.EnvJobID] != ns+"-el" {
+	if env := podEnv(t, c, ptr(up["el-worker-3"])); env[paddlejob.EnvNNodes] != "2:4" || env[paddlejob.EnvJobID] != ns+"-el" {
 		t.Errorf("new pod's env %v", env)
 	}
 
@@ -444,7 +444,7 @@ func TestElasticFailureBound(t *testing.T) {
 func deleteElasticJob(t *testing.T, c *localcluster.Cluster, ns, job string, timeout time.Duration) time.Duration {
 	t.Helper()
 	ctx := context.Background()
-	name := jobplugin.EtcdName(job)
+	name := paddlejob.EtcdName(job)
 	bg := metav1.DeletePropagationBackground
 	if err := c.Volcano.BatchV1alpha1().Jobs(ns).Delete(ctx, job, metav1.DeleteOptions{PropagationPolicy: &bg}); err != nil {
 		t.Fatal(err)

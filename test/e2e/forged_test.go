@@ -16,8 +16,8 @@ import (
 	batchv1alpha1 "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 
 	"github.com/volcano-paddle/volcano-paddle/harness/localcluster"
-	jobplugin "github.com/volcano-paddle/volcano-paddle/pkg/controllers/job/plugins/paddle"
 	"github.com/volcano-paddle/volcano-paddle/pkg/paddleapi"
+	"github.com/volcano-paddle/volcano-paddle/pkg/paddlejob"
 	"github.com/volcano-paddle/volcano-paddle/test/e2e/framework"
 )
 
@@ -165,7 +165,7 @@ func TestForgedPodsRefused(t *testing.T) {
 			t.Fatalf("victim pod %s replaced", n)
 		}
 	}
-	if want := jobplugin.ConfigMapName(job.Name, int(before.version)); len(after.cms) != 1 || after.cms[0] != want {
+	if want := paddlejob.ConfigMapName(job.Name, int(before.version)); len(after.cms) != 1 || after.cms[0] != want {
 		t.Fatalf("victim ConfigMaps %v, want [%s]", after.cms, want)
 	}
 

@@ -14,9 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/volcano-paddle/volcano-paddle/harness/localcluster"
-	jobplugin "github.com/volcano-paddle/volcano-paddle/pkg/controllers/job/plugins/paddle"
-	"github.com/volcano-paddle/volcano-paddle/test/e2e/framework"
 	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -26,6 +23,10 @@ import (
 	"k8s.io/client-go/util/retry"
 	batchv1alpha1 "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 	busv1alpha1 "volcano.sh/apis/pkg/apis/bus/v1alpha1"
+
+	"github.com/volcano-paddle/volcano-paddle/harness/localcluster"
+	"github.com/volcano-paddle/volcano-paddle/pkg/paddlejob"
+	"github.com/volcano-paddle/volcano-paddle/test/e2e/framework"
 )
 
 const (
@@ -194,7 +195,7 @@ func TestPaddleResizeWithoutWebhookHeld(t *testing.T) {
 		t.Fatalf("editing replicas: %v", err)
 	}
 
-	ev := waitJobEvent(t, c, ns, job.Name, corev1.EventTypeWarning, jobplugin.ResizeHeldReason)
+	ev := waitJobEvent(t, c, ns, job.Name, corev1.EventTypeWarning, paddlejob.ResizeHeldReason)
 	for _, want := range []string{"ps=1,worker=2", "next restarts as a whole", `task "worker" (Paddle trainer) cannot change from 2 to 4 replicas`} {
 		if !strings.Contains(ev.Message, want) {
 			t.Errorf("event lacks %q: %s", want, ev.Message)
@@ -204,7 +205,7 @@ func TestPaddleResizeWithoutWebhookHeld(t *testing.T) {
 	if err := framework.Poll(ctx, 30*time.Second, func(ctx context.Context) (bool, error) {
 		var err error
 		got, err = c.Volcano.BatchV1alpha1().Jobs(ns).Get(ctx, job.Name, metav1.GetOptions{})
-		return err == nil && got.Status.State.Reason == jobplugin.ResizeHeldReason, err
+		return err == nil && got.Status.State.Reason == paddlejob.ResizeHeldReason, err
 	}); err != nil {
 		t.Fatalf("job status does not say the resize is held: %+v", got.Status.State)
 	}
@@ -214,7 +215,7 @@ func TestPaddleResizeWithoutWebhookHeld(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, e := range jobEvents(t, c, ns, job.Name) {
-		if e.Type == corev1.EventTypeWarning && e.Reason != jobplugin.ResizeHeldReason {
+		if e.Type == corev1.EventTypeWarning && e.Reason != paddlejob.ResizeHeldReason {
 			t.Errorf("Warning event %s: %s", e.Reason, e.Message)
 		}
 	}
@@ -249,8 +250,8 @@ func TestPaddleResizeWithoutWebhookHeld(t *testing.T) {
 		t.Fatalf("no running gang of 5 after the restart:\n%s", framework.DescribePods(c, ns))
 	}
 	for _, p := range pods {
-		if v := envValue(p.Spec.Containers[0], jobplugin.EnvTrainersNum); v != "4" {
-			t.Errorf("pod %s after the restart has %s=%q, want 4", p.Name, jobplugin.EnvTrainersNum, v)
+		if v := envValue(p.Spec.Containers[0], paddlejob.EnvTrainersNum); v != "4" {
+			t.Errorf("pod %s after the restart has %s=%q, want 4", p.Name, paddlejob.EnvTrainersNum, v)
 		}
 	}
 	framework.WaitJobPhase(t, c, ns, job.Name, batchv1alpha1.Running, 30*time.Second)
@@ -314,7 +315,7 @@ func TestPaddleObjectsRecreated(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmName := jobplugin.ConfigMapName(job.Name, int(j.Status.Version))
+	cmName := paddlejob.ConfigMapName(job.Name, int(j.Status.Version))
 	cms := c.Kube.CoreV1().ConfigMaps(ns)
 	cm, err := cms.Get(ctx, cmName, metav1.GetOptions{})
 	if err != nil {
@@ -511,7 +512,7 @@ func TestPrecreatedConfigMapRefused(t *testing.T) {
 	var squatted []*corev1.ConfigMap
 	for _, v := range []int{1, 2} {
 		cm, err := cms.Create(ctx, &corev1.ConfigMap{
-			ObjectMeta: metav1.ObjectMeta{Name: jobplugin.ConfigMapName(running.Name, int(running.Status.Version)+v)},
+			ObjectMeta: metav1.ObjectMeta{Name: paddlejob.ConfigMapName(running.Name, int(running.Status.Version)+v)},
 			Data:       map[string]string{"PADDLE_TRAINER_ENDPOINTS": "evil:1"},
 		}, metav1.CreateOptions{})
 		if err != nil {

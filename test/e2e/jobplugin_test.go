@@ -16,8 +16,8 @@ import (
 	batchv1alpha1 "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 
 	"github.com/volcano-paddle/volcano-paddle/harness/localcluster"
-	jobplugin "github.com/volcano-paddle/volcano-paddle/pkg/controllers/job/plugins/paddle"
 	"github.com/volcano-paddle/volcano-paddle/pkg/paddleapi"
+	"github.com/volcano-paddle/volcano-paddle/pkg/paddlejob"
 	"github.com/volcano-paddle/volcano-paddle/test/contract"
 	"github.com/volcano-paddle/volcano-paddle/test/e2e/framework"
 )
@@ -255,7 +255,7 @@ func TestPaddleRestartNewIncarnation(t *testing.T) {
 func configMapNames(cms []corev1.ConfigMap) []string {
 	var out []string
 	for _, cm := range cms {
-		if cm.Labels[jobplugin.ManagedByLabel] == jobplugin.PluginName {
+		if cm.Labels[paddlejob.ManagedByLabel] == paddlejob.PluginName {
 			out = append(out, cm.Name)
 		}
 	}

@@ -14,8 +14,8 @@ import (
 
 	"github.com/volcano-paddle/volcano-paddle/harness/localcluster"
 	"github.com/volcano-paddle/volcano-paddle/internal/paddleetcd"
-	jobplugin "github.com/volcano-paddle/volcano-paddle/pkg/controllers/job/plugins/paddle"
 	"github.com/volcano-paddle/volcano-paddle/pkg/controllers/paddleelastic"
+	"github.com/volcano-paddle/volcano-paddle/pkg/paddlejob"
 	"github.com/volcano-paddle/volcano-paddle/test/e2e/framework"
 )
 
@@ -45,7 +45,7 @@ func TestRealNodeElasticEtcd(t *testing.T) {
 	framework.CreateJob(t, c, job)
 
 	// The etcd pod: on real-0, with our image, Running and Ready.
-	name := jobplugin.EtcdName("re")
+	name := paddlejob.EtcdName("re")
 	var etcdPod *corev1.Pod
 	if err := framework.Poll(ctx, 120*time.Second, func(ctx context.Context) (bool, error) {
 		p, err := c.Kube.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
@@ -65,8 +65,8 @@ func TestRealNodeElasticEtcd(t *testing.T) {
 	// Every trainer registers: one launcher per pod IP, each with its
 	// heartbeat. The test reaches the etcd at its pod IP, as the
 	// controller does; the trainers know only its name.
-	g := &paddleetcd.Gateway{URL: "http://" + net.JoinHostPort(etcdPod.Status.PodIP, strconv.Itoa(jobplugin.EtcdClientPort))}
-	jobID := jobplugin.JobID(job)
+	g := &paddleetcd.Gateway{URL: "http://" + net.JoinHostPort(etcdPod.Status.PodIP, strconv.Itoa(paddlejob.EtcdClientPort))}
+	jobID := paddlejob.JobID(job)
 	launchers := map[string]string{} // pod name -> Paddle name
 	if err := framework.Poll(ctx, 180*time.Second, func(ctx context.Context) (bool, error) {
 		pods := workerPods(t, c, ns, "re")
@@ -164,7 +164,7 @@ func TestRealNodeElasticEtcd(t *testing.T) {
 	for _, p := range workers {
 		r, _, _ := framework.ProbeReport(p.Last)
 		e := r.Etcd
-		if r.Error != "" || e == nil || e.Endpoint != host+":"+strconv.Itoa(jobplugin.EtcdClientPort) || r.Resolved[host] != etcdPod.Status.PodIP ||
+		if r.Error != "" || e == nil || e.Endpoint != host+":"+strconv.Itoa(paddlejob.EtcdClientPort) || r.Resolved[host] != etcdPod.Status.PodIP ||
 			e.Health == "" || len(e.Keys) != 2 || e.Keys[paddleetcd.HeartbeatKey(jobID, e.Name)] != e.Name {
 			t.Errorf("%s (uid %s) report %+v, etcd %+v; want %s resolved to %s and its two keys read back", p.Name, p.UID, r, e, host, etcdPod.Status.PodIP)
 			continue

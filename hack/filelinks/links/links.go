@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"go/ast"
 	"go/types"
+	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 
 	"golang.org/x/tools/go/packages"
 )
@@ -27,6 +29,18 @@ func Load(tests bool, patterns ...string) ([]*Graph, error) {
 		Mode:  packages.NeedName | packages.NeedFiles | packages.NeedSyntax | packages.NeedTypes | packages.NeedTypesInfo,
 		Tests: tests,
 	}
+	// go/packages probes the Go version with GO111MODULE=off, where the go
+	// command refuses a -modfile in GOFLAGS (the Volcano v1.15.1 build):
+	// pass that one as a build flag instead.
+	var goflags []string
+	for _, f := range strings.Fields(os.Getenv("GOFLAGS")) {
+		if strings.HasPrefix(f, "-modfile=") {
+			cfg.BuildFlags = append(cfg.BuildFlags, f)
+		} else {
+			goflags = append(goflags, f)
+		}
+	}
+	cfg.Env = append(os.Environ(), "GOFLAGS="+strings.Join(goflags, " "))
 	pkgs, err := packages.Load(cfg, patterns...)
 	if err != nil {
 		return nil, err

@@ -33,3 +33,22 @@ func TestRingFixture(t *testing.T) {
 		t.Errorf("exported = %v, want %v", got, want)
 	}
 }
+
+// pkg/paddlejob's files form layers: none uses a file that uses it back,
+// directly (a two-way pair) or round a longer cycle.
+func TestPaddlejobIsLayered(t *testing.T) {
+	gs, err := Load(false, "github.com/volcano-paddle/volcano-paddle/pkg/paddlejob")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(gs) != 1 {
+		t.Fatalf("got %d packages, want 1", len(gs))
+	}
+	g := gs[0]
+	for _, p := range g.TwoWay() {
+		t.Errorf("%s and %s use each other", p[0], p[1])
+	}
+	for _, c := range g.Cycles() {
+		t.Errorf("cycle: %v", c)
+	}
+}

@@ -46,8 +46,9 @@ import (
 	"volcano.sh/volcano/pkg/controllers/framework"
 
 	"github.com/volcano-paddle/volcano-paddle/pkg/controllers/controllerkit"
-	jobplugin "github.com/volcano-paddle/volcano-paddle/pkg/controllers/job/plugins/paddle"
 	"github.com/volcano-paddle/volcano-paddle/pkg/paddleapi"
+	"github.com/volcano-paddle/volcano-paddle/pkg/paddlejob"
+	"github.com/volcano-paddle/volcano-paddle/pkg/paddlekube"
 
 	"github.com/volcano-paddle/volcano-paddle/internal/paddleetcd"
 )
@@ -254,8 +255,11 @@ func (c *Controller) observe(obj interface{}, deleted bool) {
 // attempt is retried a few times, quickly.
 func (c *Controller) notice(ctx context.Context, w work) error {
 	job, err := c.Jobs.Jobs(w.namespace).Get(w.job)
-	if err != nil || !jobplugin.IsElastic(job) || job.DeletionTimestamp != nil {
+	if err != nil || job.DeletionTimestamp != nil {
 		return nil // no job, no survivors
+	}
+	if _, elastic := elasticSpec(job); !elastic {
+		return nil
 	}
 	switch job.Status.State.Phase {
 	case batch.Running, batch.Pending, batch.Restarting:
@@ -268,7 +272,7 @@ func (c *Controller) notice(ctx context.Context, w work) error {
 		return nil
 	}
 	start := time.Now()
-	names, err := NoticeLoss(ctx, c.http(u), jobplugin.JobID(job), w.ip, c.keeperOf(job.UID))
+	names, err := NoticeLoss(ctx, c.http(u), paddlejob.JobID(job), w.ip, c.keeperOf(job.UID))
 	if err != nil {
 		return fmt.Errorf("loss notice for job %s/%s: %w", job.Namespace, job.Name, err)
 	}
@@ -288,7 +292,7 @@ func (c *Controller) etcdURL(job *batch.Job) (string, error) {
 		}
 		return s, nil
 	}
-	pod, err := c.pods.Pods(job.Namespace).Get(jobplugin.EtcdName(job.Name))
+	pod, err := c.pods.Pods(job.Namespace).Get(paddlejob.EtcdName(job.Name))
 	if err != nil {
 		return "", fmt.Errorf("etcd pod: %w", err)
 	}
@@ -298,7 +302,7 @@ func (c *Controller) etcdURL(job *batch.Job) (string, error) {
 	if ip := net.ParseIP(pod.Status.PodIP); len(c.networks) > 0 && !inNetworks(ip, c.networks) {
 		return "", fmt.Errorf("etcd pod %s's IP %s is outside %s", pod.Name, pod.Status.PodIP, NetworksEnv)
 	}
-	return "http://" + net.JoinHostPort(pod.Status.PodIP, strconv.Itoa(jobplugin.EtcdClientPort)), nil
+	return "http://" + net.JoinHostPort(pod.Status.PodIP, strconv.Itoa(paddlejob.EtcdClientPort)), nil
 }
 
 func inNetworks(ip net.IP, nets []*net.IPNet) bool {
@@ -352,10 +356,11 @@ func (c *Controller) syncEnded(ctx context.Context, w work) error {
 	if err != nil || job.DeletionTimestamp != nil {
 		return nil
 	}
-	a, elastic := jobplugin.ElasticJobArgs(job)
+	s, elastic := elasticSpec(job)
 	if !elastic {
 		return nil
 	}
+	a := s.Args
 	switch job.Status.State.Phase {
 	case batch.Running, batch.Pending:
 	default:
@@ -368,7 +373,7 @@ func (c *Controller) syncEnded(ctx context.Context, w work) error {
 		if err != nil {
 			return err
 		}
-		done, err := Completed(ctx, c.http(u), jobplugin.JobID(job))
+		done, err := Completed(ctx, c.http(u), paddlejob.JobID(job))
 		if err != nil {
 			return err
 		}
@@ -388,6 +393,14 @@ func (c *Controller) syncEnded(ctx context.Context, w work) error {
 	default:
 		return c.replace(ctx, job, pod, "it was lost ("+exitSummary(pod)+")")
 	}
+}
+
+// elasticSpec is the job's paddle plugin arguments, parsed once for the
+// caller's pass over the job; elastic is false for a job they do not
+// declare elastic (or that does not parse).
+func elasticSpec(job *batch.Job) (s paddlejob.Spec, elastic bool) {
+	s, _ = paddlejob.Read(job)
+	return s, s.Elastic()
 }
 
 // crashed: a container of the pod ended with an exit code that is neither
@@ -485,11 +498,15 @@ func (c *Controller) syncEtcd(ctx context.Context, w work) error {
 		return err
 	}
 	for _, j := range jobs {
-		if jobplugin.EtcdName(j.Name) == w.pod {
+		if paddlejob.EtcdName(j.Name) == w.pod {
 			job = j
 		}
 	}
-	if job == nil || job.DeletionTimestamp != nil || !jobplugin.Serves(job) || !jobplugin.IsElastic(job) {
+	if job == nil || job.DeletionTimestamp != nil || !paddlejob.Serves(job) {
+		return nil
+	}
+	s, elastic := elasticSpec(job)
+	if !elastic {
 		return nil
 	}
 	switch job.Status.State.Phase {
@@ -497,7 +514,7 @@ func (c *Controller) syncEtcd(ctx context.Context, w work) error {
 	default:
 		return nil
 	}
-	if err := jobplugin.EnsureEtcd(ctx, c.Kube, job); err != nil {
+	if err := paddlekube.EnsureEtcd(ctx, c.Kube, job, s); err != nil {
 		return err
 	}
 	klog.InfoS("Re-created the etcd of an elastic Paddle job", "job", klog.KObj(job))
@@ -518,7 +535,11 @@ func (c *Controller) resyncEtcd() {
 		return
 	}
 	for _, job := range jobs {
-		if job.DeletionTimestamp != nil || !jobplugin.Serves(job) || !jobplugin.IsElastic(job) {
+		if job.DeletionTimestamp != nil || !paddlejob.Serves(job) {
+			continue
+		}
+		s, elastic := elasticSpec(job)
+		if !elastic {
 			continue
 		}
 		switch job.Status.State.Phase {
@@ -526,7 +547,7 @@ func (c *Controller) resyncEtcd() {
 		default:
 			continue
 		}
-		if err := jobplugin.EnsureEtcd(context.Background(), c.Kube, job); err != nil {
+		if err := paddlekube.EnsureEtcd(context.Background(), c.Kube, job, s); err != nil {
 			klog.V(2).InfoS("Checking the etcd objects of an elastic Paddle job", "job", klog.KObj(job), "err", err)
 		}
 	}
@@ -558,7 +579,10 @@ func (c *Controller) syncKeepers() {
 	want := map[types.UID]*batch.Job{}
 	urls := map[types.UID]string{}
 	for _, job := range jobs {
-		if job.DeletionTimestamp != nil || !jobplugin.Serves(job) || !jobplugin.IsElastic(job) {
+		if job.DeletionTimestamp != nil || !paddlejob.Serves(job) {
+			continue
+		}
+		if _, elastic := elasticSpec(job); !elastic {
 			continue
 		}
 		switch job.Status.State.Phase {
@@ -585,7 +609,7 @@ func (c *Controller) syncKeepers() {
 			continue
 		}
 		ns, name := job.Namespace, job.Name
-		k := &BeatKeeper{G: c.http(urls[uid]), JobID: jobplugin.JobID(job), Alive: func(ip string) bool { return c.podAlive(ns, name, ip) }}
+		k := &BeatKeeper{G: c.http(urls[uid]), JobID: paddlejob.JobID(job), Alive: func(ip string) bool { return c.podAlive(ns, name, ip) }}
 		ctx, cancel := context.WithCancel(context.Background())
 		c.keepers[uid] = &keeperRun{keeper: k, url: urls[uid], cancel: cancel}
 		go k.Run(ctx)

@@ -24,8 +24,8 @@ import (
 	vcinformer "volcano.sh/apis/pkg/client/informers/externalversions"
 	"volcano.sh/volcano/pkg/controllers/framework"
 
-	jobplugin "github.com/volcano-paddle/volcano-paddle/pkg/controllers/job/plugins/paddle"
 	"github.com/volcano-paddle/volcano-paddle/pkg/paddleapi"
+	"github.com/volcano-paddle/volcano-paddle/pkg/paddlejob"
 )
 
 // kvServer answers the three calls of etcd's v3 JSON gateway the controller
@@ -101,7 +101,7 @@ func elasticJob(failures string) *batch.Job {
 	lo := int32(2)
 	j := &batch.Job{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "ml", Name: "el", UID: "uid-el", Generation: 1, Annotations: map[string]string{}},
-		Spec: batch.JobSpec{MinAvailable: 2, SchedulerName: "volcano", Plugins: map[string][]string{jobplugin.PluginName: {"--elastic-max=4", "--elastic-max-failures=1"}},
+		Spec: batch.JobSpec{MinAvailable: 2, SchedulerName: "volcano", Plugins: map[string][]string{paddlejob.PluginName: {"--elastic-max=4", "--elastic-max-failures=1"}},
 			Tasks: []batch.TaskSpec{{Name: "worker", Replicas: 3, MinAvailable: &lo, Template: v1.PodTemplateSpec{Spec: v1.PodSpec{
 				RestartPolicy: v1.RestartPolicyNever, Containers: []v1.Container{{Name: "paddle", Image: "paddle"}}}}}}},
 		Status: batch.JobStatus{State: batch.JobState{Phase: batch.Running}, ControlledResources: map[string]string{"plugin-paddle": "paddle"}},
@@ -132,7 +132,7 @@ func newFixture(t *testing.T, job *batch.Job, pods ...*v1.Pod) *fixture {
 	t.Helper()
 	kube := fake.NewSimpleClientset()
 	vc := vcfake.NewSimpleClientset(job)
-	kv := &kvServer{kv: paddleWorld(jobplugin.JobID(job), map[string]string{"aaaaaa": "10.1.0.1", "bbbbbb": "10.1.0.2", "cccccc": "10.1.0.3"})}
+	kv := &kvServer{kv: paddleWorld(paddlejob.JobID(job), map[string]string{"aaaaaa": "10.1.0.1", "bbbbbb": "10.1.0.2", "cccccc": "10.1.0.3"})}
 	srv := httptest.NewServer(kv)
 	t.Cleanup(srv.Close)
 	job.Annotations[EtcdURLAnnotation] = srv.URL
@@ -186,7 +186,7 @@ func TestLossNoticeDeletesExactlyTheLostHeartbeat(t *testing.T) {
 	gone.Status.PodIP = ""
 	f.c.handlers().OnDelete(cache.DeletedFinalStateUnknown{Key: "ml/el-worker-1", Obj: gone})
 	f.drain(t)
-	id := jobplugin.JobID(job)
+	id := paddlejob.JobID(job)
 	if f.kv.has("/paddle/" + id + "/heartbeat/bbbbbb") {
 		t.Errorf("the lost launcher's heartbeat is still there")
 	}
@@ -227,7 +227,7 @@ func TestEndedPods(t *testing.T) {
 			pod := trainerPod(job, 0, "10.1.0.1")
 			pod.Status.Phase, pod.Status.ContainerStatuses = tc.phase, tc.statuses
 			f := newFixture(t, job, pod)
-			f.kv.kv["/paddle/"+jobplugin.JobID(job)] = tc.status
+			f.kv.kv["/paddle/"+paddlejob.JobID(job)] = tc.status
 			f.c.observe(pod, false)
 			f.drain(t)
 			_, err := f.kube.CoreV1().Pods("ml").Get(context.Background(), pod.Name, metav1.GetOptions{})
@@ -281,7 +281,7 @@ func TestEtcdURL(t *testing.T) {
 
 func TestEtcdPodNetworks(t *testing.T) {
 	job := elasticJob("")
-	etcd := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ml", Name: jobplugin.EtcdName("el"), Labels: map[string]string{paddleapi.ElasticLabel: paddleapi.ElasticEtcd},
+	etcd := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ml", Name: paddlejob.EtcdName("el"), Labels: map[string]string{paddleapi.ElasticLabel: paddleapi.ElasticEtcd},
 		OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(job, batch.SchemeGroupVersion.WithKind("Job"))}},
 		Status: v1.PodStatus{Phase: v1.PodRunning, PodIP: "10.0.0.7"}}
 	for _, tc := range []struct {
@@ -310,7 +310,7 @@ func TestEtcdRecreated(t *testing.T) {
 	job := elasticJob("")
 	f := newFixture(t, job)
 	ctx := context.Background()
-	name := jobplugin.EtcdName("el")
+	name := paddlejob.EtcdName("el")
 	f.c.observe(&v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ml", Name: name, UID: "etcd-1",
 		Labels: map[string]string{paddleapi.ElasticLabel: paddleapi.ElasticEtcd}}}, true)
 	f.drain(t)

@@ -33,7 +33,8 @@ import (
 	"volcano.sh/volcano/pkg/controllers/framework"
 
 	"github.com/volcano-paddle/volcano-paddle/pkg/controllers/controllerkit"
-	jobplugin "github.com/volcano-paddle/volcano-paddle/pkg/controllers/job/plugins/paddle"
+	"github.com/volcano-paddle/volcano-paddle/pkg/paddlejob"
+	"github.com/volcano-paddle/volcano-paddle/pkg/paddlekube"
 )
 
 // Name is the controller's name for --controllers.
@@ -188,7 +189,7 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 	if job.Status.State.Phase == batch.Restarting {
 		return c.resumeRestart(ctx, job)
 	}
-	if !jobplugin.Serves(job) {
+	if !paddlejob.Serves(job) {
 		return nil
 	}
 	switch job.Status.State.Phase {
@@ -208,14 +209,14 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 			return err
 		}
 	}
-	cm := jobplugin.ConfigMapName(job.Name, int(job.Status.Version))
+	cm := paddlejob.ConfigMapName(job.Name, int(job.Status.Version))
 	if _, err := c.cms.ConfigMaps(ns).Get(cm); err != nil {
 		missing = append(missing, "ConfigMap "+cm)
 	}
 	if len(missing) == 0 {
 		return nil
 	}
-	if err := jobplugin.EnsureObjects(ctx, c.Kube, job); err != nil {
+	if err := paddlekube.EnsureObjects(ctx, c.Kube, job); err != nil {
 		return err
 	}
 	what := strings.Join(missing, " and ")
@@ -226,6 +227,6 @@ func (c *Controller) sync(ctx context.Context, key string) error {
 }
 
 func usesPaddle(job *batch.Job) bool {
-	_, ok := job.Spec.Plugins[jobplugin.PluginName]
+	_, ok := job.Spec.Plugins[paddlejob.PluginName]
 	return ok
 }

@@ -16,9 +16,9 @@ import (
 	vcfake "volcano.sh/apis/pkg/client/clientset/versioned/fake"
 	vcinformer "volcano.sh/apis/pkg/client/informers/externalversions"
 	"volcano.sh/volcano/pkg/controllers/framework"
-	pluginsinterface "volcano.sh/volcano/pkg/controllers/job/plugins/interface"
 
-	jobplugin "github.com/volcano-paddle/volcano-paddle/pkg/controllers/job/plugins/paddle"
+	"github.com/volcano-paddle/volcano-paddle/pkg/paddlejob"
+	"github.com/volcano-paddle/volcano-paddle/pkg/paddlekube"
 )
 
 func paddleJob(name string, phase batch.JobPhase, workers int32) *batch.Job {
@@ -28,7 +28,7 @@ func paddleJob(name string, phase batch.JobPhase, workers int32) *batch.Job {
 	}
 	return &batch.Job{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "ml", Name: name, UID: types.UID("uid-" + name), Generation: 1},
-		Spec: batch.JobSpec{MinAvailable: 1 + workers, Plugins: map[string][]string{jobplugin.PluginName: {}},
+		Spec: batch.JobSpec{MinAvailable: 1 + workers, Plugins: map[string][]string{paddlejob.PluginName: {}},
 			Tasks: []batch.TaskSpec{task("ps", 1), task("worker", workers)}},
 		Status: batch.JobStatus{State: batch.JobState{Phase: phase}},
 	}
@@ -40,15 +40,19 @@ func started(t *testing.T, job *batch.Job) (*v1.Service, *v1.ConfigMap) {
 	t.Helper()
 	client := fake.NewSimpleClientset()
 	job.Status.ControlledResources = map[string]string{}
-	p := jobplugin.New(pluginsinterface.PluginClientset{KubeClients: client}, job.Spec.Plugins[jobplugin.PluginName])
-	if err := p.OnJobAdd(job); err != nil {
+	s, _ := paddlejob.Read(job)
+	l, err := s.Validate(job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := paddlekube.Start(context.Background(), client, job, l); err != nil {
 		t.Fatal(err)
 	}
 	svc, err := client.CoreV1().Services("ml").Get(context.Background(), job.Name, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	cm, err := client.CoreV1().ConfigMaps("ml").Get(context.Background(), jobplugin.ConfigMapName(job.Name, int(job.Status.Version)), metav1.GetOptions{})
+	cm, err := client.CoreV1().ConfigMaps("ml").Get(context.Background(), paddlejob.ConfigMapName(job.Name, int(job.Status.Version)), metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,7 @@ import (
 	"volcano.sh/apis/pkg/apis/helpers"
 	scheduling "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
 
-	jobplugin "github.com/volcano-paddle/volcano-paddle/pkg/controllers/job/plugins/paddle"
+	"github.com/volcano-paddle/volcano-paddle/pkg/paddlejob"
 )
 
 // ConfigMapTakenReason is the reason of the Warning event a job gets when
@@ -106,12 +106,12 @@ func (c *Controller) hasPodGroup(job *batch.Job) bool {
 // reportForeignConfigMap warns on the job when the ConfigMap of its
 // current incarnation exists and the job does not control it (someone
 // created <job>-paddle-v<n> ahead of the restart). The job plugin neither
-// adopts nor deletes such a ConfigMap (configmap.go: reconcileConfigMap);
+// adopts nor deletes such a ConfigMap (pkg/paddlekube configmap.go: reconcileConfigMap);
 // its error ends up only in the controller's log when it comes from
 // OnPodCreate during a restart (Volcano records no event for a pod-create
 // plugin error), so the user learns it here, with the object's name.
 func (c *Controller) reportForeignConfigMap(ctx context.Context, job *batch.Job) error {
-	name := jobplugin.ConfigMapName(job.Name, int(job.Status.Version))
+	name := paddlejob.ConfigMapName(job.Name, int(job.Status.Version))
 	cm, err := c.Kube.CoreV1().ConfigMaps(job.Namespace).Get(ctx, name, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):

@@ -27,8 +27,8 @@ import (
 	vcschema "volcano.sh/volcano/pkg/webhooks/schema"
 	"volcano.sh/volcano/pkg/webhooks/util"
 
-	jobplugin "github.com/volcano-paddle/volcano-paddle/pkg/controllers/job/plugins/paddle"
 	"github.com/volcano-paddle/volcano-paddle/pkg/paddleapi"
+	"github.com/volcano-paddle/volcano-paddle/pkg/paddlejob"
 )
 
 // Paths where the webhook manager serves the admissions; add both to its
@@ -95,7 +95,7 @@ var jobGroupKind = schema.GroupKind{Group: batch.SchemeGroupVersion.Group, Kind:
 // decoded is a Paddle job of an admission request with its arguments.
 type decoded struct {
 	job  *batch.Job
-	args *jobplugin.Args
+	args *paddlejob.Args
 	errs field.ErrorList // argument errors
 }
 
@@ -108,16 +108,14 @@ func decode(ar admissionv1.AdmissionReview) (*decoded, error) {
 	if job.Namespace == "" {
 		job.Namespace = ar.Request.Namespace
 	}
-	args, uses := job.Spec.Plugins[jobplugin.PluginName]
+	s, uses := paddlejob.Read(job)
 	if !uses {
 		if errs := borrowedPaddleLabels(job); len(errs) > 0 {
 			return &decoded{job: job, errs: errs}, nil
 		}
 		return nil, nil
 	}
-	d := &decoded{job: job}
-	d.args, d.errs = jobplugin.ParseArgs(args)
-	return d, nil
+	return &decoded{job: job, args: s.Args, errs: s.Errs}, nil
 }
 
 // borrowedPaddleLabels refuses the job plugin's pod labels in the task
@@ -134,7 +132,7 @@ func borrowedPaddleLabels(job *batch.Job) field.ErrorList {
 		for _, key := range []string{paddleapi.ModeLabel, paddleapi.RoleLabel, paddleapi.IndexLabel} {
 			if _, ok := labels[key]; ok {
 				errs = append(errs, field.Forbidden(field.NewPath("spec", "tasks").Index(i).Child("template", "metadata", "labels").Key(key),
-					fmt.Sprintf("the paddle job plugin sets this label on the pods of jobs it manages, and the paddle scheduler plugin trusts it; remove it, or add the plugin to the job (spec.plugins: {%s: []})", jobplugin.PluginName)))
+					fmt.Sprintf("the paddle job plugin sets this label on the pods of jobs it manages, and the paddle scheduler plugin trusts it; remove it, or add the plugin to the job (spec.plugins: {%s: []})", paddlejob.PluginName)))
 			}
 		}
 	}
@@ -160,7 +158,7 @@ func Admit(ctx context.Context, ar admissionv1.AdmissionReview) *admissionv1.Adm
 		if old.Namespace == "" {
 			old.Namespace = ar.Request.Namespace
 		}
-		if jobplugin.SpecUnchanged(old, d.job) {
+		if paddlejob.SpecUnchanged(old, d.job) {
 			return allowed() // labels, finalizers, deletion: never refused
 		}
 	}
@@ -170,7 +168,7 @@ func Admit(ctx context.Context, ar admissionv1.AdmissionReview) *admissionv1.Adm
 	if err := ctx.Err(); err != nil {
 		return budgetExceeded(jobRef(d.job), err)
 	}
-	layout, errs := jobplugin.ValidateJobContext(ctx, d.job, d.args)
+	layout, errs := paddlejob.ValidateJobContext(ctx, d.job, d.args)
 	if err := ctx.Err(); err != nil {
 		return budgetExceeded(jobRef(d.job), err)
 	}
@@ -178,13 +176,13 @@ func Admit(ctx context.Context, ar admissionv1.AdmissionReview) *admissionv1.Adm
 		if err := ctx.Err(); err != nil {
 			return budgetExceeded(jobRef(d.job), err)
 		}
-		errs = jobplugin.ValidateUpdate(old, d.job, d.args)
+		errs = paddlejob.ValidateUpdate(old, d.job, d.args)
 	}
 	if len(errs) > 0 {
 		return deny(d.job, errs)
 	}
 	resp := allowed()
-	resp.Warnings = jobplugin.Warnings(d.job, layout)
+	resp.Warnings = paddlejob.Warnings(d.job, layout)
 	return resp
 }
 
@@ -200,15 +198,15 @@ func Mutate(ctx context.Context, ar admissionv1.AdmissionReview) *admissionv1.Ad
 	if err != nil || d == nil || len(d.errs) > 0 || ctx.Err() != nil {
 		return allowed()
 	}
-	layout, errs := jobplugin.ValidateJobContext(ctx, d.job, d.args)
+	layout, errs := paddlejob.ValidateJobContext(ctx, d.job, d.args)
 	if len(errs) > 0 {
 		return allowed()
 	}
-	defaults := jobplugin.Defaults(d.job, d.args, layout)
+	defaults := paddlejob.Defaults(d.job, d.args, layout)
 	if len(defaults) == 0 {
 		return allowed()
 	}
-	ops := make([]jobplugin.PatchOperation, len(defaults))
+	ops := make([]paddlejob.PatchOperation, len(defaults))
 	var warnings []string
 	for i, df := range defaults {
 		ops[i] = df.Patch
@@ -244,7 +242,7 @@ func precheck(ar admissionv1.AdmissionReview, mutating bool) *admissionv1.Admiss
 	case len(d.errs) > 0 && ar.Request.Operation == admissionv1.Create:
 		return deny(d.job, d.errs)
 	}
-	errs := jobplugin.CheckLimits(d.job, d.args)
+	errs := paddlejob.CheckLimits(d.job, d.args)
 	switch {
 	case len(errs) == 0:
 		return nil
@@ -262,7 +260,7 @@ func allowed() *admissionv1.AdmissionResponse { return &admissionv1.AdmissionRes
 // validation (apierrors.NewInvalid), and a message that names the job.
 func deny(job *batch.Job, errs field.ErrorList) *admissionv1.AdmissionResponse {
 	st := apierrors.NewInvalid(jobGroupKind, job.Name, errs).ErrStatus
-	st.Message = jobplugin.NewInvalidJobError(job, errs).Error()
+	st.Message = paddlejob.NewInvalidJobError(job, errs).Error()
 	klog.V(3).InfoS("Denied Paddle job", "job", klog.KObj(job), "reason", st.Message)
 	return &admissionv1.AdmissionResponse{Allowed: false, Result: &st}
 }

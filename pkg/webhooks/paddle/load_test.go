@@ -13,7 +13,7 @@ import (
 	admissionv1 "k8s.io/api/admission/v1"
 	v1 "k8s.io/api/core/v1"
 
-	jobplugin "github.com/volcano-paddle/volcano-paddle/pkg/controllers/job/plugins/paddle"
+	"github.com/volcano-paddle/volcano-paddle/pkg/paddlejob"
 )
 
 // hostileBody is a review of a 3,000-replica task whose container sets
@@ -24,7 +24,7 @@ func hostileBody(t testing.TB, name string, n int) []byte {
 	j := job(map[string][]string{"paddle": nil}, map[string]int32{"ps": 1, "worker": 3000})
 	env := make([]v1.EnvVar, n)
 	for i := range env {
-		env[i] = v1.EnvVar{Name: name, Value: strconv.Itoa(jobplugin.DefaultPort)}
+		env[i] = v1.EnvVar{Name: name, Value: strconv.Itoa(paddlejob.DefaultPort)}
 	}
 	j.Spec.Tasks[1].Template.Spec.Containers[0].Env = env
 	b, err := json.Marshal(review(admissionv1.Create, j, nil))
@@ -62,8 +62,8 @@ func TestAdmissionUnderLoad(t *testing.T) {
 		n         int
 		refusal   string
 	}{
-		{"PADDLE_PORT 1,000 times", jobplugin.EnvPort, 1000, "PADDLE_PORT is given 1000 times"},
-		{"too many env entries", "OTHER", jobplugin.MaxEnvPerContainer + 1, "must have at most 1024 items"},
+		{"PADDLE_PORT 1,000 times", paddlejob.EnvPort, 1000, "PADDLE_PORT is given 1000 times"},
+		{"too many env entries", "OTHER", paddlejob.MaxEnvPerContainer + 1, "must have at most 1024 items"},
 	} {
 		t.Run(tc.name, func(t *testing.T) { admitUnderLoad(t, hostileBody(t, tc.env, tc.n), tc.refusal) })
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/volcano-paddle/volcano-paddle/internal/dnsbarrier"
 	"github.com/volcano-paddle/volcano-paddle/internal/dnsbarrier/dnstest"
+	"github.com/volcano-paddle/volcano-paddle/pkg/paddlejob"
 )
 
 // The init container runs paddle-barrier with the peers of the job: the
@@ -20,12 +21,12 @@ func TestBarrierWaitsForEveryPodsDNSName(t *testing.T) {
 	job := newJob("ml", "wd", []string{"--gloo=1", "--barrier-timeout=20s"}, taskSpec{name: "ps", replicas: 2}, taskSpec{name: "worker", replicas: 3})
 	_, pods := mustRun(t, job)
 	ic := podNamed(t, pods, "wd-worker-1").Spec.InitContainers
-	if len(ic) == 0 || ic[0].Name != BarrierContainerName {
+	if len(ic) == 0 || ic[0].Name != paddlejob.BarrierContainerName {
 		t.Fatalf("init containers = %+v", ic)
 	}
 	barrier := ic[0]
-	if len(barrier.Command) != 1 || barrier.Command[0] != barrierBinary || barrier.Image != DefaultBarrierImage {
-		t.Errorf("barrier runs %v from %s, want %s from %s", barrier.Command, barrier.Image, barrierBinary, DefaultBarrierImage)
+	if len(barrier.Command) != 1 || barrier.Command[0] != paddlejob.BarrierBinary || barrier.Image != paddlejob.DefaultBarrierImage {
+		t.Errorf("barrier runs %v from %s, want %s from %s", barrier.Command, barrier.Image, paddlejob.BarrierBinary, paddlejob.DefaultBarrierImage)
 	}
 	env := envOf(&barrier)
 	if env["PADDLE_BARRIER_TIMEOUT_SECONDS"] != "20" {
@@ -79,16 +80,5 @@ func TestBarrierOffAndCustomImage(t *testing.T) {
 	_, pods = mustRun(t, job)
 	if img := pods[0].Spec.InitContainers[0].Image; img != "registry.example/paddle-barrier:v1" {
 		t.Errorf("barrier image = %s", img)
-	}
-}
-
-func TestDefaultBarrierImageFollowsTheRelease(t *testing.T) {
-	for v, want := range map[string]string{"devel": "latest", "": "latest", "v0.3.0": "v0.3.0", "v0.3.0-2-gabc1234-dirty": "v0.3.0-2-gabc1234-dirty"} {
-		if got := barrierImageTag(v); got != want {
-			t.Errorf("barrierImageTag(%q) = %q, want %q", v, got, want)
-		}
-	}
-	if !strings.HasPrefix(DefaultBarrierImage, BarrierImageRepository+":") {
-		t.Errorf("DefaultBarrierImage = %s", DefaultBarrierImage)
 	}
 }

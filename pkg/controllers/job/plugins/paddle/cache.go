@@ -1,12 +1,14 @@
 package paddle
 
 import (
+	"strconv"
 	"strings"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
+
+	"github.com/volcano-paddle/volcano-paddle/pkg/paddlejob"
 )
 
 // Volcano builds a fresh plugin for every hook call, and OnPodCreate runs
@@ -16,8 +18,8 @@ import (
 type layoutEntry struct {
 	generation int64
 	args       string
-	layout     *Layout
-	errs       field.ErrorList
+	layout     *paddlejob.Layout
+	err        error
 }
 
 type layoutCache struct {
@@ -31,7 +33,7 @@ const maxCachedLayouts = 10000
 
 var layouts = &layoutCache{entries: map[types.UID]layoutEntry{}}
 
-func (c *layoutCache) get(job *batch.Job, args []string, compute func() (*Layout, field.ErrorList)) (*Layout, field.ErrorList) {
+func (c *layoutCache) get(job *batch.Job, args []string, compute func() (*paddlejob.Layout, error)) (*paddlejob.Layout, error) {
 	if job.UID == "" {
 		return compute()
 	}
@@ -40,20 +42,35 @@ func (c *layoutCache) get(job *batch.Job, args []string, compute func() (*Layout
 	e, ok := c.entries[job.UID]
 	c.mu.Unlock()
 	if ok && e.generation == job.Generation && e.args == key {
-		return e.layout, e.errs
+		return e.layout, e.err
 	}
-	l, errs := compute()
+	l, err := compute()
 	c.mu.Lock()
 	if len(c.entries) >= maxCachedLayouts {
 		c.entries = map[types.UID]layoutEntry{}
 	}
-	c.entries[job.UID] = layoutEntry{generation: job.Generation, args: key, layout: l, errs: errs}
+	c.entries[job.UID] = layoutEntry{generation: job.Generation, args: key, layout: l, err: err}
 	c.mu.Unlock()
-	return l, errs
+	return l, err
 }
 
 func (c *layoutCache) forget(uid types.UID) {
 	c.mu.Lock()
 	delete(c.entries, uid)
 	c.mu.Unlock()
+}
+
+// layoutCacheArgs extends the layout cache key (cache.go keys on UID,
+// generation and arguments) with every task's replicas: while a resize is
+// held, the controller resolves the recorded sizes under the same
+// generation as the new spec, and the restart that applies the new sizes
+// must not get the held layout back from the cache.
+func layoutCacheArgs(raw []string, job *batch.Job) []string {
+	var b strings.Builder
+	b.WriteString("\x00replicas")
+	for i := range job.Spec.Tasks {
+		b.WriteByte(' ')
+		b.WriteString(strconv.Itoa(int(job.Spec.Tasks[i].Replicas)))
+	}
+	return append(raw[:len(raw):len(raw)], b.String())
 }

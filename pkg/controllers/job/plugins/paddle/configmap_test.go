@@ -15,7 +15,8 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 
-	"github.com/volcano-paddle/volcano-paddle/pkg/paddleapi"
+	"github.com/volcano-paddle/volcano-paddle/pkg/paddlejob"
+	"github.com/volcano-paddle/volcano-paddle/pkg/paddlekube"
 	"github.com/volcano-paddle/volcano-paddle/test/contract"
 )
 
@@ -47,7 +48,7 @@ func TestConfigMapHoldsTheLists(t *testing.T) {
 		t.Fatalf("ConfigMaps after OnJobAdd: %v", cms)
 	}
 	if cm.Immutable == nil || !*cm.Immutable || !metav1.IsControlledBy(&cm, job) ||
-		cm.Labels[batch.JobNameKey] != "wd" || cm.Labels[IncarnationLabel] != "0" || cm.Labels[ManagedByLabel] != PluginName {
+		cm.Labels[batch.JobNameKey] != "wd" || cm.Labels[paddlejob.IncarnationLabel] != "0" || cm.Labels[paddlejob.ManagedByLabel] != paddlejob.PluginName {
 		t.Errorf("ConfigMap meta: immutable=%v owners=%v labels=%v", cm.Immutable, cm.OwnerReferences, cm.Labels)
 	}
 	want := map[string]string{
@@ -65,7 +66,7 @@ func TestConfigMapHoldsTheLists(t *testing.T) {
 			t.Errorf("%s = %q, want %q", k, cm.Data[k], v)
 		}
 	}
-	if job.Status.ControlledResources[configMapKey] != "wd-paddle-v0" {
+	if job.Status.ControlledResources[paddlejob.ConfigMapKey] != "wd-paddle-v0" {
 		t.Errorf("ControlledResources = %v", job.Status.ControlledResources)
 	}
 	pod := newPod(job, 1, 2)
@@ -92,7 +93,7 @@ func TestConfigMapHoldsTheLists(t *testing.T) {
 	if cms := configMapsOf(t, client, "ml"); len(cms) != 0 {
 		t.Errorf("ConfigMaps left after OnJobDelete: %v", cms)
 	}
-	if _, ok := job.Status.ControlledResources[configMapKey]; ok {
+	if _, ok := job.Status.ControlledResources[paddlejob.ConfigMapKey]; ok {
 		t.Error("ControlledResources still names the ConfigMap")
 	}
 }
@@ -150,7 +151,7 @@ func TestRestartJobNewIncarnation(t *testing.T) {
 		env["PADDLE_GLOO_HTTP_ENDPOINT"] != "wd-ps-0-v3.wd:36018" {
 		t.Errorf("env of the new incarnation: %v", env)
 	}
-	if hosts := envOf(&ps1.Spec.InitContainers[0])[EnvBarrierHosts]; !strings.Contains(hosts, "wd-worker-1-v3.wd") || strings.Contains(hosts, "wd-worker-1.wd") {
+	if hosts := envOf(&ps1.Spec.InitContainers[0])[paddlejob.EnvBarrierHosts]; !strings.Contains(hosts, "wd-worker-1-v3.wd") || strings.Contains(hosts, "wd-worker-1.wd") {
 		t.Errorf("barrier waits for %q", hosts)
 	}
 	svc, err := client.CoreV1().Services("ml").Get(context.Background(), "wd", metav1.GetOptions{})
@@ -218,7 +219,7 @@ func TestConcurrentPodCreateOneConfigMapCall(t *testing.T) {
 	}
 }
 
-// EnsureJobObjects brings back the Service and the ConfigMap of the
+// paddlekube.EnsureJobObjects brings back the Service and the ConfigMap of the
 // current incarnation after someone deleted them.
 func TestEnsureJobObjects(t *testing.T) {
 	job := newJob("ml", "wd", nil, taskSpec{name: "ps", replicas: 1}, taskSpec{name: "worker", replicas: 2})
@@ -235,7 +236,7 @@ func TestEnsureJobObjects(t *testing.T) {
 		t.Fatal(err)
 	}
 	for round := 0; round < 2; round++ { // idempotent
-		if err := EnsureJobObjects(ctx, client, job); err != nil {
+		if err := paddlekube.EnsureJobObjects(ctx, client, job); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -243,11 +244,11 @@ func TestEnsureJobObjects(t *testing.T) {
 	if err != nil || svc.Labels[batch.JobNameKey] != "wd" {
 		t.Errorf("Service: %v %v", svc, err)
 	}
-	if cm, ok := configMapsOf(t, client, "ml")["wd-paddle-v1"]; !ok || cm.Data[listTrainerHosts] != "wd-worker-0-v1.wd,wd-worker-1-v1.wd" {
+	if cm, ok := configMapsOf(t, client, "ml")["wd-paddle-v1"]; !ok || cm.Data[paddlejob.EnvTrainers] != "wd-worker-0-v1.wd,wd-worker-1-v1.wd" {
 		t.Errorf("ConfigMap not re-created: %v", cm)
 	}
 	bad := newJob("ml", "bad", []string{"--gloo=1"}, taskSpec{name: "worker", replicas: 2})
-	if err := EnsureJobObjects(ctx, client, bad); err == nil {
+	if err := paddlekube.EnsureJobObjects(ctx, client, bad); err == nil {
 		t.Error("EnsureJobObjects accepted a job the plugin rejects")
 	}
 }
@@ -294,36 +295,18 @@ func TestLargeJobs(t *testing.T) {
 	if v := contract.CheckRules(lost, pods, svc, cmList...); len(v) == 0 {
 		t.Error("fleetrun and the new launcher judged usable without the trainer lists")
 	}
-	a, _ := ParseArgs(nil)
-	l, errs := ValidateJob(ps, a)
-	if len(errs) > 0 {
-		t.Fatal(errs)
-	}
-	// Checking is pure: the facts it returns decide a new layout, and the
-	// resolved layout it was given is left as it was.
-	resolved, _ := resolveLayout(ps, a)
-	before := *resolved
-	facts, errs := checkListSizes(resolved)
-	if len(errs) > 0 || !facts.narrowBarrier || !facts.omitted[listTrainerHosts] {
-		t.Errorf("list facts of a 10,000-trainer PS job: %+v %v", facts, errs)
-	}
-	if resolved.sizes.narrowBarrier || resolved.sizes.omitted != nil || resolved.Mode != before.Mode {
-		t.Errorf("checkListSizes changed the layout it checked: %+v", resolved.sizes)
-	}
-	if w := sizeWarnings(l); len(w) != 2 || !strings.Contains(w[1], "python train.py") || !strings.Contains(w[0], "pservers only") {
-		t.Errorf("warnings: %q", w)
-	}
+	// The list facts behind this: pkg/paddlejob TestLargeJobListFacts.
 	env := envOf(&podNamed(t, pods, "ctr-trainer-9999").Spec.Containers[0])
-	for _, absent := range []string{EnvTrainers, EnvTrainerEndpoints, EnvLaunchTrainers, EnvFluidTrainerIPs} {
+	for _, absent := range []string{paddlejob.EnvTrainers, paddlejob.EnvTrainerEndpoints, paddlejob.EnvLaunchTrainers, paddlejob.EnvFluidTrainerIPs} {
 		if _, ok := env[absent]; ok {
 			t.Errorf("%s reached a pod although it is %d bytes", absent, len(env[absent]))
 		}
 	}
-	if env[EnvPServerEndpoints] == "" || env[EnvTrainersNum] != "10000" {
-		t.Errorf("PS env: %s=%q %s=%q", EnvPServerEndpoints, env[EnvPServerEndpoints], EnvTrainersNum, env[EnvTrainersNum])
+	if env[paddlejob.EnvPServerEndpoints] == "" || env[paddlejob.EnvTrainersNum] != "10000" {
+		t.Errorf("PS env: %s=%q %s=%q", paddlejob.EnvPServerEndpoints, env[paddlejob.EnvPServerEndpoints], paddlejob.EnvTrainersNum, env[paddlejob.EnvTrainersNum])
 	}
 	cm := configMapsOf(t, client, "ml")["ctr-paddle-v0"]
-	if got := cm.Data[listBarrierHosts]; strings.Count(got, ",") != 9 {
+	if got := cm.Data[paddlejob.EnvBarrierHosts]; strings.Count(got, ",") != 9 {
 		t.Errorf("barrier hosts of a 10,000-trainer PS job: %d names", strings.Count(got, ",")+1)
 	}
 	coll := newJob("ml", "big", nil, taskSpec{name: "trainer", replicas: 10000})
@@ -332,69 +315,8 @@ func TestLargeJobs(t *testing.T) {
 	}
 }
 
-// Two entry points that read the same variable agree on its value in every
-// mode and role, so the pod can carry it once.
-func TestEntryPointsAgree(t *testing.T) {
-	jobs := []*batch.Job{
-		newJob("ml", "ps", []string{"--gloo=2"}, taskSpec{name: "ps", replicas: 2}, taskSpec{name: "worker", replicas: 3}),
-		newJob("ml", "het", nil, taskSpec{name: "ps", replicas: 1}, taskSpec{name: "worker", replicas: 2}, taskSpec{name: "heter", replicas: 2}),
-		newJob("ml", "col", nil, taskSpec{name: "trainer", replicas: 3, gpus: 2}),
-	}
-	for _, job := range jobs {
-		a, _ := ParseArgs(job.Spec.Plugins[PluginName])
-		l, errs := ValidateJob(job, a)
-		if len(errs) > 0 {
-			t.Fatal(errs)
-		}
-		for _, lay := range []*Layout{l, l.At(4)} {
-			for _, r := range lay.roles() {
-				for idx := 0; idx < r.Replicas; idx++ {
-					p := replica{l: lay, r: r, index: idx}
-					seen := map[string]envVar{}
-					by := map[string]string{}
-					for _, e := range entryPoints {
-						if !e.serves(lay.Mode) {
-							continue
-						}
-						for _, v := range e.vars(p) {
-							if was, ok := seen[v.name]; ok && was != v {
-								t.Errorf("%s %s-%d: %s is %+v for %q but %+v for %q", job.Name, r.TaskName, idx, v.name, was, by[v.name], v, e.Name)
-							}
-							seen[v.name], by[v.name] = v, e.Name
-						}
-					}
-				}
-			}
-		}
-	}
-}
-
-// The ConfigMap stays under its 1 MiB limit whatever the job: every list
-// in it passed the MAX_ARG_STRLEN check, and there are at most six.
-func TestConfigMapBound(t *testing.T) {
-	keys := map[string]bool{listBarrierHosts: true}
-	for _, e := range entryPoints {
-		a := &Args{Port: DefaultPort, PortsPerPod: DefaultPortsPerPod, Gloo: 1, HeterDevice: heterDeviceAuto}
-		one := func(r paddleapi.Role) *RoleTask { return &RoleTask{Role: r, TaskName: string(r), Replicas: 1} }
-		for _, m := range e.Modes {
-			l := &Layout{Job: "j", Mode: m, Args: a, PServer: one(paddleapi.RolePServer), Trainer: one(paddleapi.RoleTrainer), Heter: one(paddleapi.RoleHeter)}
-			for _, r := range l.roles() {
-				for _, v := range e.vars(replica{l: l, r: r}) {
-					if v.list != "" {
-						keys[v.list] = true
-					}
-				}
-			}
-		}
-	}
-	const configMapLimit = 1 << 20 // k8s.io/kubernetes pkg/apis/core/validation: ValidateConfigMap (MaxSecretSize)
-	if n := len(keys) * (maxEnvStringBytes + 64); len(keys) > 6 || n >= configMapLimit {
-		t.Errorf("%d lists could need %d bytes, over the ConfigMap limit: %v", len(keys), n, keys)
-	}
-}
-
 // When Volcano has bumped job.Status.Version past the incarnation its pods
-// carry (killJob runs more than once per restart), EnsureJobObjects brings
+// carry (killJob runs more than once per restart), paddlekube.EnsureJobObjects brings
 // back the pods' ConfigMap, not one under the status's number, and does not
 // delete the one the pods use.
 func TestEnsureJobObjectsFollowsPods(t *testing.T) {
@@ -415,11 +337,11 @@ func TestEnsureJobObjectsFollowsPods(t *testing.T) {
 	if err := client.CoreV1().ConfigMaps("ml").Delete(ctx, "wd-paddle-v1", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := EnsureJobObjects(ctx, client, job); err != nil {
+	if err := paddlekube.EnsureJobObjects(ctx, client, job); err != nil {
 		t.Fatal(err)
 	}
 	cms := configMapsOf(t, client, "ml")
-	if cm, ok := cms["wd-paddle-v1"]; !ok || cm.Data[listTrainerHosts] != "wd-worker-0-v1.wd,wd-worker-1-v1.wd" {
+	if cm, ok := cms["wd-paddle-v1"]; !ok || cm.Data[paddlejob.EnvTrainers] != "wd-worker-0-v1.wd,wd-worker-1-v1.wd" {
 		t.Errorf("the pods' ConfigMap wd-paddle-v1 was not re-created: %v", cm)
 	}
 	if _, ok := cms["wd-paddle-v3"]; ok {

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
 
+	"github.com/volcano-paddle/volcano-paddle/pkg/paddlejob"
 	"github.com/volcano-paddle/volcano-paddle/test/contract"
 )
 
@@ -61,7 +62,7 @@ func FuzzJobPlugin(f *testing.F) {
 		pods, err := runJob(t, client, job)
 		svcs, _ := client.CoreV1().Services("fz").List(context.Background(), metav1.ListOptions{})
 		if err != nil {
-			if _, ok := err.(*InvalidJobError); !ok {
+			if _, ok := err.(*paddlejob.InvalidJobError); !ok {
 				t.Fatalf("unexpected error type %T: %v", err, err)
 			}
 			if len(svcs.Items) != 0 {

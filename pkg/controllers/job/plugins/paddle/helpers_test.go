@@ -15,6 +15,7 @@ import (
 	pluginsinterface "volcano.sh/volcano/pkg/controllers/job/plugins/interface"
 
 	"github.com/volcano-paddle/volcano-paddle/harness/testbuilders"
+	"github.com/volcano-paddle/volcano-paddle/pkg/paddlejob"
 	"github.com/volcano-paddle/volcano-paddle/test/contract"
 )
 
@@ -32,7 +33,7 @@ var uidSeq int
 // generation).
 func newJob(ns, name string, args []string, tasks ...taskSpec) *batch.Job {
 	uidSeq++
-	w := testbuilders.MakeJob(ns, name).UID(fmt.Sprintf("uid-%d", uidSeq)).Plugin(PluginName, args...)
+	w := testbuilders.MakeJob(ns, name).UID(fmt.Sprintf("uid-%d", uidSeq)).Plugin(paddlejob.PluginName, args...)
 	for _, t := range tasks {
 		w.Task(testbuilders.MakeTask(t.name, t.replicas).GPUs(t.gpus).Env(t.env...))
 	}
@@ -49,11 +50,11 @@ func newPod(job *batch.Job, taskIdx, index int) *v1.Pod {
 // controller gets it.
 func plugin(t testing.TB, client kubernetes.Interface, job *batch.Job) pluginsinterface.PluginInterface {
 	t.Helper()
-	pb, ok := plugins.GetPluginBuilder(PluginName)
+	pb, ok := plugins.GetPluginBuilder(paddlejob.PluginName)
 	if !ok {
 		t.Fatal("paddle plugin is not registered with Volcano's job plugin factory")
 	}
-	return pb(pluginsinterface.PluginClientset{KubeClients: client}, job.Spec.Plugins[PluginName])
+	return pb(pluginsinterface.PluginClientset{KubeClients: client}, job.Spec.Plugins[paddlejob.PluginName])
 }
 
 // runJob plays what Volcano's controller does for a new job: OnJobAdd, then
@@ -142,3 +143,8 @@ func podNamed(t *testing.T, pods []v1.Pod, name string) *v1.Pod {
 	t.Fatalf("no pod %s", name)
 	return nil
 }
+
+// The package does not register itself on import (the cmd/ mains call
+// Register); its tests reach the plugin through Volcano's factory, as the
+// job controller does.
+func init() { Register() }

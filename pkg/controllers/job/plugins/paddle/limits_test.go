@@ -8,6 +8,9 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/client-go/kubernetes/fake"
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
+
+	"github.com/volcano-paddle/volcano-paddle/pkg/gputopology"
+	"github.com/volcano-paddle/volcano-paddle/pkg/paddlejob"
 )
 
 // Numbers that once crashed or stalled the controller are refused with the
@@ -16,7 +19,7 @@ import (
 func TestLimits(t *testing.T) {
 	gpus := func(q string, limits bool) func(*batch.Job) {
 		return func(j *batch.Job) {
-			r := v1.ResourceList{gpuResource: resource.MustParse(q)}
+			r := v1.ResourceList{gputopology.ResourceName: resource.MustParse(q)}
 			c := &j.Spec.Tasks[1].Template.Spec.Containers[0]
 			c.Resources = v1.ResourceRequirements{Requests: r}
 			if limits {
@@ -45,16 +48,16 @@ func TestLimits(t *testing.T) {
 		}, "spec.tasks", "more than the 20000"},
 		{"name starting with a digit", func(j *batch.Job) { j.Name = "1paddle" }, "metadata.name", `DNS-1035`},
 		{"name with a dot", func(j *batch.Job) { j.Name = "wide.deep" }, "metadata.name", "DNS label"},
-		{"barrier timeout of a year", func(j *batch.Job) { j.Spec.Plugins[PluginName] = []string{"--barrier-timeout=8760h"} }, "spec.plugins.paddle[--barrier-timeout]", "at most 24h"},
+		{"barrier timeout of a year", func(j *batch.Job) { j.Spec.Plugins[paddlejob.PluginName] = []string{"--barrier-timeout=8760h"} }, "spec.plugins.paddle[--barrier-timeout]", "at most 24h"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			j := newJob("ml", "wd", nil, taskSpec{name: "ps", replicas: 1}, taskSpec{name: "worker", replicas: 2})
 			tc.edit(j)
 			_, err := runJob(t, fake.NewSimpleClientset(), j)
-			inv, ok := err.(*InvalidJobError)
+			inv, ok := err.(*paddlejob.InvalidJobError)
 			if !ok {
-				t.Fatalf("err = %v (%T), want an InvalidJobError", err, err)
+				t.Fatalf("err = %v (%T), want an paddlejob.InvalidJobError", err, err)
 			}
 			for _, e := range inv.Errs {
 				if strings.Contains(e.Field, tc.field) && strings.Contains(e.Error(), tc.want) {
@@ -63,16 +66,6 @@ func TestLimits(t *testing.T) {
 			}
 			t.Errorf("errors %v lack %s: %s", inv.Errs, tc.field, tc.want)
 		})
-	}
-}
-
-func TestJobNameFix(t *testing.T) {
-	errs := validateJobName("1paddle")
-	if len(errs) != 1 || !strings.Contains(errs[0].Detail, `e.g. "paddle-paddle"`) {
-		t.Errorf("errors = %v", errs)
-	}
-	if errs := validateJobName("wd-2"); len(errs) != 0 {
-		t.Errorf("valid name refused: %v", errs)
 	}
 }
 

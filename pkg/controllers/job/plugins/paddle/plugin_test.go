@@ -22,6 +22,7 @@ import (
 	pluginsinterface "volcano.sh/volcano/pkg/controllers/job/plugins/interface"
 
 	"github.com/volcano-paddle/volcano-paddle/pkg/paddleapi"
+	"github.com/volcano-paddle/volcano-paddle/pkg/paddlejob"
 )
 
 func TestServiceCreated(t *testing.T) {
@@ -54,7 +55,7 @@ func TestServiceCreated(t *testing.T) {
 			t.Errorf("Service selects pod %s of another job of the same name", p.Name)
 		}
 	}
-	if job.Status.ControlledResources[controlledKey] != PluginName || job.Status.ControlledResources[layoutKey] != "ps=1,worker=2" {
+	if job.Status.ControlledResources[paddlejob.ControlledKey] != paddlejob.PluginName || job.Status.ControlledResources[paddlejob.LayoutKey] != "ps=1,worker=2" {
 		t.Errorf("ControlledResources = %v", job.Status.ControlledResources)
 	}
 }
@@ -144,7 +145,7 @@ func TestPodShape(t *testing.T) {
 			t.Error("pserver 1 declares the gloo port")
 		}
 	}
-	if ic := ps0.Spec.InitContainers; len(ic) != 1 || ic[0].Name != BarrierContainerName || ic[0].Image != DefaultBarrierImage {
+	if ic := ps0.Spec.InitContainers; len(ic) != 1 || ic[0].Name != paddlejob.BarrierContainerName || ic[0].Image != paddlejob.DefaultBarrierImage {
 		t.Errorf("init containers = %+v", ic)
 	}
 	hosts := envOf(&ps0.Spec.InitContainers[0])["PADDLE_BARRIER_HOSTS"]
@@ -236,7 +237,7 @@ func TestRejectionWrittenToJobStatus(t *testing.T) {
 		t.Fatalf("patched %s (%s)", gotPath, gotType)
 	}
 	state := gotBody["status"].(map[string]interface{})["state"].(map[string]interface{})
-	if state["reason"] != InvalidReason || state["message"] != err.Error() {
+	if state["reason"] != paddlejob.InvalidReason || state["message"] != err.Error() {
 		t.Errorf("status state = %v", state)
 	}
 }

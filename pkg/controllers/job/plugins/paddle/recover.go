@@ -14,6 +14,8 @@ import (
 	vcscheme "volcano.sh/apis/pkg/client/clientset/versioned/scheme"
 	"volcano.sh/volcano/pkg/controllers/job/plugins"
 	pluginsinterface "volcano.sh/volcano/pkg/controllers/job/plugins/interface"
+
+	"github.com/volcano-paddle/volcano-paddle/pkg/paddlejob"
 )
 
 // PanicReason is the reason of the Warning event a job gets when a plugin
@@ -57,7 +59,7 @@ type recoveringPlugin struct {
 
 var _ pluginsinterface.PluginInterface = &recoveringPlugin{}
 
-func (p *recoveringPlugin) Name() string { return PluginName }
+func (p *recoveringPlugin) Name() string { return paddlejob.PluginName }
 
 func (p *recoveringPlugin) OnPodCreate(pod *v1.Pod, job *batch.Job) error {
 	return p.guard("OnPodCreate", job, func() error { return p.inner.OnPodCreate(pod, job) })

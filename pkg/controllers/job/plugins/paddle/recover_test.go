@@ -9,12 +9,14 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 	pluginsinterface "volcano.sh/volcano/pkg/controllers/job/plugins/interface"
+
+	"github.com/volcano-paddle/volcano-paddle/pkg/paddlejob"
 )
 
 // panicking panics in every hook, like a bug on one job's input would.
 type panicking struct{}
 
-func (panicking) Name() string                          { return PluginName }
+func (panicking) Name() string                          { return paddlejob.PluginName }
 func (panicking) OnPodCreate(*v1.Pod, *batch.Job) error { var s []int; _ = s[3]; return nil }
 func (panicking) OnJobAdd(*batch.Job) error             { panic("boom") }
 func (panicking) OnJobDelete(*batch.Job) error          { panic(errors.New("boom")) }
@@ -71,8 +73,8 @@ func TestRegisteredPluginRecovers(t *testing.T) {
 	if _, ok := p.(*recoveringPlugin); !ok {
 		t.Fatalf("registered plugin is %T, want the recovering wrapper", p)
 	}
-	var inv *InvalidJobError
+	var inv *paddlejob.InvalidJobError
 	if err := p.OnJobAdd(job); !errors.As(err, &inv) {
-		t.Errorf("OnJobAdd = %v, want the InvalidJobError", err)
+		t.Errorf("OnJobAdd = %v, want the paddlejob.InvalidJobError", err)
 	}
 }

@@ -10,10 +10,9 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
-)
 
-// InvalidReason is the Job status reason set when the plugin rejects a job.
-const InvalidReason = "PaddleInvalidSpec"
+	"github.com/volcano-paddle/volcano-paddle/pkg/paddlejob"
+)
 
 // reportInvalid writes the rejection into the Job's status (reason and
 // message next to its Pending phase), where `kubectl get vcjob -o yaml` and
@@ -25,7 +24,7 @@ const InvalidReason = "PaddleInvalidSpec"
 // own credentials. The controller does not write the status of a job whose
 // plugins fail, so this message stays until the job is fixed or deleted.
 func reportInvalid(ctx context.Context, client kubernetes.Interface, job *batch.Job, msg string) {
-	reportState(ctx, client, job, InvalidReason, msg)
+	reportState(ctx, client, job, paddlejob.InvalidReason, msg)
 }
 
 // reportState sets the Job status reason and message (unchanged phase).

@@ -12,66 +12,9 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
-	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
-)
 
-func TestValidateUpdate(t *testing.T) {
-	base := func() *batch.Job {
-		return newJob("ml", "wd", nil, taskSpec{name: "ps", replicas: 1}, taskSpec{name: "worker", replicas: 2}, taskSpec{name: "tb", replicas: 1})
-	}
-	invalid := func() *batch.Job {
-		j := base()
-		j.Spec.Tasks[1].Template.Spec.Containers[0].Env = []v1.EnvVar{{Name: EnvPort, Value: "1"}}
-		return j
-	}
-	cases := []struct {
-		name      string
-		old, new  func() *batch.Job
-		wantField string // "" = allowed
-	}{
-		{"unchanged", base, base, ""},
-		{"labels only", base, func() *batch.Job { j := base(); j.Labels = map[string]string{"a": "b"}; return j }, ""},
-		{"labels on a job current rules refuse", invalid, func() *batch.Job { j := invalid(); j.Labels = map[string]string{"a": "b"}; return j }, ""},
-		{"finalizer of a foreground deletion on an invalid job", invalid, func() *batch.Job {
-			j := invalid()
-			j.Finalizers = []string{metav1.FinalizerDeleteDependents}
-			return j
-		}, ""},
-		{"spec change of a job being deleted", invalid, func() *batch.Job {
-			j := invalid()
-			now := metav1.Now()
-			j.DeletionTimestamp = &now
-			j.Spec.Tasks[0].Replicas = 3
-			return j
-		}, ""},
-		{"worker replicas", base, func() *batch.Job { j := base(); j.Spec.Tasks[1].Replicas = 4; return j }, "spec.tasks[1].replicas"},
-		{"pserver replicas", base, func() *batch.Job { j := base(); j.Spec.Tasks[0].Replicas = 2; return j }, "spec.tasks[0].replicas"},
-		{"helper task replicas", base, func() *batch.Job { j := base(); j.Spec.Tasks[2].Replicas = 3; return j }, ""},
-		{"a job that never ran is judged alone", invalid, func() *batch.Job { j := base(); j.Spec.Tasks[1].Replicas = 4; return j }, ""},
-		{"new spec invalid", base, invalid, "spec.tasks[1].template.spec.containers[0].env[0]"},
-		{"absurd replicas", base, func() *batch.Job { j := base(); j.Spec.Tasks[1].Replicas = 1 << 30; return j }, "spec.tasks[1].replicas"},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			errs := ValidateUpdate(tc.old(), tc.new(), &Args{Mode: modeAuto, Port: DefaultPort, PortsPerPod: DefaultPortsPerPod, HeterDevice: heterDeviceAuto})
-			if tc.wantField == "" {
-				if len(errs) != 0 {
-					t.Fatalf("refused: %v", errs)
-				}
-				return
-			}
-			if len(errs) == 0 {
-				t.Fatalf("allowed, want an error on %s", tc.wantField)
-			}
-			for _, e := range errs {
-				if e.Field == tc.wantField {
-					return
-				}
-			}
-			t.Fatalf("errors %v name no %s", errs, tc.wantField)
-		})
-	}
-}
+	"github.com/volcano-paddle/volcano-paddle/pkg/paddlejob"
+)
 
 // A resize that reaches the controller (no webhook) never fails the sync:
 // Volcano would terminate the job after its retry limit. The gang keeps
@@ -102,18 +45,18 @@ func TestResizeHeldByController(t *testing.T) {
 		if synced.Spec.MinAvailable > 3 {
 			t.Errorf("minAvailable %d above the held gang of 3", synced.Spec.MinAvailable)
 		}
-		if got := synced.Status.ControlledResources[layoutKey]; got != "ps=1,worker=2" {
+		if got := synced.Status.ControlledResources[paddlejob.LayoutKey]; got != "ps=1,worker=2" {
 			t.Errorf("recorded sizes = %q", got)
 		}
-		waitEvent(t, client, ResizeHeldReason, "ps=1,worker=2")
+		waitEvent(t, client, paddlejob.ResizeHeldReason, "ps=1,worker=2")
 		pod := newPod(synced, 1, 1)
 		if err := plugin(t, client, synced).OnPodCreate(pod, synced); err != nil {
 			t.Fatalf("re-creating worker 1 of the held gang: %v", err)
 		}
-		if got := envOf(&pod.Spec.Containers[0])[EnvTrainersNum]; got != "2" {
-			t.Errorf("re-created worker has %s=%s, want the running size 2", EnvTrainersNum, got)
+		if got := envOf(&pod.Spec.Containers[0])[paddlejob.EnvTrainersNum]; got != "2" {
+			t.Errorf("re-created worker has %s=%s, want the running size 2", paddlejob.EnvTrainersNum, got)
 		}
-		if newSize > MaxRoleReplicas {
+		if newSize > paddlejob.MaxRoleReplicas {
 			continue
 		}
 
@@ -132,8 +75,8 @@ func TestResizeHeldByController(t *testing.T) {
 			t.Fatalf("restart made %d pods, want %d", len(pods), 1+newSize)
 		}
 		for _, p := range pods {
-			if got := envOf(&p.Spec.Containers[0])[EnvTrainersNum]; got != strconv.Itoa(int(newSize)) {
-				t.Errorf("pod %s after restart has %s=%s, want %d", p.Name, EnvTrainersNum, got, newSize)
+			if got := envOf(&p.Spec.Containers[0])[paddlejob.EnvTrainersNum]; got != strconv.Itoa(int(newSize)) {
+				t.Errorf("pod %s after restart has %s=%s, want %d", p.Name, paddlejob.EnvTrainersNum, got, newSize)
 			}
 		}
 	}

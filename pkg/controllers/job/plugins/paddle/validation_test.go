@@ -2,63 +2,16 @@ package paddle
 
 import (
 	"context"
-	"strconv"
 	"strings"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/client-go/kubernetes/fake"
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 
-	"github.com/volcano-paddle/volcano-paddle/pkg/paddleapi"
+	"github.com/volcano-paddle/volcano-paddle/pkg/paddlejob"
 )
-
-func TestModeResolution(t *testing.T) {
-	cases := []struct {
-		name     string
-		args     []string
-		tasks    []taskSpec
-		mode     paddleapi.Mode
-		ps, tr   string
-		heterTsk string
-	}{
-		{"paddle-operator names", nil, []taskSpec{{name: "ps", replicas: 2}, {name: "worker", replicas: 2}}, paddleapi.ModePS, "ps", "worker", ""},
-		{"CTR names", nil, []taskSpec{{name: "pserver", replicas: 2}, {name: "trainer", replicas: 2}}, paddleapi.ModePS, "pserver", "trainer", ""},
-		{"collective", nil, []taskSpec{{name: "worker", replicas: 4}}, paddleapi.ModeCollective, "", "worker", ""},
-		{"pserver task with 0 replicas is collective", []string{"--mode=auto"}, []taskSpec{{name: "trainer", replicas: 2}}, paddleapi.ModeCollective, "", "trainer", ""},
-		{"heter", nil, []taskSpec{{name: "ps", replicas: 1}, {name: "worker", replicas: 2}, {name: "heter", replicas: 1}}, paddleapi.ModeHeterPS, "ps", "worker", "heter"},
-		{"explicit names", []string{"--ps-task=server", "--trainer-task=gpu"}, []taskSpec{{name: "server", replicas: 1}, {name: "gpu", replicas: 2}, {name: "tensorboard", replicas: 1}}, paddleapi.ModePS, "server", "gpu", ""},
-		{"forced ps", []string{"--mode=ps"}, []taskSpec{{name: "ps", replicas: 1}, {name: "worker", replicas: 1}}, paddleapi.ModePS, "ps", "worker", ""},
-		{"single node (seed 003)", nil, []taskSpec{{name: "trainer", replicas: 1}}, paddleapi.ModeCollective, "", "trainer", ""},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			job := newJob("ns", "j", tc.args, tc.tasks...)
-			a, errs := ParseArgs(tc.args)
-			if len(errs) > 0 {
-				t.Fatal(errs)
-			}
-			l, errs := ValidateJob(job, a)
-			if len(errs) > 0 {
-				t.Fatal(errs)
-			}
-			if l.Mode != tc.mode {
-				t.Errorf("mode %s, want %s", l.Mode, tc.mode)
-			}
-			name := func(r *RoleTask) string {
-				if r == nil {
-					return ""
-				}
-				return r.TaskName
-			}
-			if name(l.PServer) != tc.ps || name(l.Trainer) != tc.tr || name(l.Heter) != tc.heterTsk {
-				t.Errorf("roles ps=%q trainer=%q heter=%q", name(l.PServer), name(l.Trainer), name(l.Heter))
-			}
-		})
-	}
-}
 
 // Every bad-input row of the issue: the job is rejected with a message that
 // names the field, and nothing is created for it.
@@ -175,14 +128,14 @@ func TestInvalidJobs(t *testing.T) {
 					t.Errorf("message does not mention %q:\n%s", f, msg)
 				}
 			}
-			if _, ok := err.(*InvalidJobError); !ok {
-				t.Errorf("error is %T, want *InvalidJobError", err)
+			if _, ok := err.(*paddlejob.InvalidJobError); !ok {
+				t.Errorf("error is %T, want *paddlejob.InvalidJobError", err)
 			}
 			svcs, _ := client.CoreV1().Services(job.Namespace).List(context.Background(), metav1.ListOptions{})
 			if len(svcs.Items) != 0 {
 				t.Errorf("a rejected job left a Service behind")
 			}
-			if job.Status.ControlledResources[controlledKey] != "" {
+			if job.Status.ControlledResources[paddlejob.ControlledKey] != "" {
 				t.Errorf("a rejected job is marked as initialised")
 			}
 		})
@@ -195,21 +148,4 @@ func TestTemplateEnvConsistentAccepted(t *testing.T) {
 	job := newJob("ns", "one", nil, taskSpec{name: "trainer", replicas: 1, env: []v1.EnvVar{
 		{Name: "PADDLE_TRAINER_ID", Value: "0"}, {Name: "PADDLE_PORT", Value: "36000"}, {Name: "PADDLE_TRAINERS_NUM", Value: "1"}}})
 	mustRun(t, job)
-}
-
-// Checking the template env stops when the request's context ends, with
-// an error that says so, instead of running on after the client left.
-func TestValidateStopsWithContext(t *testing.T) {
-	j := newJob("ml", "big", nil, taskSpec{name: "trainer", replicas: 3000,
-		env: []v1.EnvVar{{Name: EnvPort, Value: strconv.Itoa(DefaultPort)}}})
-	a, _ := ParseArgs(nil)
-	if _, errs := ValidateJobContext(context.Background(), j, a); len(errs) > 0 {
-		t.Fatalf("valid job refused: %v", errs)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	_, errs := ValidateJobContext(ctx, j, a)
-	if len(errs) != 1 || errs[0].Type != field.ErrorTypeInternal || !strings.Contains(errs[0].Error(), "context canceled") {
-		t.Errorf("errors with an ended context: %v", errs)
-	}
 }

@@ -1,7 +1,6 @@
-package paddle
+package paddlejob
 
 import (
-	"flag"
 	"fmt"
 	"strings"
 	"time"
@@ -148,30 +147,4 @@ func validateGPUs(c *v1.Container, path *field.Path) field.ErrorList {
 		}
 	}
 	return errs
-}
-
-// refuseRepeatedFlags makes every flag of fs fail when given a second time.
-// Go's flag package keeps the last value silently, so "--port=1 --port=2"
-// would hide a mistake in the job.
-func refuseRepeatedFlags(fs *flag.FlagSet) {
-	fs.VisitAll(func(f *flag.Flag) { f.Value = &onceValue{Value: f.Value} })
-}
-
-type onceValue struct {
-	flag.Value
-	set bool
-}
-
-func (v *onceValue) Set(s string) error {
-	if v.set {
-		return fmt.Errorf("given more than once (first value %q); give each flag once", v.Value.String())
-	}
-	v.set = true
-	return v.Value.Set(s)
-}
-
-// IsBoolFlag keeps "--barrier" (without "=true") working for bool flags.
-func (v *onceValue) IsBoolFlag() bool {
-	b, ok := v.Value.(interface{ IsBoolFlag() bool })
-	return ok && b.IsBoolFlag()
 }

@@ -1,4 +1,4 @@
-package paddle
+package paddlejob
 
 import (
 	"fmt"
@@ -39,7 +39,7 @@ type Defaulted struct {
 // policy is left alone: Volcano refuses "*" next to other events.
 //
 // A --checkpointable job without a PodEvicted policy gets PodEvicted ->
-// RestartJob (checkpointRestart, preemption.go).
+// RestartJob (checkpointRestart).
 func Defaults(job *batch.Job, a *Args, l *Layout) []Defaulted {
 	var out []Defaulted
 	if d, ok := trainerCompletesJob(job, a, l); ok {
@@ -82,4 +82,30 @@ func addPolicy(path string, policies []batch.LifecyclePolicy, event bus.Event, a
 		return PatchOperation{Op: "add", Path: path, Value: []batch.LifecyclePolicy{p}}
 	}
 	return PatchOperation{Op: "add", Path: path + "/-", Value: p}
+}
+
+// checkpointRestart: a --checkpointable job without a PodEvicted policy
+// (job-level or on a task, or an AnyEvent one) gets PodEvicted ->
+// RestartJob at admission. The scheduler takes such a job's pods on one
+// node at a time (Volcano's preempt and reclaim actions evict per node):
+// without the policy Volcano's job controller only re-creates the evicted
+// pods, and the rest of the world keeps running without them.
+func checkpointRestart(job *batch.Job, a *Args) (Defaulted, bool) {
+	if !a.Checkpointable {
+		return Defaulted{}, false
+	}
+	if handles(job.Spec.Policies, bus.PodEvictedEvent) {
+		return Defaulted{}, false
+	}
+	for _, t := range job.Spec.Tasks {
+		if handles(t.Policies, bus.PodEvictedEvent) {
+			return Defaulted{}, false
+		}
+	}
+	op := addPolicy("/spec/policies", job.Spec.Policies, bus.PodEvictedEvent, bus.RestartJobAction)
+	maxRetry := job.Spec.MaxRetry
+	if maxRetry == 0 {
+		maxRetry = 3 // Volcano's default (its job mutating webhook)
+	}
+	return Defaulted{Patch: op, Warning: fmt.Sprintf("spec.policies: added PodEvicted -> RestartJob, so that the --checkpointable job restarts whole from its checkpoint when the scheduler preempts it; every preemption counts as one of its spec.maxRetry (%d) restarts, raise it if the job may be preempted more often", maxRetry)}, true
 }

@@ -1,4 +1,4 @@
-package paddle
+package paddlejob
 
 import (
 	"strings"
@@ -7,7 +7,7 @@ import (
 )
 
 func TestParseArgsDefaults(t *testing.T) {
-	a, errs := ParseArgs(nil)
+	a, errs := parseArgs(nil)
 	if len(errs) > 0 {
 		t.Fatal(errs)
 	}
@@ -23,7 +23,7 @@ func TestParseArgsDefaults(t *testing.T) {
 }
 
 func TestParseArgsValid(t *testing.T) {
-	a, errs := ParseArgs([]string{"--ps-task=servers", "--trainer-task=workers", "--mode=ps", "--port=40000",
+	a, errs := parseArgs([]string{"--ps-task=servers", "--trainer-task=workers", "--mode=ps", "--port=40000",
 		"--ports-per-pod=2", "--gloo=2", "--barrier=false", "--host-network", "--heter-device=xpu"})
 	if len(errs) > 0 {
 		t.Fatal(errs)
@@ -66,7 +66,7 @@ func TestParseArgsInvalid(t *testing.T) {
 		{[]string{"--trainer-completes-job=maybe"}, "invalid boolean value"},
 	}
 	for _, tc := range cases {
-		_, errs := ParseArgs(tc.args)
+		_, errs := parseArgs(tc.args)
 		if len(errs) == 0 {
 			t.Errorf("%v: accepted", tc.args)
 			continue
@@ -74,5 +74,16 @@ func TestParseArgsInvalid(t *testing.T) {
 		if got := errs.ToAggregate().Error(); !strings.Contains(got, tc.want) || !strings.Contains(got, "spec.plugins.paddle") {
 			t.Errorf("%v: error %q does not mention %q and the field", tc.args, got, tc.want)
 		}
+	}
+}
+
+func TestDefaultBarrierImageFollowsTheRelease(t *testing.T) {
+	for v, want := range map[string]string{"devel": "latest", "": "latest", "v0.3.0": "v0.3.0", "v0.3.0-2-gabc1234-dirty": "v0.3.0-2-gabc1234-dirty"} {
+		if got := barrierImageTag(v); got != want {
+			t.Errorf("barrierImageTag(%q) = %q, want %q", v, got, want)
+		}
+	}
+	if !strings.HasPrefix(DefaultBarrierImage, BarrierImageRepository+":") {
+		t.Errorf("DefaultBarrierImage = %s", DefaultBarrierImage)
 	}
 }

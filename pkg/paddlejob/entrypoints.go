@@ -1,83 +1,26 @@
-package paddle
+package paddlejob
 
 import (
 	"fmt"
 	"strconv"
-	"strings"
-
-	v1 "k8s.io/api/core/v1"
 
 	"github.com/volcano-paddle/volcano-paddle/pkg/paddleapi"
-)
-
-// The variables Paddle reads, grouped below by the entry point (the way a
-// container starts Paddle) whose code reads them. Paths are PaddlePaddle's
-// python/paddle/distributed/ (v2.6 and v3.0), or the seed image's code.
-const (
-	EnvJobID              = "PADDLE_JOB_ID"
-	EnvPort               = "PADDLE_PORT"
-	EnvPortsNum           = "TRAINER_PORTS_NUM"
-	EnvTrainersNum        = "PADDLE_TRAINERS_NUM"
-	EnvTrainerEndpoints   = "PADDLE_TRAINER_ENDPOINTS"
-	EnvTrainers           = "PADDLE_TRAINERS"
-	EnvTrainerID          = "PADDLE_TRAINER_ID"
-	EnvPodIP              = "POD_IP"
-	EnvCurrentEndpoint    = "PADDLE_CURRENT_ENDPOINT"
-	EnvTrainingRole       = "TRAINING_ROLE"
-	EnvPaddleTrainingRole = "PADDLE_TRAINING_ROLE"
-
-	EnvPServerEndpoints = "PADDLE_PSERVERS_IP_PORT_LIST"
-	EnvPServerID        = "PADDLE_PSERVER_ID"
-
-	EnvWithGloo         = "PADDLE_WITH_GLOO"
-	EnvGlooRendezvous   = "PADDLE_GLOO_RENDEZVOUS"
-	EnvGlooHTTPEndpoint = "PADDLE_GLOO_HTTP_ENDPOINT"
-
-	EnvMaster = "PADDLE_MASTER"
-	EnvNNodes = "PADDLE_NNODES"
-
-	EnvAllHeterEndpoints      = "PADDLE_ALL_HETER_TRAINER_IP_PORT_LIST"
-	EnvNextHeterEndpoints     = "PADDLE_NEXT_HETER_TRAINER_IP_PORT_LIST"
-	EnvPreviousHeterEndpoints = "PADDLE_PREVIOUS_HETER_TRAINER_IP_PORT_LIST"
-	EnvStageID                = "STAGE_ID"
-	EnvStageNum               = "STAGE_NUM"
-	EnvStageTrainersNum       = "PADDLE_STAGE_TRAINERS_NUM"
-	EnvHeterDeviceType        = "HETER_DEVICE_TYPE"
-
-	EnvSelectedGPUs = "FLAGS_selected_gpus"
-
-	// Fluid-era names the seed's CTR image (volcanosh/edlctr) and its
-	// paddle_k8s start script use.
-	EnvFluidPServers    = "PADDLE_PSERVERS"
-	EnvFluidPServersNum = "PADDLE_PSERVERS_NUM"
-	EnvFluidTrainerIPs  = "PADDLE_TRAINER_IPS"
-	EnvFluidCurrentIP   = "PADDLE_CURRENT_IP"
-
-	// The new launcher's own names (launch/context/args_envs.py:
-	// env_args_mapping).
-	EnvLaunchRunMode   = "PADDLE_RUN_MODE"
-	EnvLaunchServers   = "PADDLE_SERVERS_ENDPOINTS"
-	EnvLaunchTrainers  = "PADDLE_TRAINERS_ENDPOINTS"
-	EnvLaunchServerNum = "PADDLE_SERVER_NUM"
-	EnvLaunchTrainerNm = "PADDLE_TRAINER_NUM"
-	EnvLaunchGlooPort  = "PADDLE_GLOO_PORT"
-
-	// EnvBarrierHosts is what the barrier init container waits for.
-	EnvBarrierHosts = "PADDLE_BARRIER_HOSTS"
 )
 
 // gloo rendezvous through an HTTP key-value store (role_maker: Gloo.RENDEZVOUS.HTTP).
 const glooRendezvousHTTP = "3"
 
-// envVar is one variable of a pod: a literal, or a list all pods share,
-// which the pod refers to in the job's ConfigMap under key list.
+// envVar is one variable of a pod: a literal, a list all pods share,
+// which the pod refers to in the job's ConfigMap under key list, or a
+// field of the pod itself (the downward API's fieldPath).
 type envVar struct {
-	name, value, list string
+	name, value, list, field string
 }
 
-func lit(name, value string) envVar   { return envVar{name: name, value: value} }
-func num(name string, n int) envVar   { return lit(name, strconv.Itoa(n)) }
-func shared(name, list string) envVar { return envVar{name: name, list: list} }
+func lit(name, value string) envVar     { return envVar{name: name, value: value} }
+func num(name string, n int) envVar     { return lit(name, strconv.Itoa(n)) }
+func shared(name, list string) envVar   { return envVar{name: name, list: list} }
+func fieldRef(name, path string) envVar { return envVar{name: name, field: path} }
 
 // replica is the pod whose env an entry point describes.
 type replica struct {
@@ -306,41 +249,4 @@ func (e *entryPoint) serves(m paddleapi.Mode) bool {
 		}
 	}
 	return false
-}
-
-// selectedGPUs is FLAGS_selected_gpus for a container with n GPUs: inside
-// the container the device plugin numbers its GPUs 0..n-1.
-func selectedGPUs(n int64) string {
-	ids := make([]string, n)
-	for i := range ids {
-		ids[i] = strconv.Itoa(i)
-	}
-	return strings.Join(ids, ",")
-}
-
-func hasProxy(c *v1.Container) (proxy, noProxy bool) {
-	for _, e := range c.Env {
-		switch strings.ToLower(e.Name) {
-		case "http_proxy", "https_proxy":
-			proxy = true
-		case "no_proxy":
-			noProxy = true
-		}
-	}
-	return proxy, noProxy
-}
-
-// injectEnv adds env to a container, never replacing a variable the
-// template already sets (validation has checked those agree).
-func injectEnv(c *v1.Container, env []v1.EnvVar) {
-	have := make(map[string]bool, len(c.Env))
-	for _, e := range c.Env {
-		have[e.Name] = true
-	}
-	for _, e := range env {
-		if !have[e.Name] {
-			c.Env = append(c.Env, e)
-			have[e.Name] = true
-		}
-	}
 }

@@ -1,4 +1,4 @@
-package paddle
+package paddlejob
 
 import (
 	"flag"
@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/volcano-paddle/volcano-paddle/pkg/paddleapi"
+	"github.com/volcano-paddle/volcano-paddle/pkg/version"
 )
 
 // Defaults of the plugin arguments.
@@ -59,11 +60,11 @@ type Args struct {
 	HeterDevice string
 	// TrainerCompletesJob: at admission, a PS job whose trainer task has no
 	// TaskCompleted policy gets TaskCompleted -> CompleteJob there, so the
-	// pservers stop when training ends (mutate.go).
+	// pservers stop when training ends (defaults.go).
 	TrainerCompletesJob bool
 	// Checkpointable: the job saves checkpoints and resumes from them, so
 	// the scheduler may stop it whole for a gang that starves
-	// (preemption.go).
+	// (preemption.go, defaults.go).
 	Checkpointable bool
 	// Elastic: elastic collective jobs (elastic.go).
 	Elastic ElasticArgs
@@ -89,14 +90,14 @@ func newFlagSet(a *Args) *flag.FlagSet {
 	fs.StringVar(&a.HeterDevice, "heter-device", heterDeviceAuto, "HETER_DEVICE_TYPE of heter trainers: auto, cpu, gpu or xpu")
 	fs.BoolVar(&a.TrainerCompletesJob, "trainer-completes-job", true, "at admission, give a PS job's trainer task TaskCompleted -> CompleteJob when it has no TaskCompleted policy")
 	fs.BoolVar(&a.Checkpointable, "checkpointable", false, "the job resumes from its checkpoints: the scheduler may stop it whole (preempt) for a gang that starves")
-	registerElasticFlags(fs, &a.Elastic) // elastic.go
-	refuseRepeatedFlags(fs)              // limits.go
+	registerElasticFlags(fs, &a.Elastic)
+	refuseRepeatedFlags(fs)
 	return fs
 }
 
-// ParseArgs parses and checks the plugin arguments on their own (checks
+// parseArgs parses and checks the plugin arguments on their own (checks
 // that need the job's tasks are in ValidateJob).
-func ParseArgs(args []string) (*Args, field.ErrorList) {
+func parseArgs(args []string) (*Args, field.ErrorList) {
 	a := &Args{}
 	fs := newFlagSet(a)
 	if err := fs.Parse(args); err != nil {
@@ -161,7 +162,7 @@ func (a *Args) validate() field.ErrorList {
 	default:
 		errs = append(errs, field.NotSupported(argsPath.Key("--heter-device"), a.HeterDevice, []string{heterDeviceAuto, "cpu", "gpu", "xpu"}))
 	}
-	errs = append(errs, a.Elastic.validate()...) // elastic.go
+	errs = append(errs, a.Elastic.validate()...)
 	for _, t := range []struct{ flag, name string }{{"--ps-task", a.PServerTask}, {"--trainer-task", a.TrainerTask}, {"--heter-task", a.HeterTask}} {
 		if t.name != "" && strings.TrimSpace(t.name) != t.name {
 			errs = append(errs, field.Invalid(argsPath.Key(t.flag), t.name, "must not contain spaces"))
@@ -178,4 +179,124 @@ func (a *Args) glooPort() int {
 	// Port+18 with the default 20 ports, as Paddle's launch examples use;
 	// never PADDLE_PORT itself.
 	return max(a.Port+1, a.Port+a.PortsPerPod-2)
+}
+
+// Defaults and bounds of the elastic arguments.
+const (
+	// DefaultElasticTimeout is PADDLE_ELASTIC_TIMEOUT. Every starting
+	// launcher wipes all heartbeats and the others beat again only every
+	// ttl/2 = 5 s (controllers/master.py: ETCDMaster.register_heartbeat),
+	// so a world formed faster than that splits: with 5 s, 3 of 6 first
+	// rendezvous formed two worlds at once (design.md 3b). 10 s leaves two
+	// beats.
+	DefaultElasticTimeout = 10 * time.Second
+	MinElasticTimeout     = 10 * time.Second
+	// DefaultElasticMaxRestart is PADDLE_MAX_RESTART: every re-formed world
+	// counts (controllers/collective.py: CollectiveElasticController.run),
+	// resizes and losses included; Paddle's default 3 ends a launcher at
+	// the 5th membership change.
+	DefaultElasticMaxRestart = 100
+	// DefaultElasticMaxFailures is how many trainer crashes the
+	// paddleelastic controller replaces before it fails the job.
+	DefaultElasticMaxFailures = 3
+	// DefaultEtcdImage runs the per-job etcd on real clusters.
+	DefaultEtcdImage = "registry.k8s.io/etcd:3.6.4-0"
+)
+
+// ElasticArgs are the plugin arguments of elastic jobs. A job is elastic
+// when --elastic-max is set.
+type ElasticArgs struct {
+	// Max is the largest world (MAX of PADDLE_NNODES=MIN:MAX); MIN is the
+	// trainer task's minAvailable. 0: a fixed-size job.
+	Max int
+	// Timeout is PADDLE_ELASTIC_TIMEOUT, how long a launcher waits after
+	// the last membership change before it forms a world below MAX.
+	Timeout time.Duration
+	// MaxRestart is PADDLE_MAX_RESTART, the worlds one launcher may re-form.
+	MaxRestart int
+	// MaxFailures is how many crashed trainer pods the controller replaces;
+	// the next one fails the job.
+	MaxFailures int
+	// EtcdImage is the image of the job's etcd pod.
+	EtcdImage string
+}
+
+// registerElasticFlags adds the elastic arguments to the plugin's flags.
+func registerElasticFlags(fs *flag.FlagSet, e *ElasticArgs) {
+	fs.IntVar(&e.Max, "elastic-max", 0, "largest number of trainer pods of an elastic collective job (PADDLE_NNODES=MIN:MAX, MIN = the trainer task's minAvailable); 0: fixed size")
+	fs.DurationVar(&e.Timeout, "elastic-timeout", DefaultElasticTimeout, "PADDLE_ELASTIC_TIMEOUT of elastic jobs, at least 10s")
+	fs.IntVar(&e.MaxRestart, "elastic-max-restart", DefaultElasticMaxRestart, "PADDLE_MAX_RESTART of elastic jobs: worlds one launcher may re-form")
+	fs.IntVar(&e.MaxFailures, "elastic-max-failures", DefaultElasticMaxFailures, "crashed trainer pods of an elastic job replaced before the job fails")
+	fs.StringVar(&e.EtcdImage, "etcd-image", DefaultEtcdImage, "image of an elastic job's etcd pod")
+}
+
+// Enabled says the job is elastic.
+func (e *ElasticArgs) Enabled() bool { return e.Max != 0 }
+
+func (e *ElasticArgs) validate() field.ErrorList {
+	var errs field.ErrorList
+	if e.Max < 0 {
+		errs = append(errs, field.Invalid(argsPath.Key("--elastic-max"), e.Max, "must be at least 2 (the largest number of trainer pods), or 0 for a fixed-size job"))
+	}
+	if !e.Enabled() {
+		return errs
+	}
+	if e.Timeout < MinElasticTimeout {
+		errs = append(errs, field.Invalid(argsPath.Key("--elastic-timeout"), e.Timeout.String(),
+			"must be at least 10s: every starting launcher wipes all heartbeats and the others beat again only every 5 s, so a shorter timeout splits the first rendezvous into separate worlds"))
+	} else if e.Timeout%time.Second != 0 {
+		errs = append(errs, field.Invalid(argsPath.Key("--elastic-timeout"), e.Timeout.String(), "must be whole seconds (PADDLE_ELASTIC_TIMEOUT is an integer)"))
+	}
+	if e.MaxRestart < 1 {
+		errs = append(errs, field.Invalid(argsPath.Key("--elastic-max-restart"), e.MaxRestart,
+			"must be at least 1; every resize and every lost pod re-forms the world once and counts"))
+	}
+	if e.MaxFailures < 0 {
+		errs = append(errs, field.Invalid(argsPath.Key("--elastic-max-failures"), e.MaxFailures, "must be 0 or more"))
+	}
+	if strings.TrimSpace(e.EtcdImage) == "" {
+		errs = append(errs, field.Required(argsPath.Key("--etcd-image"), "the etcd image of the job's rendezvous, e.g. "+DefaultEtcdImage))
+	}
+	return errs
+}
+
+// BarrierImageRepository is where `make images` publishes paddle-barrier
+// (cmd/paddle-barrier) next to the controller.
+const BarrierImageRepository = "ghcr.io/volcano-paddle/paddle-barrier"
+
+// DefaultBarrierImage is the paddle-barrier image of this controller's own
+// release (a plain `go build` has no release and takes :latest).
+var DefaultBarrierImage = BarrierImageRepository + ":" + barrierImageTag(version.Version)
+
+func barrierImageTag(v string) string {
+	if v == "" || v == "devel" {
+		return "latest"
+	}
+	return v
+}
+
+// refuseRepeatedFlags makes every flag of fs fail when given a second time.
+// Go's flag package keeps the last value silently, so "--port=1 --port=2"
+// would hide a mistake in the job.
+func refuseRepeatedFlags(fs *flag.FlagSet) {
+	fs.VisitAll(func(f *flag.Flag) { f.Value = &onceValue{Value: f.Value} })
+}
+
+type onceValue struct {
+	flag.Value
+	set bool
+}
+
+func (v *onceValue) Set(s string) error {
+	if v.set {
+		return fmt.Errorf("given more than once (first value %q); give each flag once", v.Value.String())
+	}
+	v.set = true
+	return v.Value.Set(s)
+}
+
+// IsBoolFlag keeps "--barrier" (without "=true") working for bool flags.
+func (v *onceValue) IsBoolFlag() bool {
+	b, ok := v.Value.(interface{ IsBoolFlag() bool })
+	return ok && b.IsBoolFlag()
 }

@@ -1,4 +1,4 @@
-package paddle
+package paddlejob
 
 import (
 	"context"
@@ -33,6 +33,9 @@ func ValidateJobContext(ctx context.Context, job *batch.Job, a *Args) (*Layout, 
 	if errs := validateLimits(job, a); len(errs) > 0 { // limits.go: before anything is built per replica
 		return nil, errs
 	}
+	// The layout, built completely: roles and mode, then the elastic
+	// bounds. resolveLayout and resolveElastic refuse a spec they cannot
+	// build a layout from.
 	l, errs := resolveLayout(job, a)
 	if l == nil || len(errs) > 0 {
 		return nil, errs
@@ -40,6 +43,10 @@ func ValidateJobContext(ctx context.Context, job *batch.Job, a *Args) (*Layout, 
 	if errs := resolveElastic(job, l); len(errs) > 0 { // elastic.go
 		return nil, errs
 	}
+	// Then validated: each role's task, the host names of every
+	// incarnation, the lists' sizes (which decide the lists the pods are
+	// rendered with), and the template's own values of the variables the
+	// pods are rendered with (env.go).
 	for _, r := range l.roles() {
 		errs = append(errs, validateRoleTask(job, l, r)...)
 	}
@@ -57,6 +64,27 @@ func ValidateJobContext(ctx context.Context, job *batch.Job, a *Args) (*Layout, 
 	}
 	return l, nil
 }
+
+// NewInvalidJobError formats validation errors as one message that names
+// the job; the admission webhook and the controller path share it.
+func NewInvalidJobError(job *batch.Job, errs field.ErrorList) *InvalidJobError {
+	msgs := make([]string, 0, len(errs))
+	for _, e := range errs {
+		msgs = append(msgs, e.Error())
+	}
+	return &InvalidJobError{Job: job.Namespace + "/" + job.Name, Errs: errs,
+		msg: fmt.Sprintf("paddle plugin rejected job %s/%s: %s", job.Namespace, job.Name, strings.Join(msgs, "; "))}
+}
+
+// InvalidJobError is returned by the hooks for a job the plugin will not
+// run; nothing has been created for it.
+type InvalidJobError struct {
+	Job  string
+	Errs field.ErrorList
+	msg  string
+}
+
+func (e *InvalidJobError) Error() string { return e.msg }
 
 func validateRoleTask(job *batch.Job, l *Layout, r *RoleTask) field.ErrorList {
 	var errs field.ErrorList
@@ -110,15 +138,6 @@ func validateHostnames(job *batch.Job) field.ErrorList {
 		}
 	}
 	return errs
-}
-
-// listFacts is what checkListSizes found out about a job's lists: which
-// optional lists are too long to reach a process, and whether the barrier
-// list fits only when it names the pservers alone. decideLayout turns the
-// facts into the layout the pods are built from; Warnings tells the user.
-type listFacts struct {
-	omitted       map[string]bool
-	narrowBarrier bool
 }
 
 // checkListSizes: every list reaches Paddle as one environment string,
@@ -231,8 +250,8 @@ func validateTemplateEnv(ctx context.Context, job *batch.Job, l *Layout) field.E
 // replica idx; nil when it agrees or the mode has no such variable.
 func checkTemplateVar(job *batch.Job, r *RoleTask, idx int, e *v1.EnvVar, path *field.Path, env, nextEnv []envVar) *field.Error {
 	w, ok := envValue(env, e.Name)
-	if !ok {
-		return nil
+	if !ok || w.field != "" {
+		return nil // a field of the pod (an elastic pod's POD_IP): elastic.go checks the template's
 	}
 	need := strconv.Quote(w.value)
 	if w.list != "" {
@@ -268,31 +287,6 @@ func mustEnvValue(env []envVar, name string) envVar {
 	return v
 }
 
-// contractEnvNames are the names the entry points set (env.go), which
-// Paddle cross-checks. PADDLE_JOB_ID and FLAGS_selected_gpus are not among
-// them: a user's value for those breaks no check and simply wins.
-var contractEnvNames = func() map[string]bool {
-	m := map[string]bool{}
-	a := &Args{Port: DefaultPort, PortsPerPod: DefaultPortsPerPod, Gloo: 1, HeterDevice: heterDeviceAuto}
-	role := func(r paddleapi.Role) *RoleTask { return &RoleTask{Role: r, TaskName: string(r), Replicas: 1} }
-	for _, mode := range allModes {
-		l := &Layout{Job: "j", Mode: mode, Args: a, Trainer: role(paddleapi.RoleTrainer)}
-		if mode != paddleapi.ModeCollective {
-			l.PServer = role(paddleapi.RolePServer)
-		}
-		if mode == paddleapi.ModeHeterPS {
-			l.Heter = role(paddleapi.RoleHeter)
-		}
-		for _, r := range l.roles() {
-			for _, v := range l.roleEnv(r, 0) {
-				m[v.name] = true
-			}
-		}
-	}
-	delete(m, EnvJobID)
-	return m
-}()
-
 func envHint(name string) string {
 	switch name {
 	case EnvPort:
@@ -319,4 +313,17 @@ func valueFromString(s *v1.EnvVarSource) string {
 		return "secret " + s.SecretKeyRef.Name
 	}
 	return "valueFrom"
+}
+
+// Validate is ValidateJob for the job's arguments s, with the argument or
+// validation errors as one *InvalidJobError that names the job.
+func (s Spec) Validate(job *batch.Job) (*Layout, error) {
+	if len(s.Errs) > 0 {
+		return nil, NewInvalidJobError(job, s.Errs)
+	}
+	l, errs := ValidateJob(job, s.Args)
+	if len(errs) > 0 {
+		return nil, NewInvalidJobError(job, errs)
+	}
+	return l, nil
 }

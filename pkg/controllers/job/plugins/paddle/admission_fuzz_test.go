@@ -1,4 +1,4 @@
-package paddle
+package paddle_test
 
 import (
 	"context"
@@ -8,9 +8,11 @@ import (
 	"strconv"
 	"testing"
 
+	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	admissionv1 "k8s.io/api/admission/v1"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/client-go/kubernetes/fake"
@@ -19,6 +21,8 @@ import (
 	pluginsinterface "volcano.sh/volcano/pkg/controllers/job/plugins/interface"
 
 	jobplugin "github.com/volcano-paddle/volcano-paddle/pkg/controllers/job/plugins/paddle"
+	"github.com/volcano-paddle/volcano-paddle/pkg/paddlejob"
+	webhook "github.com/volcano-paddle/volcano-paddle/pkg/webhooks/paddle"
 )
 
 // fuzzSeeds are whole Job specs as users (and hostile users) write them.
@@ -45,7 +49,11 @@ var fuzzSeeds = []string{
 // job, the mutating patch must apply, and a resize reaching the controller
 // must never fail its sync. `make test` runs the seeds; run longer with
 //
-//	go test ./pkg/webhooks/paddle -run '^$' -fuzz FuzzAdmission -fuzztime 10m
+//	go test ./pkg/controllers/job/plugins/paddle -run '^$' -fuzz FuzzAdmission -fuzztime 10m
+//
+// It lives beside the plugin, the one package allowed to import it besides
+// the cmd/ mains; review and applyPatch are the webhook tests' own
+// (pkg/webhooks/paddle/admit_test.go).
 func FuzzAdmission(f *testing.F) {
 	for i, s := range fuzzSeeds {
 		f.Add([]byte(s), byte(i))
@@ -58,7 +66,7 @@ func FuzzAdmission(f *testing.F) {
 		job.TypeMeta = metav1.TypeMeta{APIVersion: "batch.volcano.sh/v1alpha1", Kind: "Job"}
 		job.Namespace = "ml"
 		create := review(admissionv1.Create, &job, nil)
-		resp := Admit(context.Background(), create)
+		resp := webhook.Admit(context.Background(), create)
 		if resp == nil {
 			t.Fatal("nil admission response")
 		}
@@ -66,18 +74,18 @@ func FuzzAdmission(f *testing.F) {
 			t.Fatalf("Invalid without causes: %+v", resp.Result)
 		}
 
-		mresp := Mutate(context.Background(), create)
+		mresp := webhook.Mutate(context.Background(), create)
 		if !mresp.Allowed {
 			t.Fatalf("mutating admission denied: %+v", mresp.Result)
 		}
 		if mresp.Patch != nil {
 			patched := applyPatch(t, &job, mresp.Patch)
-			if r := Admit(context.Background(), review(admissionv1.Create, patched, nil)); r.Allowed != resp.Allowed {
+			if r := webhook.Admit(context.Background(), review(admissionv1.Create, patched, nil)); r.Allowed != resp.Allowed {
 				t.Fatalf("the default changed the verdict: %v -> %v", resp.Allowed, r.Allowed)
 			}
 		}
 
-		if _, uses := job.Spec.Plugins[jobplugin.PluginName]; !uses {
+		if _, uses := job.Spec.Plugins[paddlejob.PluginName]; !uses {
 			return
 		}
 		// The controller's view of the same job.
@@ -85,9 +93,9 @@ func FuzzAdmission(f *testing.F) {
 		job.Generation = 1
 		job.Status.ControlledResources = map[string]string{}
 		client := fake.NewSimpleClientset()
-		pb, _ := plugins.GetPluginBuilder(jobplugin.PluginName)
+		pb, _ := plugins.GetPluginBuilder(paddlejob.PluginName)
 		plugin := func() pluginsinterface.PluginInterface {
-			return pb(pluginsinterface.PluginClientset{KubeClients: client}, job.Spec.Plugins[jobplugin.PluginName])
+			return pb(pluginsinterface.PluginClientset{KubeClients: client}, job.Spec.Plugins[paddlejob.PluginName])
 		}
 		err := plugin().OnJobAdd(&job)
 		var pe *jobplugin.PanicError
@@ -114,11 +122,12 @@ func FuzzAdmission(f *testing.F) {
 		}
 		// A resize of a Paddle role reaching the controller is held, never
 		// refused.
-		args, _ := jobplugin.ParseArgs(job.Spec.Plugins[jobplugin.PluginName])
-		layout, _ := jobplugin.ValidateJob(&job, args)
+		s, _ := paddlejob.Read(&job)
+		args := s.Args
+		layout, _ := paddlejob.ValidateJob(&job, args)
 		edited := job.DeepCopy()
 		edited.Generation++
-		for _, r := range []*jobplugin.RoleTask{layout.PServer, layout.Trainer, layout.Heter} {
+		for _, r := range []*paddlejob.RoleTask{layout.PServer, layout.Trainer, layout.Heter} {
 			if r != nil {
 				edited.Spec.Tasks[r.TaskIndex].Replicas += int32(resize%5) - 2
 			}
@@ -126,7 +135,7 @@ func FuzzAdmission(f *testing.F) {
 		if err := plugin().OnJobUpdate(edited); err != nil {
 			t.Fatalf("OnJobUpdate after a resize: %v", err)
 		}
-		for _, e := range jobplugin.ValidateUpdate(&job, edited, args) {
+		for _, e := range paddlejob.ValidateUpdate(&job, edited, args) {
 			if e.Type == field.ErrorTypeForbidden {
 				t.Fatalf("the held job still differs from its running size: %v", e)
 			}
@@ -149,4 +158,42 @@ func podOf(job *batch.Job, ti, index int) *v1.Pod {
 		},
 		Spec: *ts.Template.Spec.DeepCopy(),
 	}
+}
+
+func review(op admissionv1.Operation, obj, old *batch.Job) admissionv1.AdmissionReview {
+	raw := func(j *batch.Job) runtime.RawExtension {
+		if j == nil {
+			return runtime.RawExtension{}
+		}
+		b, _ := json.Marshal(j)
+		return runtime.RawExtension{Raw: b}
+	}
+	return admissionv1.AdmissionReview{
+		TypeMeta: metav1.TypeMeta{APIVersion: "admission.k8s.io/v1", Kind: "AdmissionReview"},
+		Request: &admissionv1.AdmissionRequest{
+			UID:       "req-1",
+			Operation: op, Namespace: "ml",
+			Resource: metav1.GroupVersionResource{Group: "batch.volcano.sh", Version: "v1alpha1", Resource: "jobs"},
+			Object:   raw(obj), OldObject: raw(old),
+		}}
+}
+
+// applyPatch applies an admission JSON patch to a job, as the API server
+// does.
+func applyPatch(t *testing.T, job *batch.Job, patch []byte) *batch.Job {
+	t.Helper()
+	p, err := jsonpatch.DecodePatch(patch)
+	if err != nil {
+		t.Fatalf("patch %s: %v", patch, err)
+	}
+	raw, _ := json.Marshal(job)
+	out, err := p.Apply(raw)
+	if err != nil {
+		t.Fatalf("patch %s does not apply: %v", patch, err)
+	}
+	var got batch.Job
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatal(err)
+	}
+	return &got
 }

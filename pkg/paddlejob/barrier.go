@@ -1,36 +1,19 @@
-package paddle
+package paddlejob
 
 import (
 	"fmt"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
-
-	"github.com/volcano-paddle/volcano-paddle/pkg/version"
 )
 
 // BarrierContainerName is the init container that waits for the peers.
 const BarrierContainerName = "paddle-wait-peers"
 
-// BarrierImageRepository is where `make images` publishes paddle-barrier
-// (cmd/paddle-barrier) next to the controller.
-const BarrierImageRepository = "ghcr.io/volcano-paddle/paddle-barrier"
-
-// barrierBinary is the barrier's path in its image (cmd/paddle-images).
+// BarrierBinary is the barrier's path in its image (cmd/paddle-images).
 // Naming it, rather than relying on the image's entrypoint, makes a wrong
 // --barrier-image fail to start instead of passing without waiting.
-const barrierBinary = "/usr/local/bin/paddle-barrier"
-
-// DefaultBarrierImage is the paddle-barrier image of this controller's own
-// release (a plain `go build` has no release and takes :latest).
-var DefaultBarrierImage = BarrierImageRepository + ":" + barrierImageTag(version.Version)
-
-func barrierImageTag(v string) string {
-	if v == "" || v == "devel" {
-		return "latest"
-	}
-	return v
-}
+const BarrierBinary = "/usr/local/bin/paddle-barrier"
 
 // barrierContainer builds the init container for a pod of the job. It runs
 // paddle-barrier, which exits 0 once every peer host name has an address
@@ -45,7 +28,7 @@ func (l *Layout) barrierContainer() v1.Container {
 	return v1.Container{
 		Name:    BarrierContainerName,
 		Image:   l.Args.BarrierImage,
-		Command: []string{barrierBinary},
+		Command: []string{BarrierBinary},
 		Env: []v1.EnvVar{
 			l.barrierHostsEnv(), // the incarnation's hosts, from its ConfigMap (layout.go)
 			{Name: "PADDLE_BARRIER_TIMEOUT_SECONDS", Value: fmt.Sprintf("%d", int(l.Args.BarrierTimeout.Seconds()))},

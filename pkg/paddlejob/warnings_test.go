@@ -1,4 +1,4 @@
-package paddle
+package paddlejob
 
 import (
 	"strings"
@@ -38,7 +38,7 @@ func TestPortWarnings(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			job := tc.job.Obj()
-			a, errs := ParseArgs(job.Spec.Plugins[PluginName])
+			a, errs := parseArgs(job.Spec.Plugins[PluginName])
 			if len(errs) > 0 {
 				t.Fatal(errs)
 			}

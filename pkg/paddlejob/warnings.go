@@ -1,4 +1,4 @@
-package paddle
+package paddlejob
 
 import (
 	"fmt"
@@ -29,7 +29,7 @@ func Warnings(job *batch.Job, l *Layout) []string {
 	for _, r := range roles {
 		members += int32(r.Replicas)
 	}
-	if job.Spec.MinAvailable < members && l.Elastic == nil { // elastic.go: runs from minAvailable up
+	if job.Spec.MinAvailable < members && l.Elastic == nil { // an elastic job runs from minAvailable up
 		out = append(out, fmt.Sprintf("spec.minAvailable: %d is below the %d pods of the Paddle roles (%s): Volcano may start part of the gang, and Paddle waits for every member; set minAvailable to %d",
 			job.Spec.MinAvailable, members, l.ReplicaSummary(), members))
 	}
@@ -68,7 +68,7 @@ func Warnings(job *batch.Job, l *Layout) []string {
 		}
 	}
 	if l.Elastic != nil {
-		out = append(out, elasticWarnings(job, l)...) // elastic.go
+		out = append(out, elasticWarnings(job, l)...)
 	}
 	if (l.Mode == paddleapi.ModePS || l.Mode == paddleapi.ModeHeterPS) && !hasPolicy(job.Spec.Tasks[l.Trainer.TaskIndex].Policies, bus.TaskCompletedEvent, bus.CompleteJobAction) {
 		out = append(out, fmt.Sprintf("%s[%d].policies: no TaskCompleted -> CompleteJob on the trainer task %q; parameter servers never exit on their own, so the job would run forever after training ends",
@@ -93,7 +93,7 @@ func sizeWarnings(l *Layout) []string {
 }
 
 // portWarnings: the plugin declares its ports (Layout.ports) only where no
-// container of the pod has that name or number (plugin.go: declarePorts),
+// container of the pod has that name or number (pod.go: declarePorts),
 // so a template port that shares one but not the other leaves Paddle's
 // port undeclared; and a pod with more GPUs than --ports-per-pod makes the
 // legacy launcher (fleet/cloud_utils.py: get_cloud_cluster, Paddle
@@ -102,7 +102,7 @@ func sizeWarnings(l *Layout) []string {
 // else its own start port (6170 by default) outside the declared range.
 func portWarnings(job *batch.Job, l *Layout) []string {
 	if l.Elastic != nil {
-		return nil // elastic.go: no ports are declared
+		return nil // no ports are declared (Layout.ports)
 	}
 	var out []string
 	for _, r := range l.roles() {
@@ -176,4 +176,20 @@ func shellScript(c *v1.Container) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// elasticWarnings are the warnings of an elastic job: policies that would
+// restart the survivors Paddle keeps running.
+func elasticWarnings(job *batch.Job, l *Layout) []string {
+	var out []string
+	check := func(path string, policies []batch.LifecyclePolicy) {
+		for _, pol := range policies {
+			if pol.Action == bus.RestartJobAction || pol.Action == bus.RestartTaskAction || pol.Action == bus.RestartPartitionAction {
+				out = append(out, fmt.Sprintf("%s: %s restarts the pods Paddle keeps training in an elastic job; remove it: a lost or failed trainer is replaced on its own and the survivors re-form the world", path, pol.Action))
+			}
+		}
+	}
+	check("spec.policies", job.Spec.Policies)
+	check(fmt.Sprintf("spec.tasks[%d].policies", l.Trainer.TaskIndex), job.Spec.Tasks[l.Trainer.TaskIndex].Policies)
+	return out
 }

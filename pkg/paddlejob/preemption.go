@@ -1,12 +1,9 @@
-package paddle
+package paddlejob
 
 import (
-	"fmt"
 	"strconv"
 
 	v1 "k8s.io/api/core/v1"
-	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
-	bus "volcano.sh/apis/pkg/apis/bus/v1alpha1"
 	scheduling "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
 
 	"github.com/volcano-paddle/volcano-paddle/pkg/paddleapi"
@@ -39,30 +36,4 @@ func (l *Layout) markPreemption(pod *v1.Pod, r *RoleTask) {
 	if l.Args.Checkpointable {
 		pod.Labels[paddleapi.CheckpointableLabel] = "true"
 	}
-}
-
-// checkpointRestart: a --checkpointable job without a PodEvicted policy
-// (job-level or on a task, or an AnyEvent one) gets PodEvicted ->
-// RestartJob at admission. The scheduler takes such a job's pods on one
-// node at a time (Volcano's preempt and reclaim actions evict per node):
-// without the policy Volcano's job controller only re-creates the evicted
-// pods, and the rest of the world keeps running without them.
-func checkpointRestart(job *batch.Job, a *Args) (Defaulted, bool) {
-	if !a.Checkpointable {
-		return Defaulted{}, false
-	}
-	if handles(job.Spec.Policies, bus.PodEvictedEvent) {
-		return Defaulted{}, false
-	}
-	for _, t := range job.Spec.Tasks {
-		if handles(t.Policies, bus.PodEvictedEvent) {
-			return Defaulted{}, false
-		}
-	}
-	op := addPolicy("/spec/policies", job.Spec.Policies, bus.PodEvictedEvent, bus.RestartJobAction)
-	maxRetry := job.Spec.MaxRetry
-	if maxRetry == 0 {
-		maxRetry = 3 // Volcano's default (its job mutating webhook)
-	}
-	return Defaulted{Patch: op, Warning: fmt.Sprintf("spec.policies: added PodEvicted -> RestartJob, so that the --checkpointable job restarts whole from its checkpoint when the scheduler preempts it; every preemption counts as one of its spec.maxRetry (%d) restarts, raise it if the job may be preempted more often", maxRetry)}, true
 }

@@ -1,6 +1,7 @@
-package paddle
+package paddlejob
 
-// The etcd of an elastic job. Paddle's launchers connect to their etcd
+// The etcd of an elastic job, built here; pkg/paddlekube creates and
+// deletes it. Paddle's launchers connect to their etcd
 // without credentials or TLS (controllers/master.py: ETCDMaster.__init__,
 // etcd3.client(host, port)), and every starting launcher deletes its job's
 // prefix: an etcd shared by jobs would let any job wipe another's
@@ -24,27 +25,18 @@ package paddle
 //     client port only.
 
 import (
-	"context"
 	"fmt"
 
 	v1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/klog/v2"
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
-	"volcano.sh/apis/pkg/apis/helpers"
 	scheduling "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
 
 	"github.com/volcano-paddle/volcano-paddle/pkg/paddleapi"
 )
-
-// EtcdOfLabel names, on an elastic job's etcd pod, Service and
-// NetworkPolicy, the job they serve.
-const EtcdOfLabel = "paddle.volcano.sh/etcd-of"
 
 // The controller manager's pods, which the NetworkPolicy lets reach the
 // etcd: Volcano's release manifest and Helm chart run them in
@@ -66,7 +58,7 @@ func etcdObjectMeta(job *batch.Job, labels map[string]string) metav1.ObjectMeta 
 		Namespace:       job.Namespace,
 		Name:            EtcdName(job.Name),
 		Labels:          labels,
-		OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(job, helpers.JobKind)},
+		OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(job, jobKind)},
 	}
 }
 
@@ -136,7 +128,7 @@ func EtcdPod(job *batch.Job, l *Layout) *v1.Pod {
 // EtcdService is the headless Service whose name (EtcdName) resolves to the
 // etcd pod's IP once etcd answers.
 func EtcdService(job *batch.Job) *v1.Service {
-	lbl := objectLabels(job)
+	lbl := ObjectLabels(job)
 	lbl[EtcdOfLabel] = job.Name
 	return &v1.Service{
 		ObjectMeta: etcdObjectMeta(job, lbl),
@@ -152,7 +144,7 @@ func EtcdService(job *batch.Job) *v1.Service {
 // the etcd's client port, and nothing else. The trainers' own traffic is
 // not restricted: Paddle picks their ports at random at every rendezvous.
 func EtcdNetworkPolicy(job *batch.Job, l *Layout) *networkingv1.NetworkPolicy {
-	lbl := objectLabels(job)
+	lbl := ObjectLabels(job)
 	lbl[EtcdOfLabel] = job.Name
 	tcp := v1.ProtocolTCP
 	port := intstr.FromInt32(EtcdClientPort)
@@ -177,70 +169,4 @@ func EtcdNetworkPolicy(job *batch.Job, l *Layout) *networkingv1.NetworkPolicy {
 			}},
 		},
 	}
-}
-
-// ensureEtcd creates the elastic job's etcd objects that are missing. An
-// etcd pod still terminating from the job's previous incarnation is waited
-// for (the error makes Volcano retry the sync): the new launchers must not
-// meet the old rendezvous.
-func ensureEtcd(ctx context.Context, client kubernetes.Interface, job *batch.Job, l *Layout) error {
-	if l.Elastic == nil {
-		return nil
-	}
-	name := EtcdName(job.Name)
-	pods := client.CoreV1().Pods(job.Namespace)
-	pod, err := pods.Get(ctx, name, metav1.GetOptions{})
-	switch {
-	case apierrors.IsNotFound(err):
-		if _, err := pods.Create(ctx, EtcdPod(job, l), metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("creating etcd pod %s/%s of elastic Paddle job: %w", job.Namespace, name, err)
-		}
-		klog.V(3).InfoS("Created etcd pod of elastic Paddle job", "job", klog.KObj(job), "pod", name)
-	case err != nil:
-		return fmt.Errorf("reading etcd pod %s/%s: %w", job.Namespace, name, err)
-	case !metav1.IsControlledBy(pod, job):
-		return fmt.Errorf("pod %s/%s exists and does not belong to job %s; the elastic job needs that name for its etcd: rename the job or delete the pod", job.Namespace, name, job.Name)
-	case pod.DeletionTimestamp != nil:
-		return fmt.Errorf("etcd pod %s/%s of the job's previous run is still terminating; retrying", job.Namespace, name)
-	}
-	if _, err := client.CoreV1().Services(job.Namespace).Create(ctx, EtcdService(job), metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("creating etcd Service %s/%s: %w", job.Namespace, name, err)
-	}
-	if _, err := client.NetworkingV1().NetworkPolicies(job.Namespace).Create(ctx, EtcdNetworkPolicy(job, l), metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("creating etcd NetworkPolicy %s/%s: %w", job.Namespace, name, err)
-	}
-	return nil
-}
-
-// EnsureEtcd re-creates a running elastic job's etcd objects (the
-// paddleelastic controller calls it when the etcd pod is gone).
-func EnsureEtcd(ctx context.Context, client kubernetes.Interface, job *batch.Job) error {
-	args, ok := job.Spec.Plugins[PluginName]
-	if !ok {
-		return nil
-	}
-	a, errs := ParseArgs(args)
-	if len(errs) > 0 {
-		return NewInvalidJobError(job, errs)
-	}
-	l, errs := ValidateJob(job, a)
-	if len(errs) > 0 {
-		return NewInvalidJobError(job, errs)
-	}
-	return ensureEtcd(ctx, client, job, l)
-}
-
-// deleteEtcd deletes the job's etcd objects that this job owns.
-func deleteEtcd(ctx context.Context, client kubernetes.Interface, job *batch.Job) error {
-	if !IsElastic(job) {
-		return nil // the owner reference covers a job whose arguments changed
-	}
-	name := EtcdName(job.Name)
-	if err := deleteIfOwned[*v1.Pod](ctx, client.CoreV1().Pods(job.Namespace), job, "etcd Pod", name); err != nil {
-		return err
-	}
-	if err := deleteIfOwned[*v1.Service](ctx, client.CoreV1().Services(job.Namespace), job, "etcd Service", name); err != nil {
-		return err
-	}
-	return deleteIfOwned[*networkingv1.NetworkPolicy](ctx, client.NetworkingV1().NetworkPolicies(job.Namespace), job, "etcd NetworkPolicy", name)
 }

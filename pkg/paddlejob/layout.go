@@ -1,4 +1,4 @@
-package paddle
+package paddlejob
 
 import (
 	"fmt"
@@ -11,13 +11,12 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 
-	"github.com/volcano-paddle/volcano-paddle/pkg/gputopology"
 	"github.com/volcano-paddle/volcano-paddle/pkg/paddleapi"
 )
 
 // Layout is the env contract of one Paddle job: which task plays which
 // role, every replica's host name in an incarnation, the endpoint lists all
-// pods share, and (env.go) the variables each entry point of Paddle reads.
+// pods share, and (entrypoints.go) the variables each entry point of Paddle reads.
 // It is a pure function of the Job spec, the plugin arguments and the
 // incarnation, so every pod of an incarnation sees the same lists and a pod
 // re-created within it gets exactly the env its predecessor had.
@@ -65,6 +64,15 @@ func (l *Layout) At(incarnation int) *Layout {
 	return &c
 }
 
+// listFacts is what checkListSizes found out about a job's lists: which
+// optional lists are too long to reach a process, and whether the barrier
+// list fits only when it names the pservers alone. decideLayout turns the
+// facts into the layout the pods are built from; Warnings tells the user.
+type listFacts struct {
+	omitted       map[string]bool
+	narrowBarrier bool
+}
+
 // withLists is the layout with the given list facts.
 func (l *Layout) withLists(f listFacts) *Layout {
 	c := *l
@@ -97,7 +105,7 @@ func (l *Layout) podHostname(job *batch.Job, pod *v1.Pod) string {
 // the gloo store when gloo is on.
 func (l *Layout) ports(r *RoleTask, index int) []v1.ContainerPort {
 	if l.Elastic != nil {
-		return nil // elastic.go: Paddle picks new random ports at every rendezvous
+		return nil // elasticenv.go: Paddle picks new random ports at every rendezvous
 	}
 	a := l.Args
 	out := []v1.ContainerPort{{Name: "paddle", ContainerPort: int32(a.Port), Protocol: v1.ProtocolTCP}}
@@ -155,60 +163,6 @@ func (l *Layout) endpoint(r *RoleTask, index int) string {
 // (elasticdeeplearning/edl example/ctr/ctr/train.py: train).
 func (l *Layout) fluidPort(index int) int { return l.Args.Port + index }
 
-// The lists every pod shares, stored once per incarnation in the job's
-// ConfigMap under these keys (the name of the variable that first reads
-// each) and referenced from the pods.
-const (
-	listPServerEndpoints = EnvPServerEndpoints // host:PADDLE_PORT of every pserver
-	listFluidPServers    = EnvFluidPServers    // host:PADDLE_PORT+i of pserver i
-	listTrainerEndpoints = EnvTrainerEndpoints // host:PADDLE_PORT of every trainer
-	listTrainerHosts     = EnvTrainers         // host of every trainer
-	listHeterEndpoints   = EnvAllHeterEndpoints
-	listBarrierHosts     = EnvBarrierHosts // the hosts the barrier waits for
-)
-
-// list builds one shared list; O(replicas), called once per incarnation.
-func (l *Layout) list(key string) string {
-	var b strings.Builder
-	add := func(s string) {
-		if b.Len() > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(s)
-	}
-	each := func(r *RoleTask, f func(int) string) {
-		if r == nil {
-			return
-		}
-		for i := 0; i < r.Replicas; i++ {
-			add(f(i))
-		}
-	}
-	switch key {
-	case listPServerEndpoints:
-		each(l.PServer, func(i int) string { return l.endpoint(l.PServer, i) })
-	case listFluidPServers:
-		each(l.PServer, func(i int) string { return paddleapi.Endpoint(l.host(l.PServer, i), l.fluidPort(i)) })
-	case listTrainerEndpoints:
-		each(l.Trainer, func(i int) string { return l.endpoint(l.Trainer, i) })
-	case listTrainerHosts:
-		each(l.Trainer, func(i int) string { return l.host(l.Trainer, i) })
-	case listHeterEndpoints:
-		each(l.Heter, func(i int) string { return l.endpoint(l.Heter, i) })
-	case listBarrierHosts:
-		if l.Elastic != nil {
-			add(EtcdName(l.Job)) // elastic.go: peers come and go; the launchers need their etcd
-			break
-		}
-		for _, r := range l.barrierRoles() {
-			each(r, func(i int) string { return l.host(r, i) })
-		}
-	default:
-		panic("paddle: unknown list " + key)
-	}
-	return b.String()
-}
-
 // barrierRoles are the roles whose names the barrier init container waits
 // for: every pod of the job. A PS job too large for that list to reach a
 // process (checkListSizes) waits for its pservers only, which is what
@@ -220,27 +174,6 @@ func (l *Layout) barrierRoles() []*RoleTask {
 		return []*RoleTask{l.PServer}
 	}
 	return l.roles()
-}
-
-// lists are the keys of the lists this job's pods refer to, sorted.
-func (l *Layout) lists() []string {
-	seen := map[string]bool{}
-	for _, r := range l.roles() {
-		for _, v := range l.roleEnv(r, 0) {
-			if v.list != "" {
-				seen[v.list] = true
-			}
-		}
-	}
-	if l.Args.Barrier {
-		seen[listBarrierHosts] = true
-	}
-	keys := make([]string, 0, len(seen))
-	for k := range seen {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // worstCase is the layout in the incarnation with the longest host names,
@@ -276,62 +209,6 @@ func (l *Layout) heterDevice() string {
 // does not.
 func (l *Layout) noProxyValue() string {
 	return fmt.Sprintf(".%s,.%s.%s.svc,localhost,127.0.0.1", l.Job, l.Job, l.Namespace)
-}
-
-// roleEnv is the Paddle env of replica index of role r: every variable of
-// every entry point of the mode, once, in entry-point order. Variables that
-// refer to an omitted list are left out (validation.go: checkListSizes).
-func (l *Layout) roleEnv(r *RoleTask, index int) []envVar {
-	if l.Elastic != nil {
-		return l.elasticEnv() // elastic.go
-	}
-	p := replica{l: l, r: r, index: index}
-	seen := map[string]bool{}
-	var out []envVar
-	for i := range entryPoints {
-		e := &entryPoints[i]
-		if !e.serves(l.Mode) {
-			continue
-		}
-		for _, v := range e.vars(p) {
-			if seen[v.name] || (v.list != "" && l.sizes.omitted[v.list]) {
-				continue
-			}
-			seen[v.name] = true
-			out = append(out, v)
-		}
-	}
-	return out
-}
-
-// podEnv is roleEnv as Kubernetes env: lists become references to the
-// incarnation's ConfigMap.
-func (l *Layout) podEnv(r *RoleTask, index int) []v1.EnvVar {
-	if l.Elastic != nil {
-		return l.elasticPodEnv() // elastic.go
-	}
-	vs := l.roleEnv(r, index)
-	out := make([]v1.EnvVar, len(vs))
-	for i, v := range vs {
-		out[i] = l.k8sEnv(v)
-	}
-	return out
-}
-
-func (l *Layout) k8sEnv(v envVar) v1.EnvVar {
-	if v.list == "" {
-		return v1.EnvVar{Name: v.name, Value: v.value}
-	}
-	return v1.EnvVar{Name: v.name, ValueFrom: &v1.EnvVarSource{ConfigMapKeyRef: &v1.ConfigMapKeySelector{
-		LocalObjectReference: v1.LocalObjectReference{Name: ConfigMapName(l.Job, l.Incarnation)},
-		Key:                  v.list,
-	}}}
-}
-
-// barrierHostsEnv is the barrier's host list, a reference to the
-// incarnation's ConfigMap like the pods' other lists.
-func (l *Layout) barrierHostsEnv() v1.EnvVar {
-	return l.k8sEnv(shared(EnvBarrierHosts, listBarrierHosts))
 }
 
 // optionalLists are the lists a mode's pods can start without. In PS mode
@@ -480,15 +357,6 @@ func newRoleTask(job *batch.Job, role paddleapi.Role, i int) *RoleTask {
 	return r
 }
 
-func taskIndex(job *batch.Job, name string) int {
-	for i, t := range job.Spec.Tasks {
-		if t.Name == name {
-			return i
-		}
-	}
-	return -1
-}
-
 func taskNames(job *batch.Job) string {
 	names := make([]string, 0, len(job.Spec.Tasks))
 	for _, t := range job.Spec.Tasks {
@@ -497,16 +365,18 @@ func taskNames(job *batch.Job) string {
 	return "[" + strings.Join(names, ", ") + "]"
 }
 
-// gpuCount is what a container asks of nvidia.com/gpu (limits win, as for
-// extended resources they must equal requests).
-func gpuCount(c *v1.Container) int64 {
-	if q, ok := c.Resources.Limits[gpuResource]; ok {
-		return q.Value()
-	}
-	if q, ok := c.Resources.Requests[gpuResource]; ok {
-		return q.Value()
-	}
-	return 0
+// Elastic is the elastic part of a job's layout.
+type Elastic struct {
+	// Min and Max bound the trainer pods (PADDLE_NNODES=Min:Max).
+	Min, Max int
+	Args     *ElasticArgs
 }
 
-const gpuResource v1.ResourceName = gputopology.ResourceName
+// etcdHost is the etcd's DNS name as the pods' resolvers find it (search
+// list <namespace>.svc.<cluster domain>).
+func (l *Layout) etcdHost() string { return EtcdName(l.Job) + "." + l.Namespace + ".svc" }
+
+// jobID is PADDLE_JOB_ID: the etcd prefix /paddle/<id> and /<id>/info,
+// which every starting launcher deletes, so it is one per job and the same
+// on all its pods.
+func (l *Layout) jobID() string { return jobID(l.Namespace, l.Job) }

@@ -1,4 +1,4 @@
-package paddle
+package paddlekube
 
 import (
 	"context"
@@ -12,44 +12,27 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
-	"volcano.sh/apis/pkg/apis/helpers"
 
-	"github.com/volcano-paddle/volcano-paddle/pkg/paddleapi"
+	"github.com/volcano-paddle/volcano-paddle/pkg/paddlejob"
 )
 
-// ManagedByLabel marks the Services this plugin creates.
-const ManagedByLabel = "paddle.volcano.sh/managed-by"
-
-// ensureService makes sure the job's headless Service exists, selects the
-// job's pods and publishes not-ready addresses: Paddle resolves peers while
-// they start (the TCP store client and the PS client resolve only once), so
-// a name must resolve as soon as its pod has an IP, not when it is Ready.
+// EnsureService makes sure the job's headless Service exists, selects the
+// job's pods and publishes not-ready addresses (paddlejob.NewService says
+// why).
 //
 // Volcano's svc plugin creates a Service of the same name (without
 // publishNotReadyAddresses unless asked). Plugins run in map order, so
 // either may come first: whoever creates it, this ends with one Service that
 // publishes not-ready addresses.
-func ensureService(ctx context.Context, client kubernetes.Interface, job *batch.Job) error {
+func EnsureService(ctx context.Context, client kubernetes.Interface, job *batch.Job) error {
 	svcs := client.CoreV1().Services(job.Namespace)
 	svc, err := svcs.Get(ctx, job.Name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
-		svc = &v1.Service{
-			ObjectMeta: metav1.ObjectMeta{
-				Namespace:       job.Namespace,
-				Name:            job.Name,
-				Labels:          objectLabels(job),
-				OwnerReferences: []metav1.OwnerReference{*metav1.NewControllerRef(job, helpers.JobKind)},
-			},
-			Spec: v1.ServiceSpec{
-				ClusterIP:                v1.ClusterIPNone,
-				Selector:                 jobSelector(job),
-				PublishNotReadyAddresses: true,
-			},
-		}
+		svc = paddlejob.NewService(job)
 		if _, err := svcs.Create(ctx, svc, metav1.CreateOptions{}); err != nil {
 			if apierrors.IsAlreadyExists(err) {
 				// The svc plugin won the race; check what it made.
-				return ensureService(ctx, client, job)
+				return EnsureService(ctx, client, job)
 			}
 			return fmt.Errorf("creating headless Service %s/%s: %w", job.Namespace, job.Name, err)
 		}
@@ -76,22 +59,10 @@ func ensureService(ctx context.Context, client kubernetes.Interface, job *batch.
 	return nil
 }
 
-func jobSelector(job *batch.Job) map[string]string {
-	sel := map[string]string{batch.JobNameKey: job.Name, batch.JobNamespaceKey: job.Namespace}
-	// The job's name is not enough: a job re-created under the same name
-	// would list the old job's terminating pods, whose host names are the
-	// new pods' (OnPodCreate labels pods with their job's UID; the pod rule
-	// of pkg/webhooks/paddlepods keeps users from forging it).
-	if job.UID != "" {
-		sel[paddleapi.JobUIDLabel] = string(job.UID)
-	}
-	return sel
-}
-
-// deleteService removes the Service if this job owns it (the garbage
+// DeleteService removes the Service if this job owns it (the garbage
 // collector would too, through the owner reference; deleting it here frees
 // the name at once for a job re-created under the same name).
-func deleteService(ctx context.Context, client kubernetes.Interface, job *batch.Job) error {
+func DeleteService(ctx context.Context, client kubernetes.Interface, job *batch.Job) error {
 	return deleteIfOwned[*v1.Service](ctx, client.CoreV1().Services(job.Namespace), job, "Service", job.Name)
 }
 
