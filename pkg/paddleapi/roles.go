@@ -108,3 +108,8 @@ const (
 	DefaultRackLabel  = "paddle.volcano.sh/rack"
 	DefaultSpineLabel = "paddle.volcano.sh/spine"
 )
+
+// PluginName is the name of both plugins: the key under a Volcano Job's
+// spec.plugins that turns the job plugin on, and the scheduler plugin's name
+// in the scheduler configuration's tiers.
+const PluginName = "paddle"

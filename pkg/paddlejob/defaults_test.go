@@ -6,6 +6,8 @@ import (
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 	bus "volcano.sh/apis/pkg/apis/bus/v1alpha1"
+
+	"github.com/volcano-paddle/volcano-paddle/harness/testbuilders"
 )
 
 // The argument parses; anything but a boolean is refused with the flag's
@@ -57,7 +59,7 @@ func TestCheckpointRestartDefault(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			job := newJob("ml", "ck", tc.args, taskSpec{name: "worker", replicas: 2, gpus: 1})
+			job := newJob("ml", "ck", tc.args, testbuilders.PaddleTask{Name: "worker", Replicas: 2, GPUs: 1})
 			if tc.job != nil {
 				tc.job(job)
 			}

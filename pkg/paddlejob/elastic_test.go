@@ -8,6 +8,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 	bus "volcano.sh/apis/pkg/apis/bus/v1alpha1"
+
+	"github.com/volcano-paddle/volcano-paddle/harness/testbuilders"
 )
 
 func TestValidateElastic(t *testing.T) {
@@ -38,13 +40,13 @@ func TestValidateElastic(t *testing.T) {
 		{"valid at MAX", func() *batch.Job { return elasticJob("el", 2, 4, 4) }, "", ""},
 		{"valid MIN 1", func() *batch.Job { return elasticJob("el", 1, 1, 2) }, "", ""},
 		{"parameter-server job", func() *batch.Job {
-			j := newJob("ml", "wd", []string{"--elastic-max=4"}, taskSpec{name: "ps", replicas: 1}, taskSpec{name: "worker", replicas: 2})
+			j := newJob("ml", "wd", []string{"--elastic-max=4"}, testbuilders.PaddleTask{Name: "ps", Replicas: 1}, testbuilders.PaddleTask{Name: "worker", Replicas: 2})
 			lo := int32(1)
 			j.Spec.Tasks[1].MinAvailable = &lo
 			return j
 		}, "spec.plugins.paddle[--elastic-max]", "ps jobs cannot be elastic"},
 		{"heter-PS job", func() *batch.Job {
-			j := newJob("ml", "wd", []string{"--elastic-max=4"}, taskSpec{name: "ps", replicas: 1}, taskSpec{name: "worker", replicas: 2}, taskSpec{name: "heter", replicas: 1})
+			j := newJob("ml", "wd", []string{"--elastic-max=4"}, testbuilders.PaddleTask{Name: "ps", Replicas: 1}, testbuilders.PaddleTask{Name: "worker", Replicas: 2}, testbuilders.PaddleTask{Name: "heter", Replicas: 1})
 			return j
 		}, "spec.plugins.paddle[--elastic-max]", "heter-ps jobs cannot be elastic"},
 		{"no minAvailable", func() *batch.Job { j := elasticJob("el", 2, 3, 4); j.Spec.Tasks[0].MinAvailable = nil; return j }, "spec.tasks[0].minAvailable", "set it"},
@@ -105,7 +107,7 @@ func TestElasticValidateUpdate(t *testing.T) {
 		return func() *batch.Job { j := base(); j.Spec.Tasks[0].Replicas = n; return j }
 	}
 	fixed := func() *batch.Job {
-		j := newJob("ml", "el", nil, taskSpec{name: "worker", replicas: 3})
+		j := newJob("ml", "el", nil, testbuilders.PaddleTask{Name: "worker", Replicas: 3})
 		return j
 	}
 	cases := []struct {

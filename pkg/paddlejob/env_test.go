@@ -5,6 +5,7 @@ import (
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 
+	"github.com/volcano-paddle/volcano-paddle/harness/testbuilders"
 	"github.com/volcano-paddle/volcano-paddle/pkg/paddleapi"
 )
 
@@ -12,9 +13,9 @@ import (
 // mode and role, so the pod can carry it once.
 func TestEntryPointsAgree(t *testing.T) {
 	jobs := []*batch.Job{
-		newJob("ml", "ps", []string{"--gloo=2"}, taskSpec{name: "ps", replicas: 2}, taskSpec{name: "worker", replicas: 3}),
-		newJob("ml", "het", nil, taskSpec{name: "ps", replicas: 1}, taskSpec{name: "worker", replicas: 2}, taskSpec{name: "heter", replicas: 2}),
-		newJob("ml", "col", nil, taskSpec{name: "trainer", replicas: 3, gpus: 2}),
+		newJob("ml", "ps", []string{"--gloo=2"}, testbuilders.PaddleTask{Name: "ps", Replicas: 2}, testbuilders.PaddleTask{Name: "worker", Replicas: 3}),
+		newJob("ml", "het", nil, testbuilders.PaddleTask{Name: "ps", Replicas: 1}, testbuilders.PaddleTask{Name: "worker", Replicas: 2}, testbuilders.PaddleTask{Name: "heter", Replicas: 2}),
+		newJob("ml", "col", nil, testbuilders.PaddleTask{Name: "trainer", Replicas: 3, GPUs: 2}),
 	}
 	for _, job := range jobs {
 		a, _ := parseArgs(job.Spec.Plugins[PluginName])

@@ -7,10 +7,11 @@ import (
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 
 	"github.com/volcano-paddle/volcano-paddle/pkg/gputopology"
+	"github.com/volcano-paddle/volcano-paddle/pkg/paddleapi"
 )
 
 // PluginName is the key under spec.plugins.
-const PluginName = "paddle"
+const PluginName = paddleapi.PluginName
 
 // Keys in Job.Status.ControlledResources: that the plugin initialised the
 // job, the replica counts its endpoint lists were built for, and the

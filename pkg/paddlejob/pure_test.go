@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"golang.org/x/tools/go/packages"
+
+	"github.com/volcano-paddle/volcano-paddle/hack/filelinks/links"
 )
 
 // pkg/paddlejob is what a Paddle job is, as pure functions of the Job, its
@@ -17,19 +19,7 @@ import (
 // server, and importing it registers nothing (no init). The API calls are
 // pkg/paddlekube's, the Volcano hooks the job plugin's.
 func TestNoAPIClientAndNoInit(t *testing.T) {
-	cfg := &packages.Config{Mode: packages.NeedName | packages.NeedImports | packages.NeedDeps}
-	// go/packages probes the Go version with GO111MODULE=off, where the go
-	// command refuses a -modfile in GOFLAGS (the Volcano v1.15.1 build):
-	// pass that one as a build flag instead.
-	var goflags []string
-	for _, f := range strings.Fields(os.Getenv("GOFLAGS")) {
-		if strings.HasPrefix(f, "-modfile=") {
-			cfg.BuildFlags = append(cfg.BuildFlags, f)
-		} else {
-			goflags = append(goflags, f)
-		}
-	}
-	cfg.Env = append(os.Environ(), "GOFLAGS="+strings.Join(goflags, " "))
+	cfg := links.PackagesConfig(packages.NeedName | packages.NeedImports | packages.NeedDeps)
 	pkgs, err := packages.Load(cfg, "github.com/volcano-paddle/volcano-paddle/pkg/paddlejob")
 	if err != nil || len(pkgs) != 1 {
 		t.Fatalf("loading the package: %v", err)

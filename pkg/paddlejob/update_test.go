@@ -6,11 +6,13 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
+
+	"github.com/volcano-paddle/volcano-paddle/harness/testbuilders"
 )
 
 func TestValidateUpdate(t *testing.T) {
 	base := func() *batch.Job {
-		return newJob("ml", "wd", nil, taskSpec{name: "ps", replicas: 1}, taskSpec{name: "worker", replicas: 2}, taskSpec{name: "tb", replicas: 1})
+		return newJob("ml", "wd", nil, testbuilders.PaddleTask{Name: "ps", Replicas: 1}, testbuilders.PaddleTask{Name: "worker", Replicas: 2}, testbuilders.PaddleTask{Name: "tb", Replicas: 1})
 	}
 	invalid := func() *batch.Job {
 		j := base()

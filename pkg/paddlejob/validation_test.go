@@ -9,6 +9,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"github.com/volcano-paddle/volcano-paddle/harness/testbuilders"
 	"github.com/volcano-paddle/volcano-paddle/pkg/paddleapi"
 )
 
@@ -16,19 +17,19 @@ func TestModeResolution(t *testing.T) {
 	cases := []struct {
 		name     string
 		args     []string
-		tasks    []taskSpec
+		tasks    []testbuilders.PaddleTask
 		mode     paddleapi.Mode
 		ps, tr   string
 		heterTsk string
 	}{
-		{"paddle-operator names", nil, []taskSpec{{name: "ps", replicas: 2}, {name: "worker", replicas: 2}}, paddleapi.ModePS, "ps", "worker", ""},
-		{"CTR names", nil, []taskSpec{{name: "pserver", replicas: 2}, {name: "trainer", replicas: 2}}, paddleapi.ModePS, "pserver", "trainer", ""},
-		{"collective", nil, []taskSpec{{name: "worker", replicas: 4}}, paddleapi.ModeCollective, "", "worker", ""},
-		{"pserver task with 0 replicas is collective", []string{"--mode=auto"}, []taskSpec{{name: "trainer", replicas: 2}}, paddleapi.ModeCollective, "", "trainer", ""},
-		{"heter", nil, []taskSpec{{name: "ps", replicas: 1}, {name: "worker", replicas: 2}, {name: "heter", replicas: 1}}, paddleapi.ModeHeterPS, "ps", "worker", "heter"},
-		{"explicit names", []string{"--ps-task=server", "--trainer-task=gpu"}, []taskSpec{{name: "server", replicas: 1}, {name: "gpu", replicas: 2}, {name: "tensorboard", replicas: 1}}, paddleapi.ModePS, "server", "gpu", ""},
-		{"forced ps", []string{"--mode=ps"}, []taskSpec{{name: "ps", replicas: 1}, {name: "worker", replicas: 1}}, paddleapi.ModePS, "ps", "worker", ""},
-		{"single node (seed 003)", nil, []taskSpec{{name: "trainer", replicas: 1}}, paddleapi.ModeCollective, "", "trainer", ""},
+		{"paddle-operator names", nil, []testbuilders.PaddleTask{{Name: "ps", Replicas: 2}, {Name: "worker", Replicas: 2}}, paddleapi.ModePS, "ps", "worker", ""},
+		{"CTR names", nil, []testbuilders.PaddleTask{{Name: "pserver", Replicas: 2}, {Name: "trainer", Replicas: 2}}, paddleapi.ModePS, "pserver", "trainer", ""},
+		{"collective", nil, []testbuilders.PaddleTask{{Name: "worker", Replicas: 4}}, paddleapi.ModeCollective, "", "worker", ""},
+		{"pserver task with 0 replicas is collective", []string{"--mode=auto"}, []testbuilders.PaddleTask{{Name: "trainer", Replicas: 2}}, paddleapi.ModeCollective, "", "trainer", ""},
+		{"heter", nil, []testbuilders.PaddleTask{{Name: "ps", Replicas: 1}, {Name: "worker", Replicas: 2}, {Name: "heter", Replicas: 1}}, paddleapi.ModeHeterPS, "ps", "worker", "heter"},
+		{"explicit names", []string{"--ps-task=server", "--trainer-task=gpu"}, []testbuilders.PaddleTask{{Name: "server", Replicas: 1}, {Name: "gpu", Replicas: 2}, {Name: "tensorboard", Replicas: 1}}, paddleapi.ModePS, "server", "gpu", ""},
+		{"forced ps", []string{"--mode=ps"}, []testbuilders.PaddleTask{{Name: "ps", Replicas: 1}, {Name: "worker", Replicas: 1}}, paddleapi.ModePS, "ps", "worker", ""},
+		{"single node (seed 003)", nil, []testbuilders.PaddleTask{{Name: "trainer", Replicas: 1}}, paddleapi.ModeCollective, "", "trainer", ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -60,8 +61,8 @@ func TestModeResolution(t *testing.T) {
 // Checking the template env stops when the request's context ends, with
 // an error that says so, instead of running on after the client left.
 func TestValidateStopsWithContext(t *testing.T) {
-	j := newJob("ml", "big", nil, taskSpec{name: "trainer", replicas: 3000,
-		env: []v1.EnvVar{{Name: EnvPort, Value: strconv.Itoa(DefaultPort)}}})
+	j := newJob("ml", "big", nil, testbuilders.PaddleTask{Name: "trainer", Replicas: 3000,
+		Env: []v1.EnvVar{{Name: EnvPort, Value: strconv.Itoa(DefaultPort)}}})
 	a, _ := parseArgs(nil)
 	if _, errs := ValidateJobContext(context.Background(), j, a); len(errs) > 0 {
 		t.Fatalf("valid job refused: %v", errs)
@@ -79,7 +80,7 @@ func TestValidateStopsWithContext(t *testing.T) {
 // lists are too long for an environment variable leaves them out and its
 // barrier waits for the pservers.
 func TestLargeJobListFacts(t *testing.T) {
-	ps := newJob("ml", "ctr", nil, taskSpec{name: "pserver", replicas: 10}, taskSpec{name: "trainer", replicas: 10000})
+	ps := newJob("ml", "ctr", nil, testbuilders.PaddleTask{Name: "pserver", Replicas: 10}, testbuilders.PaddleTask{Name: "trainer", Replicas: 10000})
 	a, _ := parseArgs(nil)
 	l, errs := ValidateJob(ps, a)
 	if len(errs) > 0 {

@@ -22,16 +22,12 @@ type Graph struct {
 	Exported []string
 }
 
-// Load type-checks the packages (with their _test.go files when tests is
-// set; an external _test package is left out) and returns their graphs.
-func Load(tests bool, patterns ...string) ([]*Graph, error) {
-	cfg := &packages.Config{
-		Mode:  packages.NeedName | packages.NeedFiles | packages.NeedSyntax | packages.NeedTypes | packages.NeedTypesInfo,
-		Tests: tests,
-	}
-	// go/packages probes the Go version with GO111MODULE=off, where the go
-	// command refuses a -modfile in GOFLAGS (the Volcano v1.15.1 build):
-	// pass that one as a build flag instead.
+// PackagesConfig is a go/packages configuration that loads in this
+// module's build, the Volcano v1.15.1 one included: go/packages probes the
+// Go version with GO111MODULE=off, where the go command refuses a -modfile
+// in GOFLAGS, so that one is passed as a build flag instead.
+func PackagesConfig(mode packages.LoadMode) *packages.Config {
+	cfg := &packages.Config{Mode: mode}
 	var goflags []string
 	for _, f := range strings.Fields(os.Getenv("GOFLAGS")) {
 		if strings.HasPrefix(f, "-modfile=") {
@@ -41,6 +37,14 @@ func Load(tests bool, patterns ...string) ([]*Graph, error) {
 		}
 	}
 	cfg.Env = append(os.Environ(), "GOFLAGS="+strings.Join(goflags, " "))
+	return cfg
+}
+
+// Load type-checks the packages (with their _test.go files when tests is
+// set; an external _test package is left out) and returns their graphs.
+func Load(tests bool, patterns ...string) ([]*Graph, error) {
+	cfg := PackagesConfig(packages.NeedName | packages.NeedFiles | packages.NeedSyntax | packages.NeedTypes | packages.NeedTypesInfo)
+	cfg.Tests = tests
 	pkgs, err := packages.Load(cfg, patterns...)
 	if err != nil {
 		return nil, err

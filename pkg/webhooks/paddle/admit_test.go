@@ -10,15 +10,14 @@ import (
 	"testing"
 	"time"
 
-	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	admissionv1 "k8s.io/api/admission/v1"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 	bus "volcano.sh/apis/pkg/apis/bus/v1alpha1"
 
+	"github.com/volcano-paddle/volcano-paddle/harness/admissiontest"
 	"github.com/volcano-paddle/volcano-paddle/harness/testbuilders"
 	"github.com/volcano-paddle/volcano-paddle/pkg/paddleapi"
 )
@@ -36,24 +35,6 @@ func job(plugins map[string][]string, tasks map[string]int32) *batch.Job {
 		}
 	}
 	return w.Obj()
-}
-
-func review(op admissionv1.Operation, obj, old *batch.Job) admissionv1.AdmissionReview {
-	raw := func(j *batch.Job) runtime.RawExtension {
-		if j == nil {
-			return runtime.RawExtension{}
-		}
-		b, _ := json.Marshal(j)
-		return runtime.RawExtension{Raw: b}
-	}
-	return admissionv1.AdmissionReview{
-		TypeMeta: metav1.TypeMeta{APIVersion: "admission.k8s.io/v1", Kind: "AdmissionReview"},
-		Request: &admissionv1.AdmissionRequest{
-			UID:       "req-1",
-			Operation: op, Namespace: "ml",
-			Resource: metav1.GroupVersionResource{Group: "batch.volcano.sh", Version: "v1alpha1", Resource: "jobs"},
-			Object:   raw(obj), OldObject: raw(old),
-		}}
 }
 
 func TestAdmit(t *testing.T) {
@@ -81,24 +62,24 @@ func TestAdmit(t *testing.T) {
 		want    string // in the message
 		field   string // a cause of the Invalid status
 	}{
-		{"no paddle plugin", review(admissionv1.Create, job(map[string][]string{"svc": nil}, map[string]int32{"worker": 0}), nil), true, "", ""},
-		{"plain job with the plugin's mode label", review(admissionv1.Create, borrowing, nil), false,
+		{"no paddle plugin", admissiontest.JobReview(admissionv1.Create, job(map[string][]string{"svc": nil}, map[string]int32{"worker": 0}), nil), true, "", ""},
+		{"plain job with the plugin's mode label", admissiontest.JobReview(admissionv1.Create, borrowing, nil), false,
 			"the paddle scheduler plugin trusts it", "spec.tasks[0].template.metadata.labels[paddle.volcano.sh/mode]"},
-		{"valid PS job", review(admissionv1.Create, ok, nil), true, "", ""},
-		{"bad argument", review(admissionv1.Create, job(map[string][]string{"paddle": {"--gloo=5"}}, map[string]int32{"ps": 1, "worker": 1}), nil), false,
+		{"valid PS job", admissiontest.JobReview(admissionv1.Create, ok, nil), true, "", ""},
+		{"bad argument", admissiontest.JobReview(admissionv1.Create, job(map[string][]string{"paddle": {"--gloo=5"}}, map[string]int32{"ps": 1, "worker": 1}), nil), false,
 			"paddle plugin rejected job ml/wd: spec.plugins.paddle[--gloo]", "spec.plugins.paddle[--gloo]"},
-		{"duplicate flag", review(admissionv1.Create, job(map[string][]string{"paddle": {"--port=30000", "--port=40000"}}, map[string]int32{"ps": 1, "worker": 1}), nil), false,
+		{"duplicate flag", admissiontest.JobReview(admissionv1.Create, job(map[string][]string{"paddle": {"--port=30000", "--port=40000"}}, map[string]int32{"ps": 1, "worker": 1}), nil), false,
 			"given more than once", "spec.plugins.paddle"},
-		{"gloo in a collective job", review(admissionv1.Create, invalid, nil), false, "spec.plugins.paddle[--gloo]", "spec.plugins.paddle[--gloo]"},
-		{"1e18 GPUs", review(admissionv1.Create, withGPUs("1e18"), nil), false,
+		{"gloo in a collective job", admissiontest.JobReview(admissionv1.Create, invalid, nil), false, "spec.plugins.paddle[--gloo]", "spec.plugins.paddle[--gloo]"},
+		{"1e18 GPUs", admissiontest.JobReview(admissionv1.Create, withGPUs("1e18"), nil), false,
 			"GPUs per container must be between 0 and 256", "spec.tasks[1].template.spec.containers[0].resources.limits[nvidia.com/gpu]"},
-		{"half a GPU", review(admissionv1.Create, withGPUs("500m"), nil), false, "whole devices", "spec.tasks[1].template.spec.containers[0].resources.requests[nvidia.com/gpu]"},
-		{"name starting with a digit", review(admissionv1.Create, named("1paddle"), nil), false, `DNS-1035`, "metadata.name"},
-		{"scaling a role", review(admissionv1.Update, job(map[string][]string{"paddle": {"--gloo=1"}}, map[string]int32{"ps": 2, "worker": 4}), ok), false,
+		{"half a GPU", admissiontest.JobReview(admissionv1.Create, withGPUs("500m"), nil), false, "whole devices", "spec.tasks[1].template.spec.containers[0].resources.requests[nvidia.com/gpu]"},
+		{"name starting with a digit", admissiontest.JobReview(admissionv1.Create, named("1paddle"), nil), false, `DNS-1035`, "metadata.name"},
+		{"scaling a role", admissiontest.JobReview(admissionv1.Update, job(map[string][]string{"paddle": {"--gloo=1"}}, map[string]int32{"ps": 2, "worker": 4}), ok), false,
 			`task "worker" (Paddle trainer) cannot change from 2 to 4 replicas`, "spec.tasks[1].replicas"},
-		{"update without scaling", review(admissionv1.Update, ok, ok), true, "", ""},
-		{"label on a job current rules refuse", review(admissionv1.Update, labelled, invalid), true, "", ""},
-		{"foreground deletion of a job current rules refuse", review(admissionv1.Update, deleting, invalid), true, "", ""},
+		{"update without scaling", admissiontest.JobReview(admissionv1.Update, ok, ok), true, "", ""},
+		{"label on a job current rules refuse", admissiontest.JobReview(admissionv1.Update, labelled, invalid), true, "", ""},
+		{"foreground deletion of a job current rules refuse", admissiontest.JobReview(admissionv1.Update, deleting, invalid), true, "", ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -141,7 +122,7 @@ func TestAdmitWarnings(t *testing.T) {
 	clean := job(map[string][]string{"paddle": nil}, map[string]int32{"ps": 2, "worker": 2})
 	clean.Spec.Tasks[1].Template.Spec.Containers[0].Command = []string{"sh", "-c", "cd /work\nexec python train.py"}
 	clean.Spec.Tasks[1].Policies = []batch.LifecyclePolicy{{Event: bus.TaskCompletedEvent, Action: bus.CompleteJobAction}}
-	if resp := Admit(context.Background(), review(admissionv1.Create, clean, nil)); len(resp.Warnings) != 0 {
+	if resp := Admit(context.Background(), admissiontest.JobReview(admissionv1.Create, clean, nil)); len(resp.Warnings) != 0 {
 		t.Errorf("warnings for a clean job: %q", resp.Warnings)
 	}
 }
@@ -161,7 +142,7 @@ func TestAdmitShowsSizeWarnings(t *testing.T) {
 // each of want.
 func admitWarns(t *testing.T, j *batch.Job, want ...string) {
 	t.Helper()
-	resp := Admit(context.Background(), review(admissionv1.Create, j, nil))
+	resp := Admit(context.Background(), admissiontest.JobReview(admissionv1.Create, j, nil))
 	if !resp.Allowed {
 		t.Fatalf("denied: %v", resp.Result)
 	}
@@ -198,7 +179,7 @@ func TestMutate(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			resp := Mutate(context.Background(), review(admissionv1.Create, tc.job, nil))
+			resp := Mutate(context.Background(), admissiontest.JobReview(admissionv1.Create, tc.job, nil))
 			if !resp.Allowed {
 				t.Fatalf("mutating admission denied: %v", resp.Result)
 			}
@@ -213,7 +194,7 @@ func TestMutate(t *testing.T) {
 				!strings.Contains(resp.Warnings[0], "--trainer-completes-job=false") {
 				t.Errorf("warnings of the defaulted policy: %q", resp.Warnings)
 			}
-			got := applyPatch(t, tc.job, resp.Patch)
+			got := admissiontest.ApplyPatch(t, tc.job, resp.Patch)
 			gotP, _ := json.Marshal(got.Spec.Tasks[1].Policies)
 			wantP, _ := json.Marshal(tc.want)
 			if !bytes.Equal(gotP, wantP) {
@@ -234,7 +215,7 @@ func TestHandlerBudget(t *testing.T) {
 		h(w, r)
 		return w
 	}
-	ar := review(admissionv1.Create, job(map[string][]string{"paddle": {"--gloo=5"}}, map[string]int32{"ps": 1, "worker": 1}), nil)
+	ar := admissiontest.JobReview(admissionv1.Create, job(map[string][]string{"paddle": {"--gloo=5"}}, map[string]int32{"ps": 1, "worker": 1}), nil)
 	body, _ := json.Marshal(ar)
 	w := post(context.Background(), body)
 	var out admissionv1.AdmissionReview
@@ -284,32 +265,12 @@ func TestAdmitLargeJobs(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if resp := Admit(ctx, review(admissionv1.Create, big(10000), nil)); !resp.Allowed && (resp.Result.Code != 422 || resp.Result.Details == nil) {
+	if resp := Admit(ctx, admissiontest.JobReview(admissionv1.Create, big(10000), nil)); !resp.Allowed && (resp.Result.Code != 422 || resp.Result.Details == nil) {
 		t.Errorf("10000 replicas: %+v", resp.Result)
 	}
-	resp := Admit(ctx, review(admissionv1.Create, big(1<<30), nil))
+	resp := Admit(ctx, admissiontest.JobReview(admissionv1.Create, big(1<<30), nil))
 	if resp.Allowed || resp.Result.Code != 422 || resp.Result.Details == nil || len(resp.Result.Details.Causes) == 0 ||
 		resp.Result.Details.Causes[0].Field != "spec.tasks[1].replicas" {
 		t.Fatalf("2^30 replicas: %+v", resp.Result)
 	}
-}
-
-// applyPatch applies an admission JSON patch to a job, as the API server
-// does.
-func applyPatch(t *testing.T, job *batch.Job, patch []byte) *batch.Job {
-	t.Helper()
-	p, err := jsonpatch.DecodePatch(patch)
-	if err != nil {
-		t.Fatalf("patch %s: %v", patch, err)
-	}
-	raw, _ := json.Marshal(job)
-	out, err := p.Apply(raw)
-	if err != nil {
-		t.Fatalf("patch %s does not apply: %v", patch, err)
-	}
-	var got batch.Job
-	if err := json.Unmarshal(out, &got); err != nil {
-		t.Fatal(err)
-	}
-	return &got
 }

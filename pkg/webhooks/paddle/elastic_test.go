@@ -7,6 +7,8 @@ import (
 
 	admissionv1 "k8s.io/api/admission/v1"
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
+
+	"github.com/volcano-paddle/volcano-paddle/harness/admissiontest"
 )
 
 // The webhook applies the job plugin's resize rule: an elastic job's
@@ -41,7 +43,7 @@ func TestAdmitElasticResize(t *testing.T) {
 			if tc.old == nil {
 				op = admissionv1.Create
 			}
-			resp := Admit(context.Background(), review(op, tc.new, tc.old))
+			resp := Admit(context.Background(), admissiontest.JobReview(op, tc.new, tc.old))
 			if tc.want == "" {
 				if !resp.Allowed {
 					t.Fatalf("refused: %v", resp.Result)

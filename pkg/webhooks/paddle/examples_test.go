@@ -6,6 +6,7 @@ import (
 
 	admissionv1 "k8s.io/api/admission/v1"
 
+	"github.com/volcano-paddle/volcano-paddle/harness/admissiontest"
 	"github.com/volcano-paddle/volcano-paddle/harness/testbuilders"
 )
 
@@ -19,14 +20,14 @@ func TestExamplesHaveNoWarnings(t *testing.T) {
 	}
 	for _, ex := range examples {
 		f, j := ex.File, ex.Job
-		resp := Admit(context.Background(), review(admissionv1.Create, &j, nil))
+		resp := Admit(context.Background(), admissiontest.JobReview(admissionv1.Create, &j, nil))
 		if !resp.Allowed {
 			t.Errorf("%s: %s denied: %v", f, j.Name, resp.Result)
 		}
 		for _, w := range resp.Warnings {
 			t.Errorf("%s: %s: warning %s", f, j.Name, w)
 		}
-		if m := Mutate(context.Background(), review(admissionv1.Create, &j, nil)); m.Patch != nil {
+		if m := Mutate(context.Background(), admissiontest.JobReview(admissionv1.Create, &j, nil)); m.Patch != nil {
 			t.Errorf("%s: %s needs the default %s; write it in the example", f, j.Name, m.Patch)
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	admissionv1 "k8s.io/api/admission/v1"
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/volcano-paddle/volcano-paddle/harness/admissiontest"
 	"github.com/volcano-paddle/volcano-paddle/pkg/paddlejob"
 )
 
@@ -27,7 +28,7 @@ func hostileBody(t testing.TB, name string, n int) []byte {
 		env[i] = v1.EnvVar{Name: name, Value: strconv.Itoa(paddlejob.DefaultPort)}
 	}
 	j.Spec.Tasks[1].Template.Spec.Containers[0].Env = env
-	b, err := json.Marshal(review(admissionv1.Create, j, nil))
+	b, err := json.Marshal(admissiontest.JobReview(admissionv1.Create, j, nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +80,7 @@ func admitUnderLoad(t *testing.T, big []byte, refusal string) {
 		h(w, r)
 	}))
 	defer srv.Close()
-	small, _ := json.Marshal(review(admissionv1.Create, job(map[string][]string{"paddle": nil}, map[string]int32{"ps": 1, "worker": 2}), nil))
+	small, _ := json.Marshal(admissiontest.JobReview(admissionv1.Create, job(map[string][]string{"paddle": nil}, map[string]int32{"ps": 1, "worker": 2}), nil))
 	t.Logf("hostile review: %d bytes", len(big))
 
 	var wg sync.WaitGroup
@@ -129,7 +130,7 @@ func TestBusyRefusedQuickly(t *testing.T) {
 	}()
 	srv := httptest.NewServer(Handler(Admit))
 	defer srv.Close()
-	small, _ := json.Marshal(review(admissionv1.Create, job(map[string][]string{"paddle": nil}, map[string]int32{"ps": 1, "worker": 2}), nil))
+	small, _ := json.Marshal(admissiontest.JobReview(admissionv1.Create, job(map[string][]string{"paddle": nil}, map[string]int32{"ps": 1, "worker": 2}), nil))
 	a := postReview(srv.URL, small)
 	if a.err != nil || a.resp == nil || a.resp.Allowed || a.resp.Result.Code != http.StatusTooManyRequests || a.took > MaxQueueWait+time.Second {
 		t.Errorf("with every slot taken: took %v, err %v, response %+v", a.took, a.err, a.resp)

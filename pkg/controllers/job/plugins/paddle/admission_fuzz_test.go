@@ -8,11 +8,9 @@ import (
 	"strconv"
 	"testing"
 
-	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	admissionv1 "k8s.io/api/admission/v1"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/client-go/kubernetes/fake"
@@ -20,6 +18,7 @@ import (
 	"volcano.sh/volcano/pkg/controllers/job/plugins"
 	pluginsinterface "volcano.sh/volcano/pkg/controllers/job/plugins/interface"
 
+	"github.com/volcano-paddle/volcano-paddle/harness/admissiontest"
 	jobplugin "github.com/volcano-paddle/volcano-paddle/pkg/controllers/job/plugins/paddle"
 	"github.com/volcano-paddle/volcano-paddle/pkg/paddlejob"
 	webhook "github.com/volcano-paddle/volcano-paddle/pkg/webhooks/paddle"
@@ -65,7 +64,7 @@ func FuzzAdmission(f *testing.F) {
 		}
 		job.TypeMeta = metav1.TypeMeta{APIVersion: "batch.volcano.sh/v1alpha1", Kind: "Job"}
 		job.Namespace = "ml"
-		create := review(admissionv1.Create, &job, nil)
+		create := admissiontest.JobReview(admissionv1.Create, &job, nil)
 		resp := webhook.Admit(context.Background(), create)
 		if resp == nil {
 			t.Fatal("nil admission response")
@@ -79,8 +78,8 @@ func FuzzAdmission(f *testing.F) {
 			t.Fatalf("mutating admission denied: %+v", mresp.Result)
 		}
 		if mresp.Patch != nil {
-			patched := applyPatch(t, &job, mresp.Patch)
-			if r := webhook.Admit(context.Background(), review(admissionv1.Create, patched, nil)); r.Allowed != resp.Allowed {
+			patched := admissiontest.ApplyPatch(t, &job, mresp.Patch)
+			if r := webhook.Admit(context.Background(), admissiontest.JobReview(admissionv1.Create, patched, nil)); r.Allowed != resp.Allowed {
 				t.Fatalf("the default changed the verdict: %v -> %v", resp.Allowed, r.Allowed)
 			}
 		}
@@ -158,42 +157,4 @@ func podOf(job *batch.Job, ti, index int) *v1.Pod {
 		},
 		Spec: *ts.Template.Spec.DeepCopy(),
 	}
-}
-
-func review(op admissionv1.Operation, obj, old *batch.Job) admissionv1.AdmissionReview {
-	raw := func(j *batch.Job) runtime.RawExtension {
-		if j == nil {
-			return runtime.RawExtension{}
-		}
-		b, _ := json.Marshal(j)
-		return runtime.RawExtension{Raw: b}
-	}
-	return admissionv1.AdmissionReview{
-		TypeMeta: metav1.TypeMeta{APIVersion: "admission.k8s.io/v1", Kind: "AdmissionReview"},
-		Request: &admissionv1.AdmissionRequest{
-			UID:       "req-1",
-			Operation: op, Namespace: "ml",
-			Resource: metav1.GroupVersionResource{Group: "batch.volcano.sh", Version: "v1alpha1", Resource: "jobs"},
-			Object:   raw(obj), OldObject: raw(old),
-		}}
-}
-
-// applyPatch applies an admission JSON patch to a job, as the API server
-// does.
-func applyPatch(t *testing.T, job *batch.Job, patch []byte) *batch.Job {
-	t.Helper()
-	p, err := jsonpatch.DecodePatch(patch)
-	if err != nil {
-		t.Fatalf("patch %s: %v", patch, err)
-	}
-	raw, _ := json.Marshal(job)
-	out, err := p.Apply(raw)
-	if err != nil {
-		t.Fatalf("patch %s does not apply: %v", patch, err)
-	}
-	var got batch.Job
-	if err := json.Unmarshal(out, &got); err != nil {
-		t.Fatal(err)
-	}
-	return &got
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/volcano-paddle/volcano-paddle/harness/testbuilders"
 	"github.com/volcano-paddle/volcano-paddle/internal/dnsbarrier"
 	"github.com/volcano-paddle/volcano-paddle/internal/dnsbarrier/dnstest"
 	"github.com/volcano-paddle/volcano-paddle/pkg/paddlejob"
@@ -18,7 +19,7 @@ import (
 // subdomain, so the barrier passes exactly when every pod of the gang has
 // its record.
 func TestBarrierWaitsForEveryPodsDNSName(t *testing.T) {
-	job := newJob("ml", "wd", []string{"--gloo=1", "--barrier-timeout=20s"}, taskSpec{name: "ps", replicas: 2}, taskSpec{name: "worker", replicas: 3})
+	job := newJob("ml", "wd", []string{"--gloo=1", "--barrier-timeout=20s"}, testbuilders.PaddleTask{Name: "ps", Replicas: 2}, testbuilders.PaddleTask{Name: "worker", Replicas: 3})
 	_, pods := mustRun(t, job)
 	ic := podNamed(t, pods, "wd-worker-1").Spec.InitContainers
 	if len(ic) == 0 || ic[0].Name != paddlejob.BarrierContainerName {
@@ -69,14 +70,14 @@ func TestBarrierWaitsForEveryPodsDNSName(t *testing.T) {
 }
 
 func TestBarrierOffAndCustomImage(t *testing.T) {
-	job := newJob("ml", "wd", []string{"--barrier=false"}, taskSpec{name: "worker", replicas: 2})
+	job := newJob("ml", "wd", []string{"--barrier=false"}, testbuilders.PaddleTask{Name: "worker", Replicas: 2})
 	_, pods := mustRun(t, job)
 	for _, p := range pods {
 		if len(p.Spec.InitContainers) != 0 {
 			t.Errorf("%s has init containers with --barrier=false: %+v", p.Name, p.Spec.InitContainers)
 		}
 	}
-	job = newJob("ml", "wd", []string{"--barrier-image=registry.example/paddle-barrier:v1"}, taskSpec{name: "worker", replicas: 2})
+	job = newJob("ml", "wd", []string{"--barrier-image=registry.example/paddle-barrier:v1"}, testbuilders.PaddleTask{Name: "worker", Replicas: 2})
 	_, pods = mustRun(t, job)
 	if img := pods[0].Spec.InitContainers[0].Image; img != "registry.example/paddle-barrier:v1" {
 		t.Errorf("barrier image = %s", img)

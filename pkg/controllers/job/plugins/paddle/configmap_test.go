@@ -15,6 +15,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 
+	"github.com/volcano-paddle/volcano-paddle/harness/testbuilders"
 	"github.com/volcano-paddle/volcano-paddle/pkg/paddlejob"
 	"github.com/volcano-paddle/volcano-paddle/pkg/paddlekube"
 	"github.com/volcano-paddle/volcano-paddle/test/contract"
@@ -36,7 +37,7 @@ func configMapsOf(t *testing.T, client *fake.Clientset, ns string) map[string]v1
 // The lists live once in an immutable ConfigMap owned by the job, labelled
 // with the job, which exists before the first pod; pods refer to it.
 func TestConfigMapHoldsTheLists(t *testing.T) {
-	job := newJob("ml", "wd", []string{"--gloo=1"}, taskSpec{name: "ps", replicas: 2}, taskSpec{name: "worker", replicas: 3})
+	job := newJob("ml", "wd", []string{"--gloo=1"}, testbuilders.PaddleTask{Name: "ps", Replicas: 2}, testbuilders.PaddleTask{Name: "worker", Replicas: 3})
 	client := fake.NewSimpleClientset()
 	job.Status.ControlledResources = map[string]string{}
 	if err := plugin(t, client, job).OnJobAdd(job); err != nil {
@@ -101,7 +102,7 @@ func TestConfigMapHoldsTheLists(t *testing.T) {
 // A pod object has the same size with 1,000 and with 3,000 trainers.
 func TestPodSizeDoesNotGrowWithReplicas(t *testing.T) {
 	size := func(trainers int32) int {
-		job := newJob("ml", "ctr", nil, taskSpec{name: "pserver", replicas: 4}, taskSpec{name: "trainer", replicas: trainers})
+		job := newJob("ml", "ctr", nil, testbuilders.PaddleTask{Name: "pserver", Replicas: 4}, testbuilders.PaddleTask{Name: "trainer", Replicas: trainers})
 		client := fake.NewSimpleClientset()
 		job.Status.ControlledResources = map[string]string{}
 		if err := plugin(t, client, job).OnJobAdd(job); err != nil {
@@ -125,7 +126,7 @@ func TestPodSizeDoesNotGrowWithReplicas(t *testing.T) {
 // OnJobAdd, new pods), the pods have new host names and a new ConfigMap,
 // consistent among themselves; the barrier waits for the new names.
 func TestRestartJobNewIncarnation(t *testing.T) {
-	job := newJob("ml", "wd", []string{"--gloo=1"}, taskSpec{name: "ps", replicas: 2}, taskSpec{name: "worker", replicas: 2})
+	job := newJob("ml", "wd", []string{"--gloo=1"}, testbuilders.PaddleTask{Name: "ps", Replicas: 2}, testbuilders.PaddleTask{Name: "worker", Replicas: 2})
 	client := fake.NewSimpleClientset()
 	if _, err := runJob(t, client, job); err != nil {
 		t.Fatal(err)
@@ -166,7 +167,7 @@ func TestRestartJobNewIncarnation(t *testing.T) {
 // A pod of a newer incarnation brings its ConfigMap and removes the older
 // ones, even when OnJobDelete did not run in between.
 func TestNewerIncarnationReplacesConfigMap(t *testing.T) {
-	job := newJob("ml", "wd", nil, taskSpec{name: "worker", replicas: 2})
+	job := newJob("ml", "wd", nil, testbuilders.PaddleTask{Name: "worker", Replicas: 2})
 	client := fake.NewSimpleClientset()
 	if _, err := runJob(t, client, job); err != nil {
 		t.Fatal(err)
@@ -188,7 +189,7 @@ func TestNewerIncarnationReplacesConfigMap(t *testing.T) {
 // Volcano creates a job's pods from many goroutines: the ConfigMap of an
 // incarnation is created by one API call, and every pod finds it.
 func TestConcurrentPodCreateOneConfigMapCall(t *testing.T) {
-	job := newJob("ml", "wd", nil, taskSpec{name: "ps", replicas: 2}, taskSpec{name: "worker", replicas: 40})
+	job := newJob("ml", "wd", nil, testbuilders.PaddleTask{Name: "ps", Replicas: 2}, testbuilders.PaddleTask{Name: "worker", Replicas: 40})
 	job.Status.Version = 2
 	client := fake.NewSimpleClientset()
 	var creates atomic.Int32
@@ -222,7 +223,7 @@ func TestConcurrentPodCreateOneConfigMapCall(t *testing.T) {
 // paddlekube.EnsureJobObjects brings back the Service and the ConfigMap of the
 // current incarnation after someone deleted them.
 func TestEnsureJobObjects(t *testing.T) {
-	job := newJob("ml", "wd", nil, taskSpec{name: "ps", replicas: 1}, taskSpec{name: "worker", replicas: 2})
+	job := newJob("ml", "wd", nil, testbuilders.PaddleTask{Name: "ps", Replicas: 1}, testbuilders.PaddleTask{Name: "worker", Replicas: 2})
 	job.Status.Version = 1
 	client := fake.NewSimpleClientset()
 	if _, err := runJob(t, client, job); err != nil {
@@ -247,7 +248,7 @@ func TestEnsureJobObjects(t *testing.T) {
 	if cm, ok := configMapsOf(t, client, "ml")["wd-paddle-v1"]; !ok || cm.Data[paddlejob.EnvTrainers] != "wd-worker-0-v1.wd,wd-worker-1-v1.wd" {
 		t.Errorf("ConfigMap not re-created: %v", cm)
 	}
-	bad := newJob("ml", "bad", []string{"--gloo=1"}, taskSpec{name: "worker", replicas: 2})
+	bad := newJob("ml", "bad", []string{"--gloo=1"}, testbuilders.PaddleTask{Name: "worker", Replicas: 2})
 	if err := paddlekube.EnsureJobObjects(ctx, client, bad); err == nil {
 		t.Error("EnsureJobObjects accepted a job the plugin rejects")
 	}
@@ -255,7 +256,7 @@ func TestEnsureJobObjects(t *testing.T) {
 
 // A ConfigMap of the same name that is not the job's is not taken over.
 func TestConfigMapOfSomeoneElse(t *testing.T) {
-	job := newJob("ml", "wd", nil, taskSpec{name: "worker", replicas: 2})
+	job := newJob("ml", "wd", nil, testbuilders.PaddleTask{Name: "worker", Replicas: 2})
 	foreign := &v1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ml", Name: "wd-paddle-v0"}}
 	_, err := runJob(t, fake.NewSimpleClientset(foreign), job)
 	if err == nil || !strings.Contains(err.Error(), "does not belong to Paddle job ml/wd") || !strings.Contains(err.Error(), "delete the ConfigMap or rename the job") {
@@ -268,7 +269,7 @@ func TestConfigMapOfSomeoneElse(t *testing.T) {
 // barrier waits for the pservers; a collective job of that size, whose
 // Paddle cannot start without the list, is refused.
 func TestLargeJobs(t *testing.T) {
-	ps := newJob("ml", "ctr", nil, taskSpec{name: "pserver", replicas: 10}, taskSpec{name: "trainer", replicas: 10000})
+	ps := newJob("ml", "ctr", nil, testbuilders.PaddleTask{Name: "pserver", Replicas: 10}, testbuilders.PaddleTask{Name: "trainer", Replicas: 10000})
 	client := fake.NewSimpleClientset()
 	pods, err := runJob(t, client, ps)
 	if err != nil {
@@ -309,7 +310,7 @@ func TestLargeJobs(t *testing.T) {
 	if got := cm.Data[paddlejob.EnvBarrierHosts]; strings.Count(got, ",") != 9 {
 		t.Errorf("barrier hosts of a 10,000-trainer PS job: %d names", strings.Count(got, ",")+1)
 	}
-	coll := newJob("ml", "big", nil, taskSpec{name: "trainer", replicas: 10000})
+	coll := newJob("ml", "big", nil, testbuilders.PaddleTask{Name: "trainer", Replicas: 10000})
 	if _, err := runJob(t, fake.NewSimpleClientset(), coll); err == nil || !strings.Contains(err.Error(), "MAX_ARG_STRLEN") || !strings.Contains(err.Error(), "spec.tasks[0]") {
 		t.Errorf("10,000-trainer collective job: %v", err)
 	}
@@ -320,7 +321,7 @@ func TestLargeJobs(t *testing.T) {
 // back the pods' ConfigMap, not one under the status's number, and does not
 // delete the one the pods use.
 func TestEnsureJobObjectsFollowsPods(t *testing.T) {
-	job := newJob("ml", "wd", nil, taskSpec{name: "ps", replicas: 1}, taskSpec{name: "worker", replicas: 2})
+	job := newJob("ml", "wd", nil, testbuilders.PaddleTask{Name: "ps", Replicas: 1}, testbuilders.PaddleTask{Name: "worker", Replicas: 2})
 	job.Status.Version = 1
 	client := fake.NewSimpleClientset()
 	pods, err := runJob(t, client, job)

@@ -2,7 +2,6 @@ package paddle
 
 import (
 	"context"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -13,22 +12,15 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 
+	"github.com/volcano-paddle/volcano-paddle/harness/testbuilders"
 	"github.com/volcano-paddle/volcano-paddle/pkg/paddleapi"
 	"github.com/volcano-paddle/volcano-paddle/pkg/paddlejob"
 	"github.com/volcano-paddle/volcano-paddle/test/contract"
 )
 
-// elasticJob is collective job name in ml with a worker task of replicas
-// pods, minAvailable lo and the plugin arguments --elastic-max=hi plus
-// extra.
-func elasticJob(name string, lo, replicas, hi int32, extra ...string) *batch.Job {
-	args := append([]string{"--elastic-max=" + strconv.Itoa(int(hi))}, extra...)
-	job := newJob("ml", name, args, taskSpec{name: "worker", replicas: replicas, gpus: 1})
-	job.Spec.Tasks[0].MinAvailable = &lo
-	job.Spec.MinAvailable = lo
-	job.Spec.Queue = "default"
-	return job
-}
+// elasticJob is collective job name in ml with an elastic worker task
+// (testbuilders.ElasticPaddleJob).
+var elasticJob = testbuilders.ElasticPaddleJob
 
 // pythonStrip is Python's str.strip(chars): Paddle takes the etcd address
 // as PADDLE_MASTER.strip("etcd://") (controllers/master.py: ETCDMaster).
@@ -197,7 +189,7 @@ func TestElasticEtcdObjects(t *testing.T) {
 	}
 
 	// A fixed-size job gets no etcd.
-	fixedJob := newJob("ml", "fixed", nil, taskSpec{name: "worker", replicas: 2})
+	fixedJob := newJob("ml", "fixed", nil, testbuilders.PaddleTask{Name: "worker", Replicas: 2})
 	if _, err := runJob(t, client, fixedJob); err != nil {
 		t.Fatal(err)
 	}

@@ -5,13 +5,14 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
+	"github.com/volcano-paddle/volcano-paddle/harness/testbuilders"
 	"github.com/volcano-paddle/volcano-paddle/pkg/paddleapi"
 )
 
 // The worked example of design.md section 3: PS job wd in namespace ml, 2
 // pservers + 2 trainers, port 36000, gloo on.
 func TestEnvWorkedExamplePS(t *testing.T) {
-	job := newJob("ml", "wd", []string{"--gloo=1"}, taskSpec{name: "ps", replicas: 2}, taskSpec{name: "worker", replicas: 2})
+	job := newJob("ml", "wd", []string{"--gloo=1"}, testbuilders.PaddleTask{Name: "ps", Replicas: 2}, testbuilders.PaddleTask{Name: "worker", Replicas: 2})
 	_, pods := mustRun(t, job)
 
 	shared := map[string]string{
@@ -53,7 +54,7 @@ func TestEnvWorkedExamplePS(t *testing.T) {
 }
 
 func TestEnvCollective(t *testing.T) {
-	job := newJob("ml", "resnet", nil, taskSpec{name: "trainer", replicas: 2, gpus: 4})
+	job := newJob("ml", "resnet", nil, testbuilders.PaddleTask{Name: "trainer", Replicas: 2, GPUs: 4})
 	_, pods := mustRun(t, job)
 	for i, name := range []string{"resnet-trainer-0", "resnet-trainer-1"} {
 		got := envOf(&podNamed(t, pods, name).Spec.Containers[0])
@@ -78,7 +79,7 @@ func TestEnvCollective(t *testing.T) {
 
 func TestEnvHeterPS(t *testing.T) {
 	job := newJob("ml", "ctr", nil,
-		taskSpec{name: "pserver", replicas: 2}, taskSpec{name: "trainer", replicas: 3}, taskSpec{name: "heter", replicas: 2, gpus: 1})
+		testbuilders.PaddleTask{Name: "pserver", Replicas: 2}, testbuilders.PaddleTask{Name: "trainer", Replicas: 3}, testbuilders.PaddleTask{Name: "heter", Replicas: 2, GPUs: 1})
 	_, pods := mustRun(t, job)
 	heter := envOf(&podNamed(t, pods, "ctr-heter-1").Spec.Containers[0])
 	want := map[string]string{
@@ -102,7 +103,7 @@ func TestEnvHeterPS(t *testing.T) {
 // The seed 000 CTR job: tasks pserver/trainer, port from the example.
 func TestEnvSeedCTRNames(t *testing.T) {
 	job := newJob("default", "ctr-volcano", []string{"--port=30236"},
-		taskSpec{name: "pserver", replicas: 2}, taskSpec{name: "trainer", replicas: 2})
+		testbuilders.PaddleTask{Name: "pserver", Replicas: 2}, testbuilders.PaddleTask{Name: "trainer", Replicas: 2})
 	_, pods := mustRun(t, job)
 	got := envOf(&podNamed(t, pods, "ctr-volcano-pserver-0").Spec.Containers[0])
 	if got["PADDLE_PSERVERS"] != "ctr-volcano-pserver-0.ctr-volcano:30236,ctr-volcano-pserver-1.ctr-volcano:30237" ||
@@ -114,8 +115,8 @@ func TestEnvSeedCTRNames(t *testing.T) {
 // Variables the template sets win, and a consistent value is accepted.
 func TestEnvUserValuesKept(t *testing.T) {
 	job := newJob("ml", "wd", nil,
-		taskSpec{name: "ps", replicas: 1, env: []v1.EnvVar{{Name: "PADDLE_PORT", Value: "36000"}, {Name: "GLOG_v", Value: "3"}}},
-		taskSpec{name: "worker", replicas: 1, env: []v1.EnvVar{{Name: "PADDLE_JOB_ID", Value: "mine"}, {Name: "FLAGS_selected_gpus", Value: "1"}}})
+		testbuilders.PaddleTask{Name: "ps", Replicas: 1, Env: []v1.EnvVar{{Name: "PADDLE_PORT", Value: "36000"}, {Name: "GLOG_v", Value: "3"}}},
+		testbuilders.PaddleTask{Name: "worker", Replicas: 1, Env: []v1.EnvVar{{Name: "PADDLE_JOB_ID", Value: "mine"}, {Name: "FLAGS_selected_gpus", Value: "1"}}})
 	_, pods := mustRun(t, job)
 	w := podNamed(t, pods, "wd-worker-0").Spec.Containers[0]
 	count := map[string]int{}
@@ -132,13 +133,13 @@ func TestEnvUserValuesKept(t *testing.T) {
 }
 
 func TestEnvNoProxy(t *testing.T) {
-	job := newJob("ml", "wd", nil, taskSpec{name: "trainer", replicas: 2, env: []v1.EnvVar{{Name: "https_proxy", Value: "http://proxy:3128"}}})
+	job := newJob("ml", "wd", nil, testbuilders.PaddleTask{Name: "trainer", Replicas: 2, Env: []v1.EnvVar{{Name: "https_proxy", Value: "http://proxy:3128"}}})
 	_, pods := mustRun(t, job)
 	got := envOf(&pods[0].Spec.Containers[0])
 	if got["no_proxy"] != ".wd,.wd.ml.svc,localhost,127.0.0.1" || got["NO_PROXY"] != got["no_proxy"] {
 		t.Errorf("no_proxy = %q / NO_PROXY = %q", got["no_proxy"], got["NO_PROXY"])
 	}
-	job = newJob("ml", "wd2", nil, taskSpec{name: "trainer", replicas: 2})
+	job = newJob("ml", "wd2", nil, testbuilders.PaddleTask{Name: "trainer", Replicas: 2})
 	_, pods = mustRun(t, job)
 	if _, ok := envOf(&pods[0].Spec.Containers[0])["no_proxy"]; ok {
 		t.Error("no_proxy set although the template has no proxy")

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
 
+	"github.com/volcano-paddle/volcano-paddle/harness/testbuilders"
 	"github.com/volcano-paddle/volcano-paddle/pkg/paddlejob"
 	"github.com/volcano-paddle/volcano-paddle/test/contract"
 )
@@ -39,9 +40,9 @@ func FuzzJobPlugin(f *testing.F) {
 			}
 			return 0
 		}
-		var specs []taskSpec
+		var specs []testbuilders.PaddleTask
 		for i, n := range names {
-			specs = append(specs, taskSpec{name: n, replicas: int32(byteAt(i) % 6), gpus: int64(byteAt(i+5) % 9)})
+			specs = append(specs, testbuilders.PaddleTask{Name: n, Replicas: int32(byteAt(i) % 6), GPUs: int64(byteAt(i+5) % 9)})
 		}
 		job := newJob("fz", "job", argv, specs...)
 		for i := range job.Spec.Tasks {

@@ -2,7 +2,6 @@ package paddle
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"testing"
 
@@ -19,26 +18,9 @@ import (
 	"github.com/volcano-paddle/volcano-paddle/test/contract"
 )
 
-type taskSpec struct {
-	name     string
-	replicas int32
-	gpus     int64
-	env      []v1.EnvVar
-}
-
-var uidSeq int
-
-// newJob builds a Volcano Job the way users write them (testbuilders);
-// every call gets a fresh UID (the plugin caches layouts per UID and
-// generation).
-func newJob(ns, name string, args []string, tasks ...taskSpec) *batch.Job {
-	uidSeq++
-	w := testbuilders.MakeJob(ns, name).UID(fmt.Sprintf("uid-%d", uidSeq)).Plugin(paddlejob.PluginName, args...)
-	for _, t := range tasks {
-		w.Task(testbuilders.MakeTask(t.name, t.replicas).GPUs(t.gpus).Env(t.env...))
-	}
-	return w.Obj()
-}
+// newJob builds a Paddle job the way users write them, with a fresh UID
+// (the plugin caches layouts per UID and generation).
+var newJob = testbuilders.PaddleJob
 
 // newPod is pod index of task taskIdx as Volcano's job controller creates
 // it (testbuilders.TaskPod).

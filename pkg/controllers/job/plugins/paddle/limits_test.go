@@ -9,6 +9,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 
+	"github.com/volcano-paddle/volcano-paddle/harness/testbuilders"
 	"github.com/volcano-paddle/volcano-paddle/pkg/gputopology"
 	"github.com/volcano-paddle/volcano-paddle/pkg/paddlejob"
 )
@@ -52,7 +53,7 @@ func TestLimits(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			j := newJob("ml", "wd", nil, taskSpec{name: "ps", replicas: 1}, taskSpec{name: "worker", replicas: 2})
+			j := newJob("ml", "wd", nil, testbuilders.PaddleTask{Name: "ps", Replicas: 1}, testbuilders.PaddleTask{Name: "worker", Replicas: 2})
 			tc.edit(j)
 			_, err := runJob(t, fake.NewSimpleClientset(), j)
 			inv, ok := err.(*paddlejob.InvalidJobError)
@@ -73,7 +74,7 @@ func TestLimits(t *testing.T) {
 // asks; helper tasks keep the cluster default.
 func TestNoServiceAccountToken(t *testing.T) {
 	yes := true
-	j := newJob("ml", "wd", nil, taskSpec{name: "ps", replicas: 1}, taskSpec{name: "worker", replicas: 1}, taskSpec{name: "tb", replicas: 1})
+	j := newJob("ml", "wd", nil, testbuilders.PaddleTask{Name: "ps", Replicas: 1}, testbuilders.PaddleTask{Name: "worker", Replicas: 1}, testbuilders.PaddleTask{Name: "tb", Replicas: 1})
 	j.Spec.Tasks[0].Template.Spec.AutomountServiceAccountToken = &yes
 	pods, err := runJob(t, fake.NewSimpleClientset(), j)
 	if err != nil {

@@ -21,12 +21,13 @@ import (
 	"volcano.sh/volcano/pkg/controllers/job/plugins"
 	pluginsinterface "volcano.sh/volcano/pkg/controllers/job/plugins/interface"
 
+	"github.com/volcano-paddle/volcano-paddle/harness/testbuilders"
 	"github.com/volcano-paddle/volcano-paddle/pkg/paddleapi"
 	"github.com/volcano-paddle/volcano-paddle/pkg/paddlejob"
 )
 
 func TestServiceCreated(t *testing.T) {
-	job := newJob("ml", "wd", nil, taskSpec{name: "ps", replicas: 1}, taskSpec{name: "worker", replicas: 2})
+	job := newJob("ml", "wd", nil, testbuilders.PaddleTask{Name: "ps", Replicas: 1}, testbuilders.PaddleTask{Name: "worker", Replicas: 2})
 	client, pods := mustRun(t, job)
 	svc, err := client.CoreV1().Services("ml").Get(context.Background(), "wd", metav1.GetOptions{})
 	if err != nil {
@@ -69,7 +70,7 @@ func TestServiceWithVolcanoSvcPlugin(t *testing.T) {
 		t.Fatal("Volcano's svc plugin is not registered")
 	}
 	for _, svcFirst := range []bool{true, false} {
-		job := newJob("ml", "wd", nil, taskSpec{name: "worker", replicas: 2})
+		job := newJob("ml", "wd", nil, testbuilders.PaddleTask{Name: "worker", Replicas: 2})
 		job.Spec.Plugins["svc"] = []string{}
 		job.Status.ControlledResources = map[string]string{}
 		client := fake.NewSimpleClientset()
@@ -106,7 +107,7 @@ func TestServiceWithVolcanoSvcPlugin(t *testing.T) {
 }
 
 func TestServiceOfSomeoneElse(t *testing.T) {
-	job := newJob("ml", "wd", nil, taskSpec{name: "worker", replicas: 2})
+	job := newJob("ml", "wd", nil, testbuilders.PaddleTask{Name: "worker", Replicas: 2})
 	foreign := &v1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "ml", Name: "wd"}, Spec: v1.ServiceSpec{ClusterIP: "10.96.0.9"}}
 	client := fake.NewSimpleClientset(foreign)
 	_, err := runJob(t, client, job)
@@ -122,7 +123,7 @@ func TestServiceOfSomeoneElse(t *testing.T) {
 }
 
 func TestPodShape(t *testing.T) {
-	job := newJob("ml", "wd", []string{"--gloo=2"}, taskSpec{name: "ps", replicas: 2}, taskSpec{name: "worker", replicas: 2}, taskSpec{name: "tensorboard", replicas: 1})
+	job := newJob("ml", "wd", []string{"--gloo=2"}, testbuilders.PaddleTask{Name: "ps", Replicas: 2}, testbuilders.PaddleTask{Name: "worker", Replicas: 2}, testbuilders.PaddleTask{Name: "tensorboard", Replicas: 1})
 	_, pods := mustRun(t, job)
 	ps0 := podNamed(t, pods, "wd-ps-0")
 	if ps0.Spec.Hostname != "wd-ps-0" || ps0.Spec.Subdomain != "wd" {
@@ -159,7 +160,7 @@ func TestPodShape(t *testing.T) {
 }
 
 func TestPodCreateIdempotentAndStable(t *testing.T) {
-	job := newJob("ml", "wd", nil, taskSpec{name: "worker", replicas: 3, gpus: 8})
+	job := newJob("ml", "wd", nil, testbuilders.PaddleTask{Name: "worker", Replicas: 3, GPUs: 8})
 	client := fake.NewSimpleClientset()
 	if _, err := runJob(t, client, job); err != nil {
 		t.Fatal(err)
@@ -187,7 +188,7 @@ func TestPodCreateIdempotentAndStable(t *testing.T) {
 }
 
 func TestBarrierOff(t *testing.T) {
-	job := newJob("ml", "wd", []string{"--barrier=false"}, taskSpec{name: "worker", replicas: 2})
+	job := newJob("ml", "wd", []string{"--barrier=false"}, testbuilders.PaddleTask{Name: "worker", Replicas: 2})
 	_, pods := mustRun(t, job)
 	if len(pods[0].Spec.InitContainers) != 0 {
 		t.Errorf("barrier added with --barrier=false")
@@ -195,7 +196,7 @@ func TestBarrierOff(t *testing.T) {
 }
 
 func TestUserPortKept(t *testing.T) {
-	job := newJob("ml", "wd", nil, taskSpec{name: "worker", replicas: 2})
+	job := newJob("ml", "wd", nil, testbuilders.PaddleTask{Name: "worker", Replicas: 2})
 	job.Spec.Tasks[0].Template.Spec.Containers[0].Ports = []v1.ContainerPort{{Name: "train", ContainerPort: 36000}}
 	_, pods := mustRun(t, job)
 	if p := pods[0].Spec.Containers[0].Ports; len(p) != 1 || p[0].Name != "train" {
@@ -225,7 +226,7 @@ func TestRejectionWrittenToJobStatus(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	job := newJob("ml", "wd", []string{"--gloo=1"}, taskSpec{name: "worker", replicas: 2})
+	job := newJob("ml", "wd", []string{"--gloo=1"}, testbuilders.PaddleTask{Name: "worker", Replicas: 2})
 	job.Status.ControlledResources = map[string]string{}
 	err = plugin(t, client, job).OnJobAdd(job)
 	if err == nil {

@@ -23,10 +23,10 @@ func TestPreemptionOptIn(t *testing.T) {
 		want map[string][2]string
 	}{
 		{name: "a job that opted in to nothing", job: func() *batch.Job {
-			return newJob("ml", "plain", nil, taskSpec{name: "worker", replicas: 2, gpus: 1})
+			return newJob("ml", "plain", nil, testbuilders.PaddleTask{Name: "worker", Replicas: 2, GPUs: 1})
 		}, want: map[string][2]string{"worker": {"false", ""}}},
 		{name: "a parameter-server job with --checkpointable: every pod", job: func() *batch.Job {
-			return newJob("ml", "ps", []string{"--checkpointable"}, taskSpec{name: "ps", replicas: 1}, taskSpec{name: "worker", replicas: 2, gpus: 1})
+			return newJob("ml", "ps", []string{"--checkpointable"}, testbuilders.PaddleTask{Name: "ps", Replicas: 1}, testbuilders.PaddleTask{Name: "worker", Replicas: 2, GPUs: 1})
 		}, want: map[string][2]string{"ps": {"true", "true"}, "worker": {"true", "true"}}},
 		{name: "an elastic job: its trainers", job: func() *batch.Job {
 			return elasticJob("el", 1, 2, 4)

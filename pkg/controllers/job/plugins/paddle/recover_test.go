@@ -10,6 +10,7 @@ import (
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 	pluginsinterface "volcano.sh/volcano/pkg/controllers/job/plugins/interface"
 
+	"github.com/volcano-paddle/volcano-paddle/harness/testbuilders"
 	"github.com/volcano-paddle/volcano-paddle/pkg/paddlejob"
 )
 
@@ -31,7 +32,7 @@ func (panicking) OnJobUpdate(job *batch.Job) error {
 // gets a Warning event, and the calling goroutine, Volcano's worker, lives.
 func TestRecoveringHooks(t *testing.T) {
 	client := fake.NewSimpleClientset()
-	job := newJob("ml", "wd", nil, taskSpec{name: "worker", replicas: 1})
+	job := newJob("ml", "wd", nil, testbuilders.PaddleTask{Name: "worker", Replicas: 1})
 	build := Recovering(func(pluginsinterface.PluginClientset, []string) pluginsinterface.PluginInterface { return panicking{} })
 	p := build(pluginsinterface.PluginClientset{KubeClients: client}, nil)
 	hooks := map[string]func() error{
@@ -68,7 +69,7 @@ func TestRecoveringHooks(t *testing.T) {
 // The registered builder is the recovering one, and errors of the plugin
 // pass through it unchanged.
 func TestRegisteredPluginRecovers(t *testing.T) {
-	job := newJob("ml", "wd", []string{"--gloo=9"}, taskSpec{name: "ps", replicas: 1}, taskSpec{name: "worker", replicas: 1})
+	job := newJob("ml", "wd", []string{"--gloo=9"}, testbuilders.PaddleTask{Name: "ps", Replicas: 1}, testbuilders.PaddleTask{Name: "worker", Replicas: 1})
 	p := plugin(t, fake.NewSimpleClientset(), job)
 	if _, ok := p.(*recoveringPlugin); !ok {
 		t.Fatalf("registered plugin is %T, want the recovering wrapper", p)

@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
 
+	"github.com/volcano-paddle/volcano-paddle/harness/testbuilders"
 	"github.com/volcano-paddle/volcano-paddle/pkg/paddlejob"
 )
 
@@ -22,7 +23,7 @@ import (
 // size with consistent env.
 func TestResizeHeldByController(t *testing.T) {
 	for _, newSize := range []int32{4, 1, 1 << 30} {
-		job := newJob("ml", "wd", nil, taskSpec{name: "ps", replicas: 1}, taskSpec{name: "worker", replicas: 2})
+		job := newJob("ml", "wd", nil, testbuilders.PaddleTask{Name: "ps", Replicas: 1}, testbuilders.PaddleTask{Name: "worker", Replicas: 2})
 		client := fake.NewSimpleClientset()
 		if _, err := runJob(t, client, job); err != nil {
 			t.Fatal(err)
