@@ -36,6 +36,7 @@ func (l *Layout) barrierContainer() v1.Container {
 		Resources:                v1.ResourceRequirements{Requests: small, Limits: small},
 		TerminationMessagePolicy: v1.TerminationMessageFallbackToLogsOnError,
 		ImagePullPolicy:          v1.PullIfNotPresent,
+		SecurityContext:          restrictedContainer(),
 	}
 }
 

@@ -64,7 +64,9 @@ func etcdObjectMeta(job *batch.Job, labels map[string]string) metav1.ObjectMeta 
 
 // EtcdPod is the job's etcd pod. It goes where the trainers may go (their
 // node selector and tolerations) and asks little: Paddle's keys are a few
-// hundred bytes per pod, written every 5 s.
+// hundred bytes per pod, written every 5 s. It runs as a non-root user
+// (restrictedContainer) and writes only its emptyDir, which is writable by
+// every user.
 func EtcdPod(job *batch.Job, l *Layout) *v1.Pod {
 	small := v1.ResourceList{v1.ResourceCPU: resource.MustParse("100m"), v1.ResourceMemory: resource.MustParse("128Mi")}
 	limits := v1.ResourceList{v1.ResourceMemory: resource.MustParse("512Mi")}
@@ -117,8 +119,9 @@ func EtcdPod(job *batch.Job, l *Layout) *v1.Pod {
 					ProbeHandler:        v1.ProbeHandler{HTTPGet: &v1.HTTPGetAction{Path: "/health", Port: intstr.FromInt32(EtcdClientPort)}},
 					InitialDelaySeconds: 10, PeriodSeconds: 10, FailureThreshold: 6,
 				},
-				Resources:    v1.ResourceRequirements{Requests: small, Limits: limits},
-				VolumeMounts: []v1.VolumeMount{{Name: "data", MountPath: etcdDataDir}},
+				Resources:       v1.ResourceRequirements{Requests: small, Limits: limits},
+				VolumeMounts:    []v1.VolumeMount{{Name: "data", MountPath: etcdDataDir}},
+				SecurityContext: restrictedContainer(),
 			}},
 			Volumes: []v1.Volume{{Name: "data", VolumeSource: v1.VolumeSource{EmptyDir: &v1.EmptyDirVolumeSource{}}}},
 		},
