@@ -151,19 +151,15 @@ const ReasonGrowthYields = "PaddleElasticGrowthYields"
 
 // growthPredicate keeps a pod that would grow an elastic job off every
 // node while a gang of its queue waits that fits once elastic jobs shrink
-// (gangEstimate.fitsOnRelease), or, with GuardHoldBack, while its queue
-// holds back for a starving gang: otherwise the allocate action, which
-// runs before preempt, would hand the idle GPUs the gang needs to the job
-// the gang is about to shrink.
+// (gangEstimate.fitsOnRelease): otherwise the allocate action, which runs
+// before preempt, would hand the idle GPUs the gang needs to the job the
+// gang is about to shrink.
 func (p *paddlePlugin) growthPredicate(task *api.TaskInfo, node *api.NodeInfo) error {
 	job := p.ssn.Jobs[task.Job]
 	if !growthTask(job, task) {
 		return nil
 	}
 	g := p.shrinkWaiters()[job.Queue]
-	if g == nil && p.args.StarvationGuard == GuardHoldBack {
-		g = p.blocker(job.Queue)
-	}
 	if g == nil || g.UID == job.UID {
 		return nil
 	}

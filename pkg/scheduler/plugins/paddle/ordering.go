@@ -11,11 +11,6 @@ import (
 	"volcano.sh/volcano/pkg/scheduler/framework"
 )
 
-// Reasons this plugin gives, as constants (kube-scheduler style).
-const (
-	ReasonHeldForStarvingGang = "PaddleHeldForStarvingGang"
-)
-
 // now is replaced in tests.
 var now = time.Now
 
@@ -153,15 +148,10 @@ func (p *paddlePlugin) jobOrderFn(l, r interface{}) int {
 	return 0
 }
 
-// blocker is the oldest starving gang of a queue that does not fit yet and
-// could fit on an empty cluster: the gang the guard works for. It reserves
-// nodes (reserve), or later jobs of lower or equal priority in its queue
-// are held back (holdBack), so that freed resources go to it.
-func (p *paddlePlugin) blocker(queue api.QueueID) *api.JobInfo {
-	return p.queueBlockers()[queue]
-}
-
-// queueBlockers is every queue's blocker, computed once per session.
+// queueBlockers is every queue's blocker, computed once per session: its
+// oldest starving gang that does not fit yet and could fit on an empty
+// cluster, the gang the guard works for. It reserves nodes (reservation.go)
+// so that freed resources go to it.
 func (p *paddlePlugin) queueBlockers() map[api.QueueID]*api.JobInfo {
 	p.blockersOnce.Do(func() {
 		p.blockers = map[api.QueueID]*api.JobInfo{}
@@ -214,9 +204,9 @@ func (p *paddlePlugin) isPaddle(job *api.JobInfo) bool {
 }
 
 // jobValidFn holds whole-node gangs back for the small-job headroom
-// (headroom.go) and jobs behind a starving gang, and records why a
-// Paddle gang cannot be placed in the job's fit errors, which Volcano's gang
-// plugin writes into the PodGroup's Unschedulable condition.
+// (headroom.go), and records why a Paddle gang cannot be placed in the
+// job's fit errors, which Volcano's gang plugin writes into the PodGroup's
+// Unschedulable condition.
 func (p *paddlePlugin) jobValidFn(obj interface{}) *api.ValidateResult {
 	job, ok := obj.(*api.JobInfo)
 	if !ok || !waiting(job) {
@@ -225,16 +215,6 @@ func (p *paddlePlugin) jobValidFn(obj interface{}) *api.ValidateResult {
 	if msg, held := p.headroomHolds(job); held {
 		job.JobFitErrors = msg
 		return &api.ValidateResult{Pass: false, Reason: ReasonHeldForHeadroom, Message: msg}
-	}
-	if p.args.StarvationGuard != GuardHoldBack {
-		p.explainFit(job)
-		return nil
-	}
-	if b := p.blocker(job.Queue); b != nil && b.UID != job.UID && job.Priority <= b.Priority && !p.starving(job) && p.guarded(job) {
-		msg := fmt.Sprintf("paddle: held back behind gang %s, which has waited %s (over %s) and does not fit yet; jobs of queue %s wait until it is placed",
-			gangName(b), now().Sub(p.state.waitingSince(b)).Round(time.Second), p.args.StarvationAfter, job.Queue)
-		job.JobFitErrors = msg
-		return &api.ValidateResult{Pass: false, Reason: ReasonHeldForStarvingGang, Message: msg}
 	}
 	p.explainFit(job)
 	return nil

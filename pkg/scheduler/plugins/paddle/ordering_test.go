@@ -141,9 +141,8 @@ func TestJobOrderSmallGangsFirst(t *testing.T) {
 
 // A gang waiting longer than paddle.starvationAfter goes first; while it
 // does not fit, the guard keeps freed resources for it. The reservation
-// (default) keeps only the nodes it will start on, the old hold-back kept
-// the whole queue waiting; only jobs the job plugin labelled (or, opted in,
-// jobs known by task names) take part.
+// keeps only the nodes it will start on; only jobs the job plugin labelled
+// (or, opted in, jobs known by task names) take part.
 func TestStarvationGuard(t *testing.T) {
 	const bigAge = starvingAge
 	type want struct {
@@ -160,8 +159,6 @@ func TestStarvationGuard(t *testing.T) {
 	}{
 		{name: "reservation leaves the unreserved node to others",
 			want: want{smallOn: []string{"n3"}, reserved: []string{"n1", "n2"}}},
-		{name: "hold-back idles the node the gang cannot use", args: map[string]interface{}{ArgStarvationGuard: GuardHoldBack},
-			want: want{reason: "held back behind gang ns/big"}},
 		{name: "a plain job is not subject to the reservation", plainSmall: true,
 			want: want{smallOn: []string{"n1", "n2", "n3"}, reserved: []string{"n1", "n2"}}},
 		{name: "a plain gang named worker reserves nothing", plainBig: true,
@@ -278,17 +275,13 @@ func bookedNodes(job api.JobID) []string {
 	return nil
 }
 
-// resetBook empties the reservation book and the headroom's room book,
-// which outlive sessions, before
+// resetBook empties the reservation book, which outlives sessions, before
 // and after a test, so no test sees another's reservations.
 func resetBook(t *testing.T) {
 	clear := func() {
 		book.mu.Lock()
 		defer book.mu.Unlock()
 		book.plans = map[api.JobID]*booked{}
-		room.mu.Lock()
-		defer room.mu.Unlock()
-		room.since = map[api.JobID]time.Duration{}
 	}
 	clear()
 	t.Cleanup(clear)

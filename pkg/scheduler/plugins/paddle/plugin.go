@@ -88,9 +88,6 @@ func (p *paddlePlugin) OnSessionOpen(ssn *framework.Session) {
 }
 
 func (p *paddlePlugin) OnSessionClose(ssn *framework.Session) {
-	if p.args.SmallJobHeadroomPatience > 0 {
-		room.forgetAllBut(func(id api.JobID) bool { j := ssn.Jobs[id]; return j != nil && waiting(j) })
-	}
 	p.ssn, p.state, p.blockers, p.reserved, p.victimJobsOf, p.waiters = nil, nil, nil, nil, nil, nil
 }
 

@@ -73,21 +73,19 @@ func (p *paddlePlugin) reservations() *sessionReservations {
 		book.mu.Lock()
 		defer book.mu.Unlock()
 		var gangs []*api.JobInfo
-		if p.args.StarvationGuard == GuardReserve {
-			blocking := map[api.JobID]bool{}
-			for _, b := range p.queueBlockers() {
-				gangs = append(gangs, b)
-				blocking[b.UID] = true
-			}
-			// A gang keeps its reservation while it starves, also in a
-			// session where it is not its queue's blocker because it fits
-			// on free resources by the estimate yet was not placed (its
-			// queue over its share, say): dropping it would give its freed
-			// GPUs away and restart its bound.
-			for id := range book.plans {
-				if j, ok := p.ssn.Jobs[id]; ok && !blocking[id] && p.starving(j) && p.estimate(j).feasible && !p.estimate(j).fitsOnRelease {
-					gangs = append(gangs, j)
-				}
+		blocking := map[api.JobID]bool{}
+		for _, b := range p.queueBlockers() {
+			gangs = append(gangs, b)
+			blocking[b.UID] = true
+		}
+		// A gang keeps its reservation while it starves, also in a
+		// session where it is not its queue's blocker because it fits
+		// on free resources by the estimate yet was not placed (its
+		// queue over its share, say): dropping it would give its freed
+		// GPUs away and restart its bound.
+		for id := range book.plans {
+			if j, ok := p.ssn.Jobs[id]; ok && !blocking[id] && p.starving(j) && p.estimate(j).feasible && !p.estimate(j).fitsOnRelease {
+				gangs = append(gangs, j)
 			}
 		}
 		sort.Slice(gangs, func(a, b int) bool { return olderJob(gangs[a], gangs[b]) })
@@ -150,7 +148,7 @@ func (p *paddlePlugin) subjectTo(job *api.JobInfo, r *reservation) bool {
 // is subject to (takesFrom). Everything else (other nodes, reserved nodes'
 // spare room, resources the task does not ask for) stays usable.
 func (p *paddlePlugin) reservationPredicate(task *api.TaskInfo, node *api.NodeInfo) error {
-	// Computed in every mode: it also forgets the reservations of gangs
+	// Computed for every task: it also forgets the reservations of gangs
 	// that are no longer starving (or of a guard switched off).
 	rs := p.reservations().byNode[node.Name]
 	if len(rs) == 0 {
