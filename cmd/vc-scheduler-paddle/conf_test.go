@@ -11,6 +11,12 @@ import (
 	paddleplugin "github.com/volcano-paddle/volcano-paddle/pkg/scheduler/plugins/paddle"
 )
 
+// TestMain registers the paddle plugin as main does.
+func TestMain(m *testing.M) {
+	registerPaddle()
+	os.Exit(m.Run())
+}
+
 func TestCheckSchedulerConf(t *testing.T) {
 	deployed, err := os.ReadFile(filepath.Join("..", "..", "deploy", "paddle", "volcano-scheduler.conf"))
 	if err != nil {

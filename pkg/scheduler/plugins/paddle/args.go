@@ -7,16 +7,17 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/validation"
-	"k8s.io/klog/v2"
 	"volcano.sh/volcano/pkg/scheduler/conf"
 	"volcano.sh/volcano/pkg/scheduler/framework"
 
 	"github.com/volcano-paddle/volcano-paddle/pkg/paddleapi"
 )
+
+// PluginName is the name in the scheduler ConfigMap.
+const PluginName = "paddle"
 
 // Argument keys in the scheduler ConfigMap:
 //
@@ -146,6 +147,11 @@ func DefaultArgs() Args {
 		SmallJobHeadroom:     DefaultSmallJobHeadroom,
 	}
 }
+
+// maxHeadroom bounds paddle.smallJobHeadroom: keeping more than half the
+// cluster from whole-node gangs would make them wait for their threshold
+// nearly always.
+const maxHeadroom = 0.5
 
 // maxWeight keeps a typo (1e9) from drowning every other plugin.
 const maxWeight = 1000
@@ -378,23 +384,6 @@ func (a Args) String() string {
 		a.AffinityWeight, a.PackingWeight, a.GPUTopologyWeight, a.GPUTopologyAllJobs, a.GPUAssignmentsMaxAge, a.RackLabel, a.SpineLabel,
 		a.GangFitOrder, a.SmallGangsFirst, a.StarvationAfter, a.TaskNameFallback, a.StarvationTaskNameJobs,
 		a.ShrinkElastic, a.PreemptCheckpointable, a.SmallJobHeadroom)
-}
-
-// loggedProblems holds the problem lists already logged. Volcano builds the
-// plugin for every session (about one a second), so a typo would otherwise
-// log an error each time; each distinct configuration is logged once.
-var loggedProblems sync.Map // joined problems -> struct{}
-
-func logProblems(problems []string) {
-	if len(problems) == 0 {
-		return
-	}
-	if _, seen := loggedProblems.LoadOrStore(strings.Join(problems, "\n"), struct{}{}); seen {
-		return
-	}
-	for _, p := range problems {
-		klog.ErrorS(nil, "Bad paddle scheduler plugin argument", "problem", p)
-	}
 }
 
 // ArgsIn parses the paddle plugin's arguments from scheduler tiers, with

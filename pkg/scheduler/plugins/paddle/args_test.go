@@ -82,8 +82,8 @@ func TestParseArgsBadValues(t *testing.T) {
 			t.Errorf("%s=%v: args %+v, want the defaults", tc.key, tc.val, a)
 		}
 	}
-	// New never fails: the scheduler builds the plugin from any ConfigMap.
-	if p := New(framework.Arguments{ArgAffinityWeight: map[string]int{"x": 1}, ArgStarvationAfter: nil}); p.Name() != PluginName {
+	// The builder never fails: the scheduler builds the plugin from any ConfigMap.
+	if p := Builder(NewStore(time.Now))(framework.Arguments{ArgAffinityWeight: map[string]int{"x": 1}, ArgStarvationAfter: nil}); p.Name() != PluginName {
 		t.Error("New with garbage arguments")
 	}
 }
@@ -124,22 +124,21 @@ func TestParseArgsRemovedKeys(t *testing.T) {
 }
 
 // Volcano builds the plugin every session: one bad configuration is logged
-// once, not once a session; a different one is logged again.
+// once per store (a scheduler process has one), not once a session; a
+// different one is logged again.
 func TestBadArgumentsLoggedOncePerConfiguration(t *testing.T) {
 	var buf bytes.Buffer
 	klog.LogToStderr(false)
 	klog.SetOutput(&buf)
 	t.Cleanup(func() { klog.SetOutput(os.Stderr); klog.LogToStderr(true) })
-	// What earlier tests (or an earlier -count) logged is remembered for
-	// the process; start from nothing logged.
-	loggedProblems.Range(func(k, _ any) bool { loggedProblems.Delete(k); return true })
+	build := Builder(NewStore(time.Now))
 	typo := framework.Arguments{"paddle.afinity.weight": 3, ArgPackingWeight: "lots"}
 	for i := 0; i < 5; i++ {
-		New(typo)
+		build(typo)
 	}
 	other := framework.Arguments{ArgPackingWeight: "plenty"}
-	New(other)
-	New(other)
+	build(other)
+	build(other)
 	klog.Flush()
 	// klog writes an error to the writer of each severity up to ERROR:
 	// count distinct lines.

@@ -19,15 +19,11 @@ import (
 // queue. Spreading's hold-back is an accident of placement, unbounded (a
 // 16-GPU gang waited 38.7 h on average in one window); the headroom makes
 // it a rule with a bound: the starvation threshold ends it for each gang.
-// It needs no run times, only that small jobs keep arriving.
+// It needs no run times, only that small jobs keep arriving. The job gate
+// asks it for each waiting gang (ordering.go: headroomHolds).
 
 // Reasons this plugin gives when the headroom holds a gang.
 const ReasonHeldForHeadroom = "PaddleHeldForSmallJobHeadroom"
-
-// maxHeadroom bounds paddle.smallJobHeadroom: keeping more than half the
-// cluster from whole-node gangs would make them wait for their threshold
-// nearly always.
-const maxHeadroom = 0.5
 
 // clusterGPUs is the session's GPU count, computed once, on the first
 // question (Volcano's allocate action asks every job's JobValidFn before
@@ -60,11 +56,9 @@ func countGPUs(nodes []*api.NodeInfo) clusterGPUs {
 // headroomPolicy is what the arguments say about the headroom.
 type headroomPolicy struct {
 	share float64 // SmallJobHeadroom; 0 turns it off
+	// after is the starvation threshold (starvationPolicy.after), which
+	// ends every hold.
 	after time.Duration
-}
-
-func newHeadroomPolicy(a Args) headroomPolicy {
-	return headroomPolicy{share: a.SmallJobHeadroom, after: a.StarvationAfter}
 }
 
 // on: a share is set and the starvation threshold, which bounds the wait,
@@ -102,43 +96,4 @@ func (h headroomPolicy) message(job *api.JobInfo, c clusterGPUs, gpus int, waite
 	}
 	return fmt.Sprintf("paddle: gang %s needs %d GPUs; starting it now would leave %d of the cluster's %d GPUs free%s, fewer than the %d (%s %g) kept for smaller jobs; it starts when more are free or once it has waited %s (waited %s)",
 		gangName(job), gpus, max(0, c.free+c.elastic-gpus), c.total, elastic, h.keep(c), ArgSmallJobHeadroom, h.share, h.after, waited.Round(time.Second))
-}
-
-// headroomHolds: the headroom holds this waiting gang back now.
-func (p *paddlePlugin) headroomHolds(job *api.JobInfo) (string, bool) {
-	h := newHeadroomPolicy(p.args)
-	if !h.on() || !p.guarded(job) || p.starving(job) {
-		return "", false
-	}
-	// A gang that does not fit now, nor once elastic jobs shrink, waits
-	// anyway; its fit errors say why.
-	f := p.estimate(job)
-	fits := f.fitsNow() || f.fitsOnRelease
-	waited := now().Sub(p.state.waitingSince(job))
-	if !fits {
-		return "", false
-	}
-	c := p.headroomGPUs()
-	if !h.holds(c, f.gpus) {
-		return "", false
-	}
-	return h.message(job, c, f.gpus, waited), true
-}
-
-// headroomGPUs is the session's GPU count with the GPUs elastic jobs hold
-// above their minimum, computed once per session and only when the
-// headroom has a gang to judge.
-func (p *paddlePlugin) headroomGPUs() clusterGPUs {
-	p.headroomOnce.Do(func() {
-		c := countGPUs(p.ssn.NodeList)
-		if p.args.ShrinkElastic {
-			for _, j := range p.victimJobs().elastic {
-				for _, t := range releasable(j) {
-					c.elastic += gpusOf(t.Resreq)
-				}
-			}
-		}
-		p.headroom = c
-	})
-	return p.headroom
 }

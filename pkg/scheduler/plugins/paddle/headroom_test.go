@@ -42,7 +42,6 @@ func TestSmallJobHeadroom(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			resetBook(t)
 			c := cluster{nodes: twoRacks()}
 			c.pods = append(c.pods, filler("running-0", "n0", "1", 8), filler("running-1", "n1", "1", 4))
 			role, task := paddleapi.RoleTrainer, "trainer"
@@ -116,7 +115,6 @@ func TestHeadroomCountsElasticGrowth(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			resetBook(t)
 			c := cluster{nodes: twoRacks()}
 			c.pods = append(c.pods, filler("full", "n0", "1", 8), filler("half", "n2", "1", 4))
 			nodes := []string{"n1", "n1", ""}
