@@ -114,16 +114,13 @@ type Args struct {
 	SmallJobHeadroom float64
 }
 
-// DefaultStarvationAfter and DefaultSmallJobHeadroom are chosen with the
-// trace replay on its tuning windows (docs/scheduler-plugin.md, "Choosing
-// the threshold" and "The small-job headroom"). 30m marked nearly every job
-// of queues whose typical wait is about an hour as starving, which turned
-// the order into FIFO; 4h, 8h, 16h and 48h were within 0.4% of each other
-// without the headroom. With it, whole-node gangs wait for free GPUs beyond
-// a fifth of the cluster until they starve, and 16h with a headroom of 0.2
-// had the lowest mean JCT of the headroom sweep (1.026x the sweep's best
-// per window against 1.068x for 4h without headroom,
-// docs/bench-headroom-sweep.md).
+// DefaultStarvationAfter and DefaultSmallJobHeadroom were chosen together
+// on the trace replay's tuning windows; docs/scheduler-plugin.md ("Choosing
+// the threshold", "The small-job headroom") has the figures. The threshold
+// must lie above the wait a queue's jobs usually see when nothing is wrong,
+// or nearly every waiting job counts as starving and the order becomes
+// first come, first served; it is also how long the headroom may hold a
+// gang, so the two are chosen as a pair.
 const (
 	DefaultStarvationAfter  = 16 * time.Hour
 	DefaultSmallJobHeadroom = 0.2

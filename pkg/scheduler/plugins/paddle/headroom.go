@@ -16,9 +16,9 @@ import (
 // GPUs free, so whole-node gangs wait while the many small jobs behind them
 // start; packing (paddle, binpack) starts such a gang as soon as it fits,
 // and it then holds its GPUs for hours while small jobs that arrive later
-// queue. Spreading's hold-back is an accident of placement, unbounded (a
-// 16-GPU gang waited 38.7 h on average in one window); the headroom makes
-// it a rule with a bound: the starvation threshold ends it for each gang.
+// queue. Spreading's hold-back is an accident of placement, and unbounded;
+// the headroom makes it a rule with a bound: the starvation threshold ends
+// it for each gang.
 // It needs no run times, only that small jobs keep arriving. The job gate
 // asks it for each waiting gang (ordering.go: headroomHolds).
 

@@ -175,12 +175,11 @@ const neverDrains = time.Duration(math.MaxInt64)
 // drainAge is how long the youngest pods whose end leaves want free on
 // node n (on top of what older reservations keep there) have run: the
 // oldest of them. Run times of training jobs are heavy-tailed, so the
-// longer a pod has run the longer it is likely to run on (the Philly
-// trace: pods that have run 10 minutes have a median of half an hour
-// left, pods that have run 4 hours eleven hours; Tiresias, NSDI'19, orders
-// jobs by attained service for this reason). A younger drain age is
-// expected to drain sooner. busy is the GPUs still in use of those
-// wanted.
+// longer a pod has run the longer it is likely to run on (Tiresias,
+// NSDI'19, orders jobs by attained service for this reason;
+// docs/scheduler-plugin.md gives the Philly trace's figures). A younger
+// drain age is expected to drain sooner. busy is the GPUs still in use of
+// those wanted.
 func (pl *planner) drainAge(n *api.NodeInfo, want *api.Resource) (age time.Duration, busy int) {
 	d := pl.drain(n)
 	want = pl.withTaken(n.Name, want)

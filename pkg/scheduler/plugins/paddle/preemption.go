@@ -53,8 +53,7 @@ func (s *session) levers(gang *api.JobInfo) victimPolicy {
 	// pod of its queue above minimum gone (a starving whole-node gang
 	// beside 1-GPU elastic jobs) made the preempt action evict such pods
 	// session after session without starting, and the jobs grew back into
-	// the GPUs each time (the flex replay of PCIe 68100: 3,605 resizes per
-	// run). A starving gang may still stop checkpointable jobs. The
+	// the GPUs each time. A starving gang may still stop checkpointable jobs. The
 	// estimate counts what the gang's queue would give back (shrinkable:
 	// fitsOnRelease implies such a job gives way); elastic jobs of other
 	// queues are the reclaim action's, which takes from queues over their
