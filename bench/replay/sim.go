@@ -127,8 +127,14 @@ func (h *completions) Pop() interface{} {
 
 // sim is the state of one replay.
 type sim struct {
-	w      *Workload
-	cfg    Config
+	w   *Workload
+	cfg Config
+	// sched is the scheduler the replay runs: one per replay, as one
+	// process would run the whole window. It reads the real clock: every
+	// cycle stamps the cluster's objects against the clock at its start
+	// (at), so waits and run times are the simulated ones, and a gang
+	// whose starvation timer fires has waited past its threshold.
+	sched  *simsched.Scheduler
 	models map[string]quality.Model
 	best   map[string]float64
 	ns     string
@@ -174,7 +180,7 @@ type sim struct {
 // error when ctx is cancelled.
 func Simulate(ctx context.Context, w *Workload, models map[string]quality.Model, best map[string]float64, cfg Config) (*Run, error) {
 	w.normalizeFlex()
-	s := &sim{w: w, cfg: cfg, models: models, best: best, ns: "replay-" + cfg.Name(),
+	s := &sim{w: w, cfg: cfg, sched: simsched.NewScheduler(time.Now), models: models, best: best, ns: "replay-" + cfg.Name(),
 		nodes: w.Cluster.SimCluster(nil).Nodes, running: map[int]quality.Placement{},
 		run: &Run{Config: cfg.Name()}, free: map[string]int{}}
 	for _, n := range s.nodes {
@@ -482,7 +488,7 @@ func (s *sim) cycle(t float64) int {
 		stamp(i)
 	}
 	cache := simsched.NewSnapshotCache(c)
-	res := cache.Schedule(s.cfg.Sched)
+	res := s.sched.Schedule(cache, s.cfg.Sched)
 	cache.Close()
 	s.run.Cycles++
 	s.run.SchedulerTime += res.Took

@@ -36,7 +36,7 @@ import (
 	"github.com/volcano-paddle/volcano-paddle/harness/fakeclients"
 	"github.com/volcano-paddle/volcano-paddle/harness/localcluster"
 	"github.com/volcano-paddle/volcano-paddle/pkg/gputopology"
-	_ "github.com/volcano-paddle/volcano-paddle/pkg/scheduler/plugins/paddle"
+	"github.com/volcano-paddle/volcano-paddle/pkg/scheduler/plugins/paddle"
 )
 
 func init() {
@@ -233,10 +233,39 @@ type Result struct {
 	Took time.Duration
 }
 
-// Schedule runs one scheduling cycle (open session, the configuration's
+// Scheduler is one scheduler process across its cycles: what its plugins
+// keep from one session to the next, the paddle plugin's store (the
+// reservations of starving gangs). A replay is one process's life, so each
+// replay run gets its own, and no run sees another's reservations.
+type Scheduler struct {
+	paddle framework.PluginBuilder
+}
+
+// NewScheduler is a scheduler that has run no cycle yet, its clock reading
+// clock.
+func NewScheduler(clock func() time.Time) *Scheduler {
+	return &Scheduler{paddle: paddle.Builder(paddle.NewStore(clock))}
+}
+
+// Schedule runs one scheduling cycle of s on the cache. Volcano's
+// framework.OpenSession finds plugin builders by name in its process-wide
+// registry, so this registers s's paddle builder before it opens the
+// session: cycles of two schedulers must not run at the same time.
+func (s *Scheduler) Schedule(c *Cache, cfg *Config) *Result {
+	framework.RegisterPluginBuilder(paddle.PluginName, s.paddle)
+	return c.schedule(cfg)
+}
+
+// Schedule runs one scheduling cycle of a scheduler that just started, on
+// the real clock: for a single cycle, nothing carries over from before.
+func (c *Cache) Schedule(cfg *Config) *Result {
+	return NewScheduler(time.Now).Schedule(c, cfg)
+}
+
+// schedule runs one scheduling cycle (open session, the configuration's
 // actions, close) with its tiers and reports where pods went and which
 // running pods it evicted.
-func (c *Cache) Schedule(cfg *Config) *Result {
+func (c *Cache) schedule(cfg *Config) *Result {
 	names := cfg.Actions
 	if len(names) == 0 {
 		names = []string{"allocate"}

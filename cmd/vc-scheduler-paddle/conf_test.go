@@ -11,6 +11,12 @@ import (
 	paddleplugin "github.com/volcano-paddle/volcano-paddle/pkg/scheduler/plugins/paddle"
 )
 
+// TestMain registers the paddle plugin as main does.
+func TestMain(m *testing.M) {
+	registerPaddle()
+	os.Exit(m.Run())
+}
+
 func TestCheckSchedulerConf(t *testing.T) {
 	deployed, err := os.ReadFile(filepath.Join("..", "..", "deploy", "paddle", "volcano-scheduler.conf"))
 	if err != nil {
@@ -38,6 +44,8 @@ func TestCheckSchedulerConf(t *testing.T) {
 		{name: "misspelt plugin", content: "actions: \"enqueue, allocate\"\ntiers:\n- plugins:\n  - name: gang\n  - name: padle\n", wantErr: `plugins this scheduler does not have: "padle"`},
 		// Bad argument values fall back to defaults, logged (TestBadSchedulerConfigMap).
 		{name: "bad paddle argument", content: "actions: \"enqueue, allocate\"\ntiers:\n- plugins:\n  - name: paddle\n    arguments:\n      paddle.starvationAfter: soon\n"},
+		// A removed argument is an unknown key: ignored, logged (paddle.ParseArgs).
+		{name: "removed paddle argument", content: "actions: \"enqueue, allocate\"\ntiers:\n- plugins:\n  - name: paddle\n    arguments:\n      paddle.smallJobHeadroom.patience: 2h\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -5,25 +5,35 @@
 package main
 
 import (
+	"time"
+
 	"github.com/spf13/pflag"
 	_ "go.uber.org/automaxprocs"
 	_ "k8s.io/client-go/plugin/pkg/client/auth"
 	"k8s.io/klog/v2"
 
 	"volcano.sh/volcano/cmd/scheduler/app"
+	"volcano.sh/volcano/pkg/scheduler/framework"
 
 	// Volcano's stock actions and plugins, as in its own main.
 	_ "volcano.sh/volcano/pkg/scheduler/actions"
 	_ "volcano.sh/volcano/pkg/scheduler/plugins"
 	_ "volcano.sh/volcano/pkg/scheduler/util/assert"
 
-	// The paddle scheduler plugin; enable it in the ConfigMap tiers.
-	_ "github.com/volcano-paddle/volcano-paddle/pkg/scheduler/plugins/paddle"
-
 	"github.com/volcano-paddle/volcano-paddle/internal/cmdutil"
+	"github.com/volcano-paddle/volcano-paddle/pkg/scheduler/plugins/paddle"
 )
 
+// registerPaddle registers the paddle scheduler plugin (enable it in the
+// ConfigMap tiers) over one store for the life of the process: the
+// reservations starving gangs hold from one session to the next, on the
+// real clock.
+func registerPaddle() {
+	framework.RegisterPluginBuilder(paddle.PluginName, paddle.Builder(paddle.NewStore(time.Now)))
+}
+
 func main() {
+	registerPaddle()
 	cmdutil.Init()
 	s, logFlushFreq := addFlags(pflag.CommandLine)
 	s.RegisterOptions()

@@ -17,8 +17,9 @@ import (
 	"github.com/volcano-paddle/volcano-paddle/pkg/scheduler/plugins/paddle"
 )
 
-// paddleHoldBack is paddle with the starvation guard it had before the
-// reservation, replayed to measure one against the other.
+// paddleHoldBack names the figures of paddle.starvationGuard: holdBack,
+// the guard before the reservation, in results saved before issue 36
+// removed it; runs since have none, and their pages render without them.
 const paddleHoldBack = "paddle-holdback"
 
 // paddleFIFO is paddle without paddle.smallGangsFirst, replayed to measure
@@ -28,17 +29,14 @@ const paddleFIFO = "paddle-fifo"
 // paddleAfter30m is paddle with the starvation threshold it had before the
 // replay chose 4h; paddleNoGuard is paddle without aging or guard;
 // paddleNoHeadroom is paddle as it was before the headroom sweep (no
-// headroom, 4h); paddlePatience2h is paddle with the patience the patience
-// sweep chose and the held-out replay refused. They show what the
-// threshold, the guard, the headroom and its patience buy and cost.
-// paddleNoLevers is paddle without its elastic and
+// headroom, 4h). They show what the threshold, the guard and the headroom
+// buy and cost. paddleNoLevers is paddle without its elastic and
 // checkpoint levers (flex workloads).
 const (
 	paddleNoLevers   = "paddle-nolevers"
 	paddleAfter30m   = "paddle-after30m"
 	paddleNoGuard    = "paddle-noguard"
 	paddleNoHeadroom = "paddle-noheadroom"
-	paddlePatience2h = "paddle-patience2h"
 )
 
 // paddleVariant is one variant of deploy/paddle's configuration.
@@ -52,16 +50,12 @@ type paddleVariant struct {
 var paddleVariants = []paddleVariant{
 	{paddleFIFO, "paddle with paddle.smallGangsFirst: false (waiting gangs in Volcano's creation order)",
 		map[string]interface{}{paddle.ArgSmallGangsFirst: false}},
-	{paddleHoldBack, "paddle with paddle.starvationGuard: holdBack (the guard before the reservation)",
-		map[string]interface{}{paddle.ArgStarvationGuard: paddle.GuardHoldBack}},
 	{paddleAfter30m, "paddle with paddle.starvationAfter: 30m (the default before the replay chose 4h)",
 		map[string]interface{}{paddle.ArgStarvationAfter: "30m"}},
 	{paddleNoGuard, "paddle with paddle.starvationAfter: 0 (no aging, no guard, no smallGangsFirst, no headroom)",
 		map[string]interface{}{paddle.ArgStarvationAfter: "0"}},
 	{paddleNoHeadroom, "paddle before the headroom sweep: paddle.smallJobHeadroom: 0, paddle.starvationAfter: 4h",
 		map[string]interface{}{paddle.ArgSmallJobHeadroom: 0, paddle.ArgStarvationAfter: "4h"}},
-	{paddlePatience2h, "paddle with paddle.smallJobHeadroom.patience: 2h (what the patience sweep's rule chose; not the default, docs/bench-heldout-patience.md)",
-		map[string]interface{}{paddle.ArgSmallJobHeadroomPatience: "2h"}},
 }
 
 func variantNamed(name string) paddleVariant {
@@ -160,24 +154,18 @@ func presetNames() string {
 	return strings.Join(names, ", ")
 }
 
-// Sweeps (-sweep): one lever, tuning windows only.
+// Sweeps (-sweep): one lever, tuning windows only. The sweeps of the four
+// headroom variants their rules rejected (headroom-when, headroom-queued,
+// headroom-patience, headroom-counts) went with the variants in issue 36;
+// their pages name the commit that produced them.
 const (
 	sweepSLA      = "sla"
 	sweepPaddle   = "paddle"
 	sweepHeadroom = "headroom"
-	// sweepHeadroomWhen: the headroom only while smaller jobs wait.
-	sweepHeadroomWhen = "headroom-when"
-	// sweepHeadroomQueued: the headroom only while smaller jobs queue.
-	sweepHeadroomQueued = "headroom-queued"
-	// sweepHeadroomPatience: held gangs start after having room that long.
-	sweepHeadroomPatience = "headroom-patience"
-	// sweepHeadroomCounts: the GPUs smaller jobs hold count toward the
-	// headroom.
-	sweepHeadroomCounts = "headroom-counts"
 )
 
 // sweeps are the -sweep values, in the order usage and reports list them.
-var sweeps = []string{sweepSLA, sweepPaddle, sweepHeadroom, sweepHeadroomWhen, sweepHeadroomQueued, sweepHeadroomPatience, sweepHeadroomCounts}
+var sweeps = []string{sweepSLA, sweepPaddle, sweepHeadroom}
 
 // fullReplayRuns: the full mode replays every window this many times.
 const fullReplayRuns = 5
@@ -197,117 +185,6 @@ var paddleSweepAfter = []string{"2h", "8h", "16h", "48h"}
 var headroomSweep = []struct{ share, after string }{{"0.1", ""}, {"0.2", ""}, {"0.3", ""}, {"0.2", "16h"}}
 
 const headroomAdoptMargin = 0.01
-
-// The second headroom sweep (paddle.smallJobHeadroom.when smallJobsWait),
-// written down before it was first run, after the held-out windows showed
-// gangs held for small jobs that never queued (A100 4900, 71200): each
-// share with the headroom only while a smaller job waits, against paddle's
-// defaults (0.2, 16h, always). The share with the lowest mean ratio is
-// adopted, with smallJobsWait, if its mean ratio is at least
-// headroomAdoptMargin below paddle's, or no more than headroomWhenNoise
-// above it with fewer idle GPU-hours summed over the tuning windows
-// (holding fewer gangs is what it is for; issue 27 asks for idle GPU-hours
-// no higher than stock's).
-var headroomWhenSweep = []string{"0.2", "0.3", "0.5"}
-
-// The third headroom sweep (paddle.smallJobHeadroom.when smallJobsQueued),
-// written down before it was first run. Where it came from, said openly:
-// the held-out windows' per-class waits (README) showed the headroom
-// holding gangs on A100 4900 and 71200, whose 1-GPU jobs wait under a
-// minute under every configuration, and the second sweep showed that
-// gating on a small job waiting now acts too late. smallJobsQueued gates
-// on small jobs having queued (waited longer than queuedAfter, now or
-// before a start within the starvation threshold). Each queuedAfter below
-// runs with deploy/paddle's share (0.2) and threshold (16h), against
-// paddle's defaults (always). The same rule as the second sweep
-// (headroomModeVerdict): the queuedAfter with the lowest mean ratio is
-// adopted, with smallJobsQueued, if its mean ratio is at least
-// headroomAdoptMargin below paddle's, or no more than headroomWhenNoise
-// above it with fewer idle GPU-hours over the tuning windows. Adopted, it
-// is replayed on the held-out windows (rule 2, 5 runs) before any claim.
-var headroomQueuedSweep = []string{"10m", "30m", "1h"}
-
-// The fourth headroom sweep (paddle.smallJobHeadroom.patience), written
-// down before it was first run, after the first three: a gang the headroom
-// holds starts once it has had room in every session for the patience,
-// so the headroom holds gangs only while small jobs keep using the room.
-// Where it came from, said openly: the held-out A100 windows (4900,
-// 71200), where held gangs waited hours beside room nobody took. Each
-// patience below runs with deploy/paddle's other arguments, against
-// paddle's defaults (no patience). The same rule as the second and third
-// sweeps (headroomModeVerdict): the patience with the lowest mean ratio is
-// adopted as the default if its mean ratio is at least headroomAdoptMargin
-// below paddle's, or no more than headroomWhenNoise above it with fewer
-// idle GPU-hours over the tuning windows. Adopted, it is replayed on the
-// held-out windows (rule 2, 5 runs) before any claim.
-var headroomPatienceSweep = []string{"30m", "1h", "2h"}
-
-// The fifth headroom sweep (paddle.smallJobHeadroom.counts smallJobGPUs),
-// written down before it was first run, after the fourth. Where it came
-// from, said openly: the held-out windows (docs/benchmarks.md) and a count
-// of their per-job results, which found that smaller jobs' demand (GPUs
-// running and waiting) is alike where the headroom helps and where it
-// harms (about 8% of the GPUs on average on A100 71200 and on PCIe 68700
-// under stock), so no signal of demand separates them; what the headroom
-// can change is how much it keeps on top of what smaller jobs already
-// use. With smallJobGPUs the share is a share for smaller jobs, used or
-// free, and whole-node gangs may take the rest. Each share below runs with
-// smallJobGPUs and deploy/paddle's threshold (16h), against paddle's
-// defaults (0.2 of free GPUs); a larger share than 0.2, since what smaller
-// jobs hold now counts. The same rule as the second to fourth sweeps
-// (headroomModeVerdict): the share with the lowest mean ratio is adopted,
-// with smallJobGPUs, if its mean ratio is at least headroomAdoptMargin
-// below paddle's, or no more than headroomWhenNoise above it with fewer
-// idle GPU-hours over the tuning windows. Adopted, it is replayed on the
-// held-out windows (rule 2, 5 runs) before any claim.
-var headroomCountsSweep = []string{"0.2", "0.3", "0.4"}
-
-// modeSweep is a headroom sweep judged by headroomModeVerdict: the values
-// it sweeps and the paddle arguments each value sets, in the order the
-// configuration's note names them. A configuration is named prefix + value
-// + "-" + kind.
-type modeSweep struct {
-	kind, prefix string
-	values       []string
-	args         func(v string) []argValue
-}
-
-type argValue struct{ key, value string }
-
-// modeSweeps are the second to fifth headroom sweeps.
-var modeSweeps = map[string]modeSweep{
-	sweepHeadroomWhen: {paddle.HeadroomWhileSmallJobsWait, "paddle-headroom", headroomWhenSweep, func(share string) []argValue {
-		return []argValue{{paddle.ArgSmallJobHeadroom, share}, {paddle.ArgSmallJobHeadroomWhen, paddle.HeadroomWhileSmallJobsWait}}
-	}},
-	sweepHeadroomQueued: {paddle.HeadroomWhileSmallJobsQueued, "paddle-queued", headroomQueuedSweep, func(after string) []argValue {
-		return []argValue{{paddle.ArgSmallJobHeadroomWhen, paddle.HeadroomWhileSmallJobsQueued}, {paddle.ArgSmallJobHeadroomQueuedAfter, after}}
-	}},
-	sweepHeadroomPatience: {"patience", "paddle-", headroomPatienceSweep, func(d string) []argValue {
-		return []argValue{{paddle.ArgSmallJobHeadroomPatience, d}}
-	}},
-	sweepHeadroomCounts: {paddle.HeadroomCountsSmallJobs, "paddle-headroom", headroomCountsSweep, func(share string) []argValue {
-		return []argValue{{paddle.ArgSmallJobHeadroom, share}, {paddle.ArgSmallJobHeadroomCounts, paddle.HeadroomCountsSmallJobs}}
-	}},
-}
-
-// configs are ours with each value of the sweep.
-func (m modeSweep) configs(ours replay.Config) []replay.Config {
-	var cs []replay.Config
-	for _, v := range m.values {
-		notes := []string{}
-		args := map[string]interface{}{}
-		for _, a := range m.args(v) {
-			notes = append(notes, a.key+": "+a.value)
-			args[a.key] = a.value
-		}
-		cs = append(cs, replay.WithPaddleArgs(ours, m.prefix+v+"-"+m.kind, "paddle with "+strings.Join(notes, " and "), args))
-	}
-	return cs
-}
-
-// headroomWhenNoise: the 0.4% that separated the starvation thresholds of
-// the paddle sweep, below one configuration's own run spread.
-const headroomWhenNoise = 0.004
 
 // replayConfigs: every stock configuration and paddle, and the variants
 // of paddle named.
@@ -376,9 +253,6 @@ func sweepConfigs(sweep string) ([]replay.Config, error) {
 		}
 	}
 	cs = append(cs, ours)
-	if m, ok := modeSweeps[sweep]; ok {
-		return append(cs, m.configs(ours)...), nil
-	}
 	if sweep == sweepHeadroom {
 		for _, x := range headroomSweep {
 			name, about := "paddle-headroom"+x.share, "paddle with paddle.smallJobHeadroom: "+x.share
@@ -676,10 +550,10 @@ func (r *report) writeSweep(b *strings.Builder) {
 		w("---|")
 	}
 	w("---|\n")
-	ratios, idle := map[string]float64{}, map[string]float64{}
+	ratios := map[string]float64{}
 	for _, name := range names {
 		w("| %s |", name)
-		sum, n, idleSum := 0.0, 0, 0.0
+		sum, n := 0.0, 0
 		for _, rep := range r.Replay {
 			m, ok := rep.Get(name)
 			lowest := math.Inf(1)
@@ -694,13 +568,12 @@ func (r *report) writeSweep(b *strings.Builder) {
 			}
 			w(" %s (%s, %.0f) |", ratioOf(m.MeanJCT, lowest), hours(m.P95JCT), m.IdleGPUHours)
 			sum += m.MeanJCT / lowest
-			idleSum += m.IdleGPUHours
 			n++
 		}
 		if n > 0 {
 			w(" %.3fx |\n", sum/float64(n))
 			if n == len(r.Replay) {
-				ratios[name], idle[name] = sum/float64(n), idleSum
+				ratios[name] = sum / float64(n)
 			}
 		} else {
 			w(" - |\n")
@@ -710,39 +583,6 @@ func (r *report) writeSweep(b *strings.Builder) {
 	if r.Sweep == sweepHeadroom {
 		w("%s\n\n", headroomVerdict(ratios))
 	}
-	if m, ok := modeSweeps[r.Sweep]; ok {
-		w("%s\n\n", headroomModeVerdict(ratios, idle, m.kind))
-	}
-}
-
-// headroomModeVerdict applies the rule of the second to fifth headroom
-// sweeps (modeSweeps), written down before each ran, to the configurations
-// of one kind (their names end in "-" + mode).
-func headroomModeVerdict(ratios, idle map[string]float64, mode string) string {
-	base, ok := ratios["paddle"]
-	if !ok {
-		return "**Verdict:** paddle did not finish every window; nothing is adopted."
-	}
-	suffix := "-" + mode
-	best, bestName := math.Inf(1), ""
-	for name, x := range ratios {
-		if strings.HasSuffix(name, suffix) && (x < best || x == best && name < bestName) {
-			best, bestName = x, name
-		}
-	}
-	if bestName == "" {
-		return "**Verdict:** no " + mode + " configuration finished every window; nothing is adopted."
-	}
-	rule := "**Verdict (the rule written before the sweep ran):** "
-	about := fmt.Sprintf("`%s` has the lowest mean ratio of its kind, %.3fx against paddle's %.3fx (idle %.0f against %.0f GPU-h over the tuning windows)",
-		bestName, best, base, idle[bestName], idle["paddle"])
-	switch {
-	case best <= base-headroomAdoptMargin:
-		return fmt.Sprintf("%s%s, at least %.0f%% lower: it is adopted.", rule, about, headroomAdoptMargin*100)
-	case best <= base+headroomWhenNoise && idle[bestName] < idle["paddle"]:
-		return fmt.Sprintf("%s%s, within %.1f%% with fewer idle GPU-hours: it is adopted.", rule, about, headroomWhenNoise*100)
-	}
-	return fmt.Sprintf("%s%s: neither %.0f%% lower nor within %.1f%% with fewer idle GPU-hours; it is not adopted.", rule, about, headroomAdoptMargin*100, headroomWhenNoise*100)
 }
 
 // headroomVerdict applies the headroom sweep's rule, written down before it

@@ -12,8 +12,6 @@ import (
 	"github.com/volcano-paddle/volcano-paddle/bench/quality"
 	"github.com/volcano-paddle/volcano-paddle/bench/replay"
 	"github.com/volcano-paddle/volcano-paddle/harness/localcluster"
-	"github.com/volcano-paddle/volcano-paddle/pkg/scheduler/plugins/paddle"
-	"volcano.sh/volcano/pkg/scheduler/framework"
 )
 
 // Figures measured by `make bench-full` on 2026-11-22 (docs/benchmarks.md).
@@ -176,39 +174,6 @@ func TestHeadroomVerdict(t *testing.T) {
 	}
 }
 
-// The second headroom sweep's rule: the best smallJobsWait share is adopted
-// when its mean ratio is 1% lower than paddle's, or within 0.4% with fewer
-// idle GPU-hours.
-func TestHeadroomWhenVerdict(t *testing.T) {
-	const a, b = "paddle-headroom0.2-smallJobsWait", "paddle-headroom0.5-smallJobsWait"
-	cases := []struct {
-		name         string
-		ratios, idle map[string]float64
-		want         string
-	}{
-		{"clearly better", map[string]float64{"paddle": 1.05, a: 1.03, b: 1.035}, map[string]float64{"paddle": 10, a: 50, b: 5},
-			"`" + a + "` has the lowest mean ratio of its kind, 1.030x against paddle's 1.050x (idle 50 against 10 GPU-h over the tuning windows), at least 1% lower: it is adopted."},
-		{"as good, less idle", map[string]float64{"paddle": 1.02, a: 1.023, b: 1.03}, map[string]float64{"paddle": 400, a: 100, b: 50},
-			"within 0.4% with fewer idle GPU-hours: it is adopted"},
-		{"as good, more idle", map[string]float64{"paddle": 1.02, a: 1.023}, map[string]float64{"paddle": 400, a: 500},
-			"neither 1% lower nor within 0.4% with fewer idle GPU-hours; it is not adopted"},
-		{"worse, less idle", map[string]float64{"paddle": 1.02, a: 1.03}, map[string]float64{"paddle": 400, a: 0}, "it is not adopted"},
-		{"the first headroom sweep's names do not count", map[string]float64{"paddle": 1.02, "paddle-headroom0.3": 1.0}, nil, "no smallJobsWait configuration finished"},
-		{"paddle missing", map[string]float64{a: 1.0}, nil, "paddle did not finish every window"},
-	}
-	for _, tc := range cases {
-		if got := headroomModeVerdict(tc.ratios, tc.idle, paddle.HeadroomWhileSmallJobsWait); !strings.Contains(got, tc.want) {
-			t.Errorf("%s: %q lacks %q", tc.name, got, tc.want)
-		}
-	}
-	// The third sweep's rule is the same, over its own mode's names.
-	ratios := map[string]float64{"paddle": 1.02, a: 1.0, "paddle-queued30m-smallJobsQueued": 1.022}
-	idle := map[string]float64{"paddle": 400, a: 0, "paddle-queued30m-smallJobsQueued": 100}
-	if got, want := headroomModeVerdict(ratios, idle, paddle.HeadroomWhileSmallJobsQueued), "`paddle-queued30m-smallJobsQueued` has the lowest mean ratio of its kind, 1.022x"; !strings.Contains(got, want) || !strings.Contains(got, "it is adopted") {
-		t.Errorf("smallJobsQueued: %q lacks %q and the adoption", got, want)
-	}
-}
-
 // The KWOK cluster part runs deploy/paddle's configuration with the
 // headroom off, and nothing else changed.
 func TestWithoutHeadroom(t *testing.T) {
@@ -229,22 +194,5 @@ func TestWithoutHeadroom(t *testing.T) {
 	}
 	if _, err := withoutHeadroom(oursPath + ".missing"); err == nil {
 		t.Error("a missing file gave no error")
-	}
-}
-
-// Every value a mode sweep replays reaches paddle as arguments it accepts:
-// ParseArgs replaces a bad value by its default and the sweep would then
-// replay paddle's defaults under another name.
-func TestModeSweepArguments(t *testing.T) {
-	for sweep, m := range modeSweeps {
-		for _, v := range m.values {
-			args := framework.Arguments{}
-			for _, a := range m.args(v) {
-				args[a.key] = a.value
-			}
-			if _, problems := paddle.ParseArgs(args); len(problems) != 0 {
-				t.Errorf("sweep %s, value %s: %v", sweep, v, problems)
-			}
-		}
 	}
 }

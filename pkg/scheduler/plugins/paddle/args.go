@@ -4,20 +4,20 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/validation"
-	"k8s.io/klog/v2"
 	"volcano.sh/volcano/pkg/scheduler/conf"
 	"volcano.sh/volcano/pkg/scheduler/framework"
 
 	"github.com/volcano-paddle/volcano-paddle/pkg/paddleapi"
 )
+
+// PluginName is the name in the scheduler ConfigMap.
+const PluginName = "paddle"
 
 // Argument keys in the scheduler ConfigMap:
 //
@@ -41,8 +41,6 @@ const (
 	ArgSmallGangsFirst  = "paddle.smallGangsFirst"
 	ArgStarvationAfter  = "paddle.starvationAfter"
 	ArgTaskNameFallback = "paddle.taskNameFallback"
-	// ArgStarvationGuard: reserve (default) or holdBack; see GuardReserve.
-	ArgStarvationGuard = "paddle.starvationGuard"
 	// ArgStarvationTaskNameJobs lets jobs recognised only by task names
 	// (no job plugin labels) trigger and be subject to the guard.
 	ArgStarvationTaskNameJobs = "paddle.starvationGuard.taskNameJobs"
@@ -56,66 +54,6 @@ const (
 	// gangs leave free for smaller jobs until they starve; see
 	// Args.SmallJobHeadroom.
 	ArgSmallJobHeadroom = "paddle.smallJobHeadroom"
-	// ArgSmallJobHeadroomWhen: always (default), smallJobsWait or
-	// smallJobsQueued; see Args.SmallJobHeadroomWhen.
-	ArgSmallJobHeadroomWhen = "paddle.smallJobHeadroom.when"
-	// ArgSmallJobHeadroomQueuedAfter: how long a smaller job must have
-	// waited to count as queued for HeadroomWhileSmallJobsQueued.
-	ArgSmallJobHeadroomQueuedAfter = "paddle.smallJobHeadroom.queuedAfter"
-	// ArgSmallJobHeadroomPatience: how long a held gang waits while it has
-	// room without a break before the headroom lets it start; 0 (default)
-	// turns it off. See Args.SmallJobHeadroomPatience.
-	ArgSmallJobHeadroomPatience = "paddle.smallJobHeadroom.patience"
-	// ArgSmallJobHeadroomCounts: freeGPUs (default) or smallJobGPUs; see
-	// Args.SmallJobHeadroomCounts.
-	ArgSmallJobHeadroomCounts = "paddle.smallJobHeadroom.counts"
-)
-
-// What the small-job headroom counts (Args.SmallJobHeadroomCounts).
-const (
-	// HeadroomCountsFree: the GPUs left free once the gang starts.
-	HeadroomCountsFree = "freeGPUs"
-	// HeadroomCountsSmallJobs: those and the GPUs smaller jobs (fewer GPUs
-	// than a whole node) hold, so the headroom is a share of the cluster
-	// for smaller jobs, used or free, and whole-node gangs may take the
-	// rest: where smaller jobs already run on their share, a gang is not
-	// held for free GPUs on top of it. Not the default: on the tuning
-	// windows its best share (0.3) had 1.023x the mean JCT of freeGPUs at
-	// 0.2 (docs/bench-headroom-counts-sweep.md).
-	HeadroomCountsSmallJobs = "smallJobGPUs"
-)
-
-// When the small-job headroom holds gangs (Args.SmallJobHeadroomWhen).
-const (
-	// HeadroomAlways: whenever starting the gang would leave less than the
-	// headroom free.
-	HeadroomAlways = "always"
-	// HeadroomWhileSmallJobsWait: only while a smaller job (fewer GPUs
-	// than a whole node) waits in the session; where small jobs always find
-	// room, gangs are never held for them.
-	HeadroomWhileSmallJobsWait = "smallJobsWait"
-	// HeadroomWhileSmallJobsQueued: only while smaller jobs queue: one
-	// waits now and has waited longer than SmallJobHeadroomQueuedAfter, or
-	// one runs that waited that long to start and started within the
-	// last StarvationAfter (as long as the headroom may hold a gang). It
-	// reads demand from what smaller jobs went through, not from whether
-	// one waits at this moment: by the time one waits, a gang has taken the
-	// room (docs/bench-headroom-when-sweep.md). Not the default either: on
-	// the tuning windows small jobs first queued hours in, after gangs had
-	// taken the room (docs/bench-headroom-queued-sweep.md).
-	HeadroomWhileSmallJobsQueued = "smallJobsQueued"
-)
-
-// Starvation guards.
-const (
-	// GuardReserve: a starving Paddle gang reserves the nodes it will start
-	// on; other jobs may use every other node and the reserved nodes' room
-	// beyond what the gang needs.
-	GuardReserve = "reserve"
-	// GuardHoldBack: the guard before the reservation: every later job of
-	// the gang's queue with no higher priority waits, even where GPUs are
-	// idle. Kept to measure the reservation against.
-	GuardHoldBack = "holdBack"
 )
 
 // Args are the plugin's arguments after defaulting and validation.
@@ -147,13 +85,11 @@ type Args struct {
 	// guard does not cover keep Volcano's order, so they cannot starve.
 	SmallGangsFirst bool
 	// StarvationAfter is how long a gang may wait before it goes first and
-	// holds back later jobs of its queue until it fits; 0 disables.
+	// reserves the nodes it will start on (reservation.go); 0 disables.
 	StarvationAfter time.Duration
 	// TaskNameFallback recognises Paddle roles from Volcano task names (ps,
 	// pserver, worker, trainer, heter) when pods lack the job plugin's labels.
 	TaskNameFallback bool
-	// StarvationGuard is GuardReserve or GuardHoldBack.
-	StarvationGuard string
 	// StarvationTaskNameJobs: jobs recognised only by task names take part
 	// in the starvation guard (off: only jobs the job plugin labelled).
 	StarvationTaskNameJobs bool
@@ -176,54 +112,18 @@ type Args struct {
 	// cluster's GPUs free (headroom.go). 0 turns it off; it needs
 	// StarvationAfter, which bounds the wait.
 	SmallJobHeadroom float64
-	// SmallJobHeadroomWhen is HeadroomAlways, HeadroomWhileSmallJobsWait
-	// or HeadroomWhileSmallJobsQueued.
-	SmallJobHeadroomWhen string
-	// SmallJobHeadroomQueuedAfter: for HeadroomWhileSmallJobsQueued, the
-	// wait after which a smaller job counts as queued; well above the
-	// seconds to minutes a pod takes to start where there is room.
-	SmallJobHeadroomQueuedAfter time.Duration
-	// SmallJobHeadroomPatience: a gang the headroom holds starts once it
-	// has had room (it fits, counting what elastic jobs would give back)
-	// in every session for this long: small jobs that needed the room
-	// would have taken some of it by then. 0 turns it off. It asks
-	// nothing of run times or arrivals: where small jobs use the room, a
-	// gang keeps losing its fit and stays held; where nobody does (the
-	// A100 held-out windows of docs/benchmarks.md), it starts. Off by
-	// default (DefaultSmallJobHeadroomPatience says why).
-	SmallJobHeadroomPatience time.Duration
-	// SmallJobHeadroomCounts is HeadroomCountsFree or
-	// HeadroomCountsSmallJobs.
-	SmallJobHeadroomCounts string
 }
 
-// DefaultStarvationAfter and DefaultSmallJobHeadroom are chosen with the
-// trace replay on its tuning windows (docs/scheduler-plugin.md, "Choosing
-// the threshold" and "The small-job headroom"). 30m marked nearly every job
-// of queues whose typical wait is about an hour as starving, which turned
-// the order into FIFO; 4h, 8h, 16h and 48h were within 0.4% of each other
-// without the headroom. With it, whole-node gangs wait for free GPUs beyond
-// a fifth of the cluster until they starve, and 16h with a headroom of 0.2
-// had the lowest mean JCT of the headroom sweep (1.026x the sweep's best
-// per window against 1.068x for 4h without headroom,
-// docs/bench-headroom-sweep.md).
+// DefaultStarvationAfter and DefaultSmallJobHeadroom were chosen together
+// on the trace replay's tuning windows; docs/scheduler-plugin.md ("Choosing
+// the threshold", "The small-job headroom") has the figures. The threshold
+// must lie above the wait a queue's jobs usually see when nothing is wrong,
+// or nearly every waiting job counts as starving and the order becomes
+// first come, first served; it is also how long the headroom may hold a
+// gang, so the two are chosen as a pair.
 const (
 	DefaultStarvationAfter  = 16 * time.Hour
 	DefaultSmallJobHeadroom = 0.2
-	// DefaultSmallJobHeadroomQueuedAfter: half an hour, far above the
-	// seconds to minutes a pod takes to start where there is room.
-	DefaultSmallJobHeadroomQueuedAfter = 30 * time.Minute
-	// DefaultSmallJobHeadroomPatience is off. The patience sweep on the
-	// tuning windows chose 2h by its rule (1.000x against 1.019x without,
-	// docs/bench-headroom-patience-sweep.md), but the held-out replay its
-	// rule required before any claim found it harmful where small jobs
-	// queue: PCIe 68700 1.27x the best stock mean JCT against 0.85x without
-	// it, 68100 0.96x against 0.90x (better on A100 71200 and 4900:
-	// 1.04x and 1.01x against 1.08x and 1.07x; docs/bench-heldout-patience.md).
-	// A gang that keeps room for hours is no sign that small jobs do not
-	// need it: 1-GPU jobs use a few GPUs at a time, and a whole free node
-	// can outlast the patience while they queue for the rest.
-	DefaultSmallJobHeadroomPatience = 0
 )
 
 // DefaultArgs are used for every argument that is absent or invalid.
@@ -234,21 +134,21 @@ func DefaultArgs() Args {
 		GPUTopologyWeight:  10,
 		GPUTopologyAllJobs: true,
 		// Three of the agent's default heartbeats (5m).
-		GPUAssignmentsMaxAge:        15 * time.Minute,
-		RackLabel:                   paddleapi.DefaultRackLabel,
-		SpineLabel:                  paddleapi.DefaultSpineLabel,
-		GangFitOrder:                true,
-		SmallGangsFirst:             true,
-		StarvationAfter:             DefaultStarvationAfter,
-		TaskNameFallback:            true,
-		StarvationGuard:             GuardReserve,
-		SmallJobHeadroom:            DefaultSmallJobHeadroom,
-		SmallJobHeadroomWhen:        HeadroomAlways,
-		SmallJobHeadroomQueuedAfter: DefaultSmallJobHeadroomQueuedAfter,
-		SmallJobHeadroomPatience:    DefaultSmallJobHeadroomPatience,
-		SmallJobHeadroomCounts:      HeadroomCountsFree,
+		GPUAssignmentsMaxAge: 15 * time.Minute,
+		RackLabel:            paddleapi.DefaultRackLabel,
+		SpineLabel:           paddleapi.DefaultSpineLabel,
+		GangFitOrder:         true,
+		SmallGangsFirst:      true,
+		StarvationAfter:      DefaultStarvationAfter,
+		TaskNameFallback:     true,
+		SmallJobHeadroom:     DefaultSmallJobHeadroom,
 	}
 }
+
+// maxHeadroom bounds paddle.smallJobHeadroom: keeping more than half the
+// cluster from whole-node gangs would make them wait for their threshold
+// nearly always.
+const maxHeadroom = 0.5
 
 // maxWeight keeps a typo (1e9) from drowning every other plugin.
 const maxWeight = 1000
@@ -274,6 +174,10 @@ func ParseArgs(raw framework.Arguments) (Args, []string) {
 	}
 	sort.Strings(unknown)
 	for _, k := range unknown {
+		if use, ok := removedArgs[k]; ok {
+			problems = append(problems, fmt.Sprintf("%s: unknown argument, ignored: %s; %s", k, removedIn, use))
+			continue
+		}
 		if known["paddle."+k] {
 			problems = append(problems, fmt.Sprintf("%s: unknown argument, ignored; the key is %q (every key of this plugin starts with \"paddle.\")", k, "paddle."+k))
 			continue
@@ -281,6 +185,24 @@ func ParseArgs(raw framework.Arguments) (Args, []string) {
 		problems = append(problems, fmt.Sprintf("%s: unknown argument, ignored (known: %s)", k, strings.Join(knownKeys(), ", ")))
 	}
 	return a, problems
+}
+
+// removedIn says where the arguments of removedArgs went.
+const removedIn = "removed in issue 36 with the variant it set, which its own benchmark sweep had rejected"
+
+// removedArgs are the arguments of variants that were removed, each with
+// what to use instead. A configuration that still names one gets the
+// problem an unknown key gets, saying so: nothing it set exists any more,
+// and the plugin does what the default did.
+var removedArgs = map[string]string{
+	"paddle.smallJobHeadroom.when": "the headroom holds whole-node gangs whenever starting one would leave less than " +
+		ArgSmallJobHeadroom + " of the GPUs free (what the default, always, did); delete the key",
+	"paddle.smallJobHeadroom.queuedAfter": "it served paddle.smallJobHeadroom.when: smallJobsQueued alone; delete the key",
+	"paddle.smallJobHeadroom.patience": "a held gang starts when enough GPUs are free or once it has waited " +
+		ArgStarvationAfter + " (what the default, 0, did); set " + ArgSmallJobHeadroom + " or " + ArgStarvationAfter + " lower to hold less; delete the key",
+	"paddle.smallJobHeadroom.counts": "the headroom counts free GPUs (what the default, freeGPUs, did); delete the key",
+	"paddle.starvationGuard": "a starving gang reserves the nodes it will start on, the default (reserve), and holdBack is gone; " +
+		ArgStarvationAfter + ": 0 turns the guard off; delete the key",
 }
 
 // argReader remembers which keys ParseArgs knows and what it found wrong.
@@ -340,22 +262,6 @@ func parseLabelKey(v interface{}) (string, error) {
 	return s, nil
 }
 
-// oneOf accepts one of the strings given.
-func oneOf(values ...string) func(v interface{}) (string, error) {
-	return func(v interface{}) (string, error) {
-		if s, _ := v.(string); slices.Contains(values, s) {
-			return s, nil
-		}
-		return "", fmt.Errorf("must be %s or %s", strings.Join(values[:len(values)-1], ", "), values[len(values)-1])
-	}
-}
-
-var (
-	parseGuard          = oneOf(GuardReserve, GuardHoldBack)
-	parseHeadroomWhen   = oneOf(HeadroomAlways, HeadroomWhileSmallJobsWait, HeadroomWhileSmallJobsQueued)
-	parseHeadroomCounts = oneOf(HeadroomCountsFree, HeadroomCountsSmallJobs)
-)
-
 // durationAtLeast parses a duration of at least least; why says why a
 // shorter one is rejected.
 func durationAtLeast(least time.Duration, why string) func(v interface{}) (time.Duration, error) {
@@ -397,15 +303,10 @@ func arguments(a *Args) []argument {
 		arg(ArgSmallGangsFirst, &a.SmallGangsFirst, toBool),
 		arg(ArgStarvationAfter, &a.StarvationAfter, durationAtLeast(0, "must not be negative (0 turns aging off)")),
 		arg(ArgTaskNameFallback, &a.TaskNameFallback, toBool),
-		arg(ArgStarvationGuard, &a.StarvationGuard, parseGuard),
 		arg(ArgStarvationTaskNameJobs, &a.StarvationTaskNameJobs, toBool),
 		arg(ArgShrinkElastic, &a.ShrinkElastic, toBool),
 		arg(ArgPreemptCheckpointable, &a.PreemptCheckpointable, toBool),
 		arg(ArgSmallJobHeadroom, &a.SmallJobHeadroom, parseHeadroom),
-		arg(ArgSmallJobHeadroomWhen, &a.SmallJobHeadroomWhen, parseHeadroomWhen),
-		arg(ArgSmallJobHeadroomQueuedAfter, &a.SmallJobHeadroomQueuedAfter, durationAtLeast(time.Nanosecond, "must be above 0 (every job waits a moment)")),
-		arg(ArgSmallJobHeadroomPatience, &a.SmallJobHeadroomPatience, durationAtLeast(0, "must not be negative (0 turns it off)")),
-		arg(ArgSmallJobHeadroomCounts, &a.SmallJobHeadroomCounts, parseHeadroomCounts),
 	}
 }
 
@@ -476,27 +377,10 @@ func toDuration(v interface{}) (time.Duration, error) {
 const maxDurationSeconds = float64(math.MaxInt64) / float64(time.Second)
 
 func (a Args) String() string {
-	return fmt.Sprintf("affinity=%g packing=%g gpuTopology=%g (allJobs=%t, assignmentsMaxAge=%s) rackLabel=%q spineLabel=%q gangFitOrder=%t smallGangsFirst=%t starvationAfter=%s taskNameFallback=%t starvationGuard=%s (taskNameJobs=%t) elastic.shrink=%t checkpointable.preempt=%t smallJobHeadroom=%g (when=%s, queuedAfter=%s, patience=%s)",
+	return fmt.Sprintf("affinity=%g packing=%g gpuTopology=%g (allJobs=%t, assignmentsMaxAge=%s) rackLabel=%q spineLabel=%q gangFitOrder=%t smallGangsFirst=%t starvationAfter=%s taskNameFallback=%t starvationGuard.taskNameJobs=%t elastic.shrink=%t checkpointable.preempt=%t smallJobHeadroom=%g",
 		a.AffinityWeight, a.PackingWeight, a.GPUTopologyWeight, a.GPUTopologyAllJobs, a.GPUAssignmentsMaxAge, a.RackLabel, a.SpineLabel,
-		a.GangFitOrder, a.SmallGangsFirst, a.StarvationAfter, a.TaskNameFallback, a.StarvationGuard, a.StarvationTaskNameJobs,
-		a.ShrinkElastic, a.PreemptCheckpointable, a.SmallJobHeadroom, a.SmallJobHeadroomWhen, a.SmallJobHeadroomQueuedAfter, a.SmallJobHeadroomPatience)
-}
-
-// loggedProblems holds the problem lists already logged. Volcano builds the
-// plugin for every session (about one a second), so a typo would otherwise
-// log an error each time; each distinct configuration is logged once.
-var loggedProblems sync.Map // joined problems -> struct{}
-
-func logProblems(problems []string) {
-	if len(problems) == 0 {
-		return
-	}
-	if _, seen := loggedProblems.LoadOrStore(strings.Join(problems, "\n"), struct{}{}); seen {
-		return
-	}
-	for _, p := range problems {
-		klog.ErrorS(nil, "Bad paddle scheduler plugin argument", "problem", p)
-	}
+		a.GangFitOrder, a.SmallGangsFirst, a.StarvationAfter, a.TaskNameFallback, a.StarvationTaskNameJobs,
+		a.ShrinkElastic, a.PreemptCheckpointable, a.SmallJobHeadroom)
 }
 
 // ArgsIn parses the paddle plugin's arguments from scheduler tiers, with

@@ -23,27 +23,21 @@ func TestParseArgsValues(t *testing.T) {
 		ArgAffinityWeight: 5, ArgPackingWeight: 2.5, ArgGPUTopoWeight: "7",
 		ArgGPUTopoAllJobs: "false", ArgRackLabel: "example.com/rack", ArgSpineLabel: "",
 		ArgGangFitOrder: false, ArgStarvationAfter: "1h", ArgTaskNameFallback: false, ArgGPUAssignMaxAge: "5m",
-		ArgStarvationGuard: GuardHoldBack, ArgStarvationTaskNameJobs: true, ArgSmallGangsFirst: "false",
+		ArgStarvationTaskNameJobs: true, ArgSmallGangsFirst: "false",
 		ArgShrinkElastic: true, ArgPreemptCheckpointable: "true", ArgSmallJobHeadroom: "0.2",
-		ArgSmallJobHeadroomWhen: HeadroomWhileSmallJobsWait, ArgSmallJobHeadroomQueuedAfter: "45m", ArgSmallJobHeadroomPatience: "90m",
-		ArgSmallJobHeadroomCounts: HeadroomCountsSmallJobs,
 	})
 	if len(problems) != 0 {
 		t.Fatal(problems)
 	}
 	want := Args{AffinityWeight: 5, PackingWeight: 2.5, GPUTopologyWeight: 7, GPUTopologyAllJobs: false, GPUAssignmentsMaxAge: 5 * time.Minute,
 		RackLabel: "example.com/rack", SpineLabel: "", GangFitOrder: false, StarvationAfter: time.Hour, TaskNameFallback: false,
-		StarvationGuard: GuardHoldBack, StarvationTaskNameJobs: true, ShrinkElastic: true, PreemptCheckpointable: true,
-		SmallJobHeadroom: 0.2, SmallJobHeadroomWhen: HeadroomWhileSmallJobsWait, SmallJobHeadroomQueuedAfter: 45 * time.Minute,
-		SmallJobHeadroomPatience: 90 * time.Minute, SmallJobHeadroomCounts: HeadroomCountsSmallJobs}
+		StarvationTaskNameJobs: true, ShrinkElastic: true, PreemptCheckpointable: true,
+		SmallJobHeadroom: 0.2}
 	if a != want {
 		t.Errorf("got %+v\nwant %+v", a, want)
 	}
 	if a, _ := ParseArgs(framework.Arguments{ArgStarvationAfter: 90}); a.StarvationAfter != 90*time.Second {
 		t.Errorf("numeric starvationAfter = %s, want 90s", a.StarvationAfter)
-	}
-	if a, problems := ParseArgs(framework.Arguments{ArgStarvationGuard: "holdback"}); a.StarvationGuard != GuardReserve || len(problems) != 1 {
-		t.Errorf("misspelt starvationGuard: %s, problems %v; want the default %s and one problem", a.StarvationGuard, problems, GuardReserve)
 	}
 }
 
@@ -70,12 +64,6 @@ func TestParseArgsBadValues(t *testing.T) {
 		{ArgSmallJobHeadroom, 0.6, "from 0 (off) to 0.5"},
 		{ArgSmallJobHeadroom, "-0.1", "from 0 (off) to 0.5"},
 		{ArgSmallJobHeadroom, "most", "not a number"},
-		{ArgSmallJobHeadroomWhen, "sometimes", "must be always, smallJobsWait or smallJobsQueued"},
-		{ArgSmallJobHeadroomQueuedAfter, 0, "must be above 0"},
-		{ArgSmallJobHeadroomQueuedAfter, "-10m", "must be above 0"},
-		{ArgSmallJobHeadroomQueuedAfter, "a while", "not a duration"},
-		{ArgSmallJobHeadroomPatience, "-1h", "must not be negative"},
-		{ArgSmallJobHeadroomCounts, "usedGPUs", "must be freeGPUs or smallJobGPUs"},
 		{"paddle.afinity.weight", 3, "unknown argument"},
 		// The key without its prefix is not ignored silently.
 		{"affinity.weight", 3, `the key is "paddle.affinity.weight"`},
@@ -94,29 +82,63 @@ func TestParseArgsBadValues(t *testing.T) {
 			t.Errorf("%s=%v: args %+v, want the defaults", tc.key, tc.val, a)
 		}
 	}
-	// New never fails: the scheduler builds the plugin from any ConfigMap.
-	if p := New(framework.Arguments{ArgAffinityWeight: map[string]int{"x": 1}, ArgStarvationAfter: nil}); p.Name() != PluginName {
+	// The builder never fails: the scheduler builds the plugin from any ConfigMap.
+	if p := Builder(NewStore(time.Now))(framework.Arguments{ArgAffinityWeight: map[string]int{"x": 1}, ArgStarvationAfter: nil}); p.Name() != PluginName {
 		t.Error("New with garbage arguments")
 	}
 }
 
+// The arguments of the removed variants get the unknown-key problem, which
+// says they were removed and what to use, whatever value they carry; the
+// plugin runs with the defaults, as it did with the variants off.
+func TestParseArgsRemovedKeys(t *testing.T) {
+	cases := []struct {
+		key  string
+		val  interface{}
+		want string // besides "unknown argument, ignored: removed in issue 36"
+	}{
+		{"paddle.smallJobHeadroom.when", "smallJobsWait", "whenever starting one would leave less than paddle.smallJobHeadroom"},
+		{"paddle.smallJobHeadroom.when", "always", "delete the key"},
+		{"paddle.smallJobHeadroom.queuedAfter", "30m", "paddle.smallJobHeadroom.when: smallJobsQueued alone"},
+		{"paddle.smallJobHeadroom.patience", "2h", "once it has waited paddle.starvationAfter"},
+		{"paddle.smallJobHeadroom.patience", 0, "delete the key"},
+		{"paddle.smallJobHeadroom.counts", "smallJobGPUs", "the headroom counts free GPUs"},
+		{"paddle.starvationGuard", "holdBack", "reserves the nodes it will start on"},
+		{"paddle.starvationGuard", "reserve", "paddle.starvationAfter: 0 turns the guard off"},
+	}
+	for _, tc := range cases {
+		a, problems := ParseArgs(framework.Arguments{tc.key: tc.val})
+		if len(problems) != 1 || !strings.HasPrefix(problems[0], tc.key+": unknown argument, ignored: removed in issue 36") || !strings.Contains(problems[0], tc.want) {
+			t.Errorf("%s=%v: problems %v, want one saying it was removed and %q", tc.key, tc.val, problems, tc.want)
+		}
+		if a != DefaultArgs() {
+			t.Errorf("%s=%v: args %+v, want the defaults", tc.key, tc.val, a)
+		}
+	}
+	// The keys of the variants that remain are not reported as removed.
+	for _, k := range knownKeys() {
+		if _, ok := removedArgs[k]; ok {
+			t.Errorf("%s is both an argument and removed", k)
+		}
+	}
+}
+
 // Volcano builds the plugin every session: one bad configuration is logged
-// once, not once a session; a different one is logged again.
+// once per store (a scheduler process has one), not once a session; a
+// different one is logged again.
 func TestBadArgumentsLoggedOncePerConfiguration(t *testing.T) {
 	var buf bytes.Buffer
 	klog.LogToStderr(false)
 	klog.SetOutput(&buf)
 	t.Cleanup(func() { klog.SetOutput(os.Stderr); klog.LogToStderr(true) })
-	// What earlier tests (or an earlier -count) logged is remembered for
-	// the process; start from nothing logged.
-	loggedProblems.Range(func(k, _ any) bool { loggedProblems.Delete(k); return true })
+	build := Builder(NewStore(time.Now))
 	typo := framework.Arguments{"paddle.afinity.weight": 3, ArgPackingWeight: "lots"}
 	for i := 0; i < 5; i++ {
-		New(typo)
+		build(typo)
 	}
 	other := framework.Arguments{ArgPackingWeight: "plenty"}
-	New(other)
-	New(other)
+	build(other)
+	build(other)
 	klog.Flush()
 	// klog writes an error to the writer of each severity up to ERROR:
 	// count distinct lines.

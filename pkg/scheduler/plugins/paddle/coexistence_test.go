@@ -123,7 +123,6 @@ func TestVolcanoPreemptionAndReclaimUnchanged(t *testing.T) {
 	for _, cf := range configurations {
 		for _, tc := range cases {
 			t.Run(cf.name+"/"+tc.name, func(t *testing.T) {
-				resetBook(t)
 				with, cfgs := cf.tiers(t)
 				evicted := map[string][]string{}
 				for variant, tiers := range map[string][]conf.Tier{"with paddle": with, "without paddle": withoutPaddle(with)} {
@@ -165,7 +164,6 @@ func TestPriorityPreemptionKeepsElasticMinimum(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			resetBook(t)
 			ep, eg := lowElasticJob()
 			hp, hg := plainJob("high", "default", highPriority, []int{tc.highGPUs}, 0, "")
 			c := cluster{nodes: oneRack(1), priorities: coexistencePriorities,

@@ -30,7 +30,7 @@ func TestGuardCountsReleasablePods(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			resetBook(t)
+			s := newScheduler()
 			// n0: two 2-GPU pods of an elastic job (started an hour ago),
 			// 4 GPUs idle; n1: full for ten hours. The gang needs 6 GPUs
 			// on one node.
@@ -41,9 +41,9 @@ func TestGuardCountsReleasablePods(t *testing.T) {
 			c.groups = []*schedulingv1.PodGroup{group("gang", 1, time.Now().Add(-starvingAge)),
 				group("el", tc.elMin, time.Now().Add(-time.Hour)), group("fillers", 0, time.Now())}
 			tiers, cfgs := paddleTiers(t)
-			r := openSession(t, WithArgs(tiers, tc.args), cfgs, c)
+			r := runSession(t, WithArgs(tiers, tc.args), cfgs, c, s)
 			r.close()
-			if got := bookedNodes("ns/gang"); !slices.Equal(got, tc.reserved) {
+			if got := bookedNodes(s, "ns/gang"); !slices.Equal(got, tc.reserved) {
 				t.Errorf("reserved %v, want %v", got, tc.reserved)
 			}
 		})
@@ -95,7 +95,6 @@ func TestElasticGrowth(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			resetBook(t)
 			tiers, cfgs := paddleTiers(t)
 			r := runSession(t, tiers, cfgs, tc.build(), nil, allocate.New(), preempt.New())
 			for pod, want := range tc.placed {
@@ -114,7 +113,7 @@ func TestElasticGrowth(t *testing.T) {
 // node (it is not subject to the reservation): what the growth case above
 // is measured against.
 func TestReservationLeavesOtherQueues(t *testing.T) {
-	resetBook(t)
+	s := newScheduler()
 	c := cluster{nodes: oneRack(2), queues: []string{"q2"}}
 	c.pods = append(c.pods, startedAt(filler("draining", "n0", "1", 4), time.Now().Add(-time.Minute)),
 		startedAt(filler("full", "n1", "1", 8), time.Now().Add(-10*time.Hour)))
@@ -123,11 +122,11 @@ func TestReservationLeavesOtherQueues(t *testing.T) {
 	c.groups = []*schedulingv1.PodGroup{group("gang", 1, time.Now().Add(-starvingAge)), group("fillers", 0, time.Now()),
 		tb.MakePodGroup().Name("other").Namespace("ns").Queue("q2").MinMember(1).Created(time.Now()).Obj()}
 	tiers, cfgs := paddleTiers(t)
-	r := allocateOnce(t, tiers, cfgs, c, nil)
+	r := allocateOnce(t, tiers, cfgs, c, s)
 	if got := r.placed["other-trainer-0"]; got != "n0" {
 		t.Errorf("plain job of q2 placed on %q, want n0", got)
 	}
-	if got := bookedNodes("ns/gang"); !slices.Equal(got, []string{"n0"}) {
+	if got := bookedNodes(s, "ns/gang"); !slices.Equal(got, []string{"n0"}) {
 		t.Errorf("reserved %v, want [n0]", got)
 	}
 }

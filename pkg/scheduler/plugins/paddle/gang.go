@@ -5,6 +5,7 @@ import (
 	"sort"
 	"time"
 
+	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 	"volcano.sh/volcano/pkg/scheduler/api"
 
 	"github.com/volcano-paddle/volcano-paddle/pkg/paddleapi"
@@ -151,10 +152,14 @@ func waitStart(job *api.JobInfo, podCreated time.Time) time.Time {
 	return job.CreationTimestamp.Time
 }
 
+// on: the threshold is set; 0 turns aging, the guard and what depends on
+// them (SmallGangsFirst, the headroom) off.
+func (s starvationPolicy) on() bool { return s.after > 0 }
+
 // starving: a guarded gang (see guarded) still waiting that has waited
 // longer than StarvationAfter.
 func (s starvationPolicy) starving(job *api.JobInfo, now time.Time) bool {
-	if s.after <= 0 || !waiting(job) || !s.guarded(job) {
+	if !s.on() || !waiting(job) || !s.guarded(job) {
 		return false
 	}
 	return now.Sub(s.since(job)) > s.after
@@ -183,4 +188,25 @@ func held(job *api.JobInfo) int {
 // a job of higher priority.
 func givesWay(gang, job *api.JobInfo) bool {
 	return job.UID != gang.UID && job.Priority <= gang.Priority
+}
+
+// gangName is namespace/name of the Volcano Job a gang belongs to, as users
+// know it (the job controller names the PodGroup after the job and its
+// UID), else of its PodGroup.
+func gangName(job *api.JobInfo) string {
+	for _, t := range job.Tasks {
+		if t.Pod != nil {
+			if name := t.Pod.Labels[batch.JobNameKey]; name != "" {
+				return job.Namespace + "/" + name
+			}
+		}
+	}
+	return job.Namespace + "/" + job.Name
+}
+
+func olderJob(a, b *api.JobInfo) bool {
+	if !a.CreationTimestamp.Equal(&b.CreationTimestamp) {
+		return a.CreationTimestamp.Before(&b.CreationTimestamp)
+	}
+	return a.UID < b.UID
 }

@@ -217,3 +217,7 @@ func spanScore(f gputopology.Fabric) float64 {
 	}
 	return gpuSpanNVLink
 }
+
+// MaxScore is the top of each score component; the ConfigMap weights scale
+// them (Volcano's nodeorder and binpack plugins also score 0..100 x weight).
+const MaxScore = 100.0

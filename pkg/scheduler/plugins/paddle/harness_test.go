@@ -134,24 +134,45 @@ func paddleLastInFirstTier(tiers []conf.Tier) []conf.Tier {
 	return out
 }
 
-// plugins are the builders of every plugin either configuration names.
-func plugins(p *paddlePlugin) map[string]framework.PluginBuilder {
-	m := map[string]framework.PluginBuilder{
+// scheduler is a scheduler process as a test runs it: the plugin's store,
+// over a clock the test may set, and the plugin of the last session opened,
+// to look into. A test that runs one session needs none (runSession makes a
+// fresh one); one that runs several, as one scheduler, or looks into the
+// store, makes its own.
+type scheduler struct {
+	store *Store
+	// at is what the clock reads; zero: the real time.
+	at     time.Time
+	plugin *paddlePlugin
+}
+
+func newScheduler() *scheduler {
+	s := &scheduler{}
+	s.store = NewStore(func() time.Time {
+		if s.at.IsZero() {
+			return time.Now()
+		}
+		return s.at
+	})
+	return s
+}
+
+// session is the state of the last session opened (nil once it closed).
+func (s *scheduler) session() *session { return s.plugin.session }
+
+// plugins are the builders of every plugin either configuration names,
+// paddle's over s's store.
+func plugins(s *scheduler) map[string]framework.PluginBuilder {
+	return map[string]framework.PluginBuilder{
 		priority.PluginName: priority.New, gang.PluginName: gang.New, conformance.PluginName: conformance.New,
 		overcommit.PluginName: overcommit.New, drf.PluginName: drf.New, predicates.PluginName: predicates.New,
 		proportion.PluginName: proportion.New, nodeorder.PluginName: nodeorder.New, binpack.PluginName: binpack.New,
 		sla.PluginName: sla.New, networktopologyaware.PluginName: networktopologyaware.New,
-		PluginName: New,
+		PluginName: func(a framework.Arguments) framework.Plugin {
+			s.plugin = newPlugin(a, s.store)
+			return s.plugin
+		},
 	}
-	if p != nil {
-		// Hand the test its plugin value, to inspect the session state.
-		m[PluginName] = func(a framework.Arguments) framework.Plugin {
-			fresh := New(a).(*paddlePlugin)
-			*p = *fresh
-			return p
-		}
-	}
-	return m
 }
 
 type cluster struct {
@@ -179,10 +200,11 @@ type result struct {
 }
 
 // allocateOnce opens a session with the given tiers over the cluster, runs
-// Volcano's real allocate action and reports where the pending pods went.
-func allocateOnce(t *testing.T, tiers []conf.Tier, cfgs []conf.Configuration, c cluster, p *paddlePlugin) result {
+// Volcano's real allocate action and reports where the pending pods went;
+// s is the scheduler, nil for a fresh one.
+func allocateOnce(t *testing.T, tiers []conf.Tier, cfgs []conf.Configuration, c cluster, s *scheduler) result {
 	t.Helper()
-	return runSession(t, tiers, cfgs, c, p, allocate.New())
+	return runSession(t, tiers, cfgs, c, s, allocate.New())
 }
 
 // openSession opens a session and runs no action, to look at orderings as
@@ -193,24 +215,28 @@ func openSession(t *testing.T, tiers []conf.Tier, cfgs []conf.Configuration, c c
 }
 
 // runSession opens a session over the cluster and runs Volcano's real
-// actions on it, in order. Pods an action evicted are Releasing in the
-// session (framework.Statement.Commit); result.evicted lists them.
-func runSession(t *testing.T, tiers []conf.Tier, cfgs []conf.Configuration, c cluster, p *paddlePlugin, actions ...framework.Action) result {
+// actions on it, in order, as scheduler s (nil: a fresh one). Pods an
+// action evicted are Releasing in the session (framework.Statement.Commit);
+// result.evicted lists them.
+func runSession(t *testing.T, tiers []conf.Tier, cfgs []conf.Configuration, c cluster, s *scheduler, actions ...framework.Action) result {
 	t.Helper()
-	s := tb.MakeSession(t.Name()).Nodes(c.nodes...).Pods(c.pods...).PodGroups(c.groups...).
+	if s == nil {
+		s = newScheduler()
+	}
+	w := tb.MakeSession(t.Name()).Nodes(c.nodes...).Pods(c.pods...).PodGroups(c.groups...).
 		HyperNodes(c.hyperNodesByTier, c.hyperNodes)
 	for _, q := range c.queues {
-		s.Queue(q, 1)
+		w.Queue(q, 1)
 	}
 	for name, v := range c.priorities {
-		s.PriorityClass(name, v)
+		w.PriorityClass(name, v)
 	}
-	for name, b := range plugins(p) {
-		s.Plugin(name, b)
+	for name, b := range plugins(s) {
+		w.Plugin(name, b)
 	}
-	ssn := s.Open(tiers, cfgs)
+	ssn := w.Open(tiers, cfgs)
 	if len(actions) > 0 {
-		s.Run(actions...)
+		w.Run(actions...)
 	}
 	r := result{placed: map[string]string{}, ssn: ssn, jobs: map[api.JobID]*api.JobInfo{}}
 	for id, job := range ssn.Jobs {
@@ -226,7 +252,7 @@ func runSession(t *testing.T, tiers []conf.Tier, cfgs []conf.Configuration, c cl
 	}
 	sort.Strings(r.evicted)
 	var once sync.Once
-	r.close = func() { once.Do(s.Close) }
+	r.close = func() { once.Do(w.Close) }
 	t.Cleanup(r.close)
 	return r
 }

@@ -141,9 +141,8 @@ func TestJobOrderSmallGangsFirst(t *testing.T) {
 
 // A gang waiting longer than paddle.starvationAfter goes first; while it
 // does not fit, the guard keeps freed resources for it. The reservation
-// (default) keeps only the nodes it will start on, the old hold-back kept
-// the whole queue waiting; only jobs the job plugin labelled (or, opted in,
-// jobs known by task names) take part.
+// keeps only the nodes it will start on; only jobs the job plugin labelled
+// (or, opted in, jobs known by task names) take part.
 func TestStarvationGuard(t *testing.T) {
 	const bigAge = starvingAge
 	type want struct {
@@ -160,8 +159,6 @@ func TestStarvationGuard(t *testing.T) {
 	}{
 		{name: "reservation leaves the unreserved node to others",
 			want: want{smallOn: []string{"n3"}, reserved: []string{"n1", "n2"}}},
-		{name: "hold-back idles the node the gang cannot use", args: map[string]interface{}{ArgStarvationGuard: GuardHoldBack},
-			want: want{reason: "held back behind gang ns/big"}},
 		{name: "a plain job is not subject to the reservation", plainSmall: true,
 			want: want{smallOn: []string{"n1", "n2", "n3"}, reserved: []string{"n1", "n2"}}},
 		{name: "a plain gang named worker reserves nothing", plainBig: true,
@@ -172,7 +169,7 @@ func TestStarvationGuard(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			resetBook(t)
+			s := newScheduler()
 			// rack0: n0 full, n1 free, n2 half used; rack1: n3, 4 GPUs free.
 			c := cluster{nodes: append(oneRack(3), node("n3", "rack1", "spine0", "64", "512Gi", 4, nil))}
 			c.pods = append(c.pods, filler("running-0", "n0", "1", 8), filler("running-2", "n2", "1", 4))
@@ -190,7 +187,7 @@ func TestStarvationGuard(t *testing.T) {
 			c.pods = append(c.pods, paddlePod("small", smallTask, 0, smallRole, paddleapi.ModeCollective, "", "1", 4))
 			c.groups = []*schedulingv1.PodGroup{group("big", 2, time.Now().Add(-bigAge)), group("small", 1, time.Now()), group("fillers", 0, time.Now())}
 			tiers, cfgs := paddleTiers(t)
-			r := allocateOnce(t, WithArgs(tiers, tc.args), cfgs, c, nil)
+			r := allocateOnce(t, WithArgs(tiers, tc.args), cfgs, c, s)
 			if r.placed["big-"+bigTask+"-0"] != "" {
 				t.Fatalf("big gang placed although it does not fit: %v", r.placed)
 			}
@@ -205,7 +202,7 @@ func TestStarvationGuard(t *testing.T) {
 			case !slices.Contains(tc.want.smallOn, on):
 				t.Errorf("small job placed on %q, want one of %v", on, tc.want.smallOn)
 			}
-			if got := bookedNodes("ns/big"); !slices.Equal(got, tc.want.reserved) {
+			if got := bookedNodes(s, "ns/big"); !slices.Equal(got, tc.want.reserved) {
 				t.Errorf("reserved %v, want %v", got, tc.want.reserved)
 			}
 		})
@@ -218,7 +215,7 @@ func TestStarvationGuard(t *testing.T) {
 // start time, so they count as equally old and the plan with fewer GPUs
 // still busy drains sooner (reservation_test.go covers pod ages).
 func TestReservationHoldsUntilPlaced(t *testing.T) {
-	resetBook(t)
+	s := newScheduler()
 	build := func(fillers ...*v1.Pod) cluster {
 		c := cluster{nodes: oneRack(3)}
 		c.pods = append(c.pods, fillers...)
@@ -229,28 +226,28 @@ func TestReservationHoldsUntilPlaced(t *testing.T) {
 		return c
 	}
 	tiers, cfgs := paddleTiers(t)
-	reserved := func() []string { return bookedNodes("ns/big") }
+	reserved := func() []string { return bookedNodes(s, "ns/big") }
 	// n1 and n2 partly used, n0 full: the gang reserves n1 and n2 (6 GPUs
 	// still busy). No task fits anywhere, so no predicate runs: the
 	// reservation is planned when the session opens.
-	allocateOnce(t, tiers, cfgs, build(filler("f0", "n0", "1", 8), filler("f1", "n1", "1", 2), filler("f2", "n2", "1", 4)), nil)
+	allocateOnce(t, tiers, cfgs, build(filler("f0", "n0", "1", 8), filler("f1", "n1", "1", 2), filler("f2", "n2", "1", 4)), s)
 	if got := reserved(); !slices.Equal(got, []string{"n1", "n2"}) {
 		t.Fatalf("reserved %v, want [n1 n2]", got)
 	}
 	// n0 now as free as n2: a new plan (n1, n0) would also wait for 6 busy
 	// GPUs; the reservation does not move.
-	allocateOnce(t, tiers, cfgs, build(filler("f0", "n0", "1", 4), filler("f1", "n1", "1", 2), filler("f2", "n2", "1", 4)), nil)
+	allocateOnce(t, tiers, cfgs, build(filler("f0", "n0", "1", 4), filler("f1", "n1", "1", 2), filler("f2", "n2", "1", 4)), s)
 	if got := reserved(); !slices.Equal(got, []string{"n1", "n2"}) {
 		t.Fatalf("reservation moved to %v on an equal plan", got)
 	}
 	// n0 nearly drained (n2's job may run for days): n0 and n1 have 3 GPUs
 	// still busy against 6, and the reservation moves there.
-	allocateOnce(t, tiers, cfgs, build(filler("f0", "n0", "1", 1), filler("f1", "n1", "1", 2), filler("f2", "n2", "1", 4)), nil)
+	allocateOnce(t, tiers, cfgs, build(filler("f0", "n0", "1", 1), filler("f1", "n1", "1", 2), filler("f2", "n2", "1", 4)), s)
 	if got := reserved(); !slices.Equal(got, []string{"n0", "n1"}) {
 		t.Fatalf("reserved %v, want [n0 n1] (fewer GPUs still busy)", got)
 	}
 	// n0 and n1 drained: the gang starts there, and the book forgets it.
-	r := allocateOnce(t, tiers, cfgs, build(filler("f2", "n2", "1", 4)), nil)
+	r := allocateOnce(t, tiers, cfgs, build(filler("f2", "n2", "1", 4)), s)
 	for i := 0; i < 2; i++ {
 		if n := r.placed[fmt.Sprintf("big-trainer-%d", i)]; n != "n0" && n != "n1" {
 			t.Errorf("big-trainer-%d placed on %q, want a reserved node: %v", i, n, r.placed)
@@ -258,9 +255,10 @@ func TestReservationHoldsUntilPlaced(t *testing.T) {
 	}
 }
 
-// booking is a copy of a gang's entry in the reservation book, nil when it
+// booking is a copy of a gang's entry in s's reservation book, nil when it
 // has none.
-func booking(job api.JobID) *booked {
+func booking(s *scheduler, job api.JobID) *booked {
+	book := &s.store.book
 	book.mu.Lock()
 	defer book.mu.Unlock()
 	if b := book.plans[job]; b != nil {
@@ -270,28 +268,12 @@ func booking(job api.JobID) *booked {
 	return nil
 }
 
-// bookedNodes are the nodes a gang holds in the reservation book.
-func bookedNodes(job api.JobID) []string {
-	if b := booking(job); b != nil {
+// bookedNodes are the nodes a gang holds in s's reservation book.
+func bookedNodes(s *scheduler, job api.JobID) []string {
+	if b := booking(s, job); b != nil {
 		return b.nodes
 	}
 	return nil
-}
-
-// resetBook empties the reservation book and the headroom's room book,
-// which outlive sessions, before
-// and after a test, so no test sees another's reservations.
-func resetBook(t *testing.T) {
-	clear := func() {
-		book.mu.Lock()
-		defer book.mu.Unlock()
-		book.plans = map[api.JobID]*booked{}
-		room.mu.Lock()
-		defer room.mu.Unlock()
-		room.since = map[api.JobID]time.Duration{}
-	}
-	clear()
-	t.Cleanup(clear)
 }
 
 // A starving gang that could not fit even on an empty cluster must not block
@@ -320,13 +302,13 @@ func TestRolledBackGangLeavesNoState(t *testing.T) {
 	}
 	c.groups = []*schedulingv1.PodGroup{group("g", 3, time.Now())}
 	tiers, cfgs := paddleTiers(t)
-	p := &paddlePlugin{}
-	r := allocateOnce(t, tiers, cfgs, c, p)
+	s := newScheduler()
+	r := allocateOnce(t, tiers, cfgs, c, s)
 	if len(r.placed) != 0 {
 		t.Fatalf("a gang that cannot fit was placed: %v", r.placed)
 	}
 	job := jobByName(t, r, "g")
-	js, placed := p.state.snapshot(job.UID)
+	js, placed := s.session().snapshot(job.UID)
 	if js == nil {
 		t.Fatal("the plugin did not track the Paddle job")
 	}
@@ -336,15 +318,15 @@ func TestRolledBackGangLeavesNoState(t *testing.T) {
 		}
 	}
 	// And the event handler did see the tentative placements.
-	h := p.state.eventHandler()
+	h := s.session().eventHandler()
 	task := taskByName(t, job, "g-trainer-0")
 	task.NodeName = "n0"
 	h.AllocateFunc(&framework.Event{Task: task})
-	if _, placed := p.state.snapshot(job.UID); placed[paddleapi.RoleTrainer]["n0"] != 1 {
+	if _, placed := s.session().snapshot(job.UID); placed[paddleapi.RoleTrainer]["n0"] != 1 {
 		t.Errorf("allocate event not recorded: %v", placed)
 	}
 	h.DeallocateFunc(&framework.Event{Task: task})
-	if _, placed := p.state.snapshot(job.UID); len(placed[paddleapi.RoleTrainer]) != 0 {
+	if _, placed := s.session().snapshot(job.UID); len(placed[paddleapi.RoleTrainer]) != 0 {
 		t.Errorf("deallocate event not undone: %v", placed)
 	}
 }

@@ -11,20 +11,38 @@ import (
 
 // This file is the session's plan: which nodes each starving gang reserves
 // this session (planner), from the session's nodes and places given as
-// values. What a gang booked across sessions is the reservation book
-// (reservation.go).
+// values, and what a gang books from one session to the next (booked, kept
+// in the store's reservation book). Which gangs reserve is reservation.go's.
 
-func (pl *planner) nodesNamed(names []string) []*api.NodeInfo {
-	out := make([]*api.NodeInfo, 0, len(names))
-	for _, n := range names {
-		if ni, ok := pl.nodes[n]; ok {
-			out = append(out, ni)
-		}
-	}
-	if len(out) < len(names) {
-		return nil // a reserved node is gone: plan again
-	}
-	return out
+// reservation is a starving gang's claim for one session: per reserved
+// node, what its missing pods planned there need.
+type reservation struct {
+	job  *api.JobInfo
+	need map[string]*api.Resource
+}
+
+// sessionReservations are the session's reservations, oldest gang first.
+type sessionReservations struct {
+	list   []*reservation
+	byNode map[string][]*reservation
+}
+
+// booked is a gang's reservation across sessions: its nodes, and how long
+// the gang had waited when it first reserved. The gang then waits at most
+// until the pods running at that moment have ended: every plan it holds,
+// now and later, must have room for it once those pods are gone (see
+// admissible). The moment is kept as a wait, not a clock reading, so it
+// follows the moment the gang began to wait (waitingSince; the trace
+// replay re-bases both).
+type booked struct {
+	nodes  []string
+	waited time.Duration
+}
+
+// since is the moment the gang first reserved, given when it began to
+// wait.
+func (b *booked) since(waitStart time.Time) time.Time {
+	return waitStart.Add(b.waited)
 }
 
 // planOn places pods first-fit, in order, on the nodes' allocatable
@@ -74,7 +92,7 @@ type planner struct {
 	nodes    map[string]*api.NodeInfo
 	nodeList []*api.NodeInfo
 	places   map[string]place
-	// book is the reservation book's plans (reservation.go), whose lock
+	// book is the store's reservation book (Store.book), whose lock
 	// the caller holds.
 	book map[api.JobID]*booked
 	now  time.Time
@@ -82,6 +100,19 @@ type planner struct {
 	waitingSince func(*api.JobInfo) time.Time
 	taken        map[string]*api.Resource
 	drains       map[string]*nodeDrain
+}
+
+func (pl *planner) nodesNamed(names []string) []*api.NodeInfo {
+	out := make([]*api.NodeInfo, 0, len(names))
+	for _, n := range names {
+		if ni, ok := pl.nodes[n]; ok {
+			out = append(out, ni)
+		}
+	}
+	if len(out) < len(names) {
+		return nil // a reserved node is gone: plan again
+	}
+	return out
 }
 
 // nodeDrain is a node's use: its idle resources and the pods holding the
@@ -144,12 +175,11 @@ const neverDrains = time.Duration(math.MaxInt64)
 // drainAge is how long the youngest pods whose end leaves want free on
 // node n (on top of what older reservations keep there) have run: the
 // oldest of them. Run times of training jobs are heavy-tailed, so the
-// longer a pod has run the longer it is likely to run on (the Philly
-// trace: pods that have run 10 minutes have a median of half an hour
-// left, pods that have run 4 hours eleven hours; Tiresias, NSDI'19, orders
-// jobs by attained service for this reason). A younger drain age is
-// expected to drain sooner. busy is the GPUs still in use of those
-// wanted.
+// longer a pod has run the longer it is likely to run on (Tiresias,
+// NSDI'19, orders jobs by attained service for this reason;
+// docs/scheduler-plugin.md gives the Philly trace's figures). A younger
+// drain age is expected to drain sooner. busy is the GPUs still in use of
+// those wanted.
 func (pl *planner) drainAge(n *api.NodeInfo, want *api.Resource) (age time.Duration, busy int) {
 	d := pl.drain(n)
 	want = pl.withTaken(n.Name, want)

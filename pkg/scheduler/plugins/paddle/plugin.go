@@ -7,10 +7,7 @@
 package paddle
 
 import (
-	"sync"
-
 	"k8s.io/klog/v2"
-	"volcano.sh/volcano/pkg/scheduler/api"
 	"volcano.sh/volcano/pkg/scheduler/framework"
 
 	// NVML link stubs: the scheduler binary links this plugin and Volcano's
@@ -18,88 +15,67 @@ import (
 	_ "github.com/volcano-paddle/volcano-paddle/internal/nvmlbind"
 )
 
-// PluginName is the name in the scheduler ConfigMap.
-const PluginName = "paddle"
-
+// paddlePlugin is the plugin for one session: Volcano calls the builder at
+// every session open. What the session's callbacks share is its session
+// value; what outlives the session is in the store.
 type paddlePlugin struct {
-	args Args
-
-	// Per session (a plugin value is built for each session).
-	ssn          *framework.Session
-	state        *sessionState
-	blockersOnce *sync.Once
-	blockers     map[api.QueueID]*api.JobInfo
-	reserveOnce  *sync.Once
-	reserved     *sessionReservations
-	victimsOnce  *sync.Once
-	victimJobsOf *victimJobs
-	waitersOnce  *sync.Once
-	waiters      map[api.QueueID]*api.JobInfo
-	headroomOnce *sync.Once
-	headroom     clusterGPUs
+	args  Args
+	store *Store
+	// session is the open session's state; nil before OnSessionOpen and
+	// after OnSessionClose.
+	session *session
 }
 
-// New builds the plugin from its ConfigMap arguments; bad values are logged
-// and replaced by defaults, so a typo never stops the scheduler.
-func New(arguments framework.Arguments) framework.Plugin {
+// Builder is the plugin's builder to register under PluginName
+// (framework.RegisterPluginBuilder): every plugin it builds keeps what
+// outlives its session in store.
+func Builder(store *Store) framework.PluginBuilder {
+	return func(arguments framework.Arguments) framework.Plugin { return newPlugin(arguments, store) }
+}
+
+// newPlugin builds the plugin from its ConfigMap arguments; bad values are
+// logged (once per configuration and store) and replaced by defaults, so
+// a typo never stops the scheduler.
+func newPlugin(arguments framework.Arguments, store *Store) *paddlePlugin {
 	a, problems := ParseArgs(arguments)
-	logProblems(problems)
-	return &paddlePlugin{args: a}
-}
-
-func init() {
-	framework.RegisterPluginBuilder(PluginName, New)
+	store.logProblems(problems)
+	return &paddlePlugin{args: a, store: store}
 }
 
 func (p *paddlePlugin) Name() string { return PluginName }
 
 func (p *paddlePlugin) OnSessionOpen(ssn *framework.Session) {
 	klog.V(5).InfoS("Enter paddle plugin", "args", p.args.String())
-	p.ssn = ssn
-	p.state = newSessionState(ssn, p.args)
-	p.blockersOnce = &sync.Once{}
-	p.reserveOnce = &sync.Once{}
-	p.victimsOnce = &sync.Once{}
-	p.waitersOnce = &sync.Once{}
-	p.headroomOnce = &sync.Once{}
+	s := newSession(ssn, p.args, p.store)
+	p.session = s
 
-	ssn.AddTaskOrderFn(p.Name(), p.taskOrderFn)
-	ssn.AddJobOrderFn(p.Name(), p.jobOrderFn)
-	ssn.AddJobValidFn(p.Name(), p.jobValidFn)
-	ssn.AddBatchNodeOrderFn(p.Name(), p.batchNodeOrderFn)
-	ssn.AddPredicateFn(p.Name(), p.predicateFn)
-	ssn.AddEventHandler(p.state.eventHandler())
+	ssn.AddTaskOrderFn(PluginName, s.taskOrderFn)
+	ssn.AddJobOrderFn(PluginName, s.jobOrderFn)
+	ssn.AddJobValidFn(PluginName, s.jobValidFn)
+	ssn.AddBatchNodeOrderFn(PluginName, s.batchNodeOrderFn)
+	ssn.AddPredicateFn(PluginName, s.predicateFn)
+	ssn.AddEventHandler(s.eventHandler())
 	// Before any action asks: no plugin may take an elastic job below its
 	// minimum (elastic.go).
 	keepElasticMinimum(ssn)
 	// The levers (preemption.go): which gangs may preempt and what they
 	// may take. They act only where the preempt or reclaim action runs.
-	ssn.AddJobStarvingFns(p.Name(), p.jobStarvingFn)
-	ssn.AddPreemptableFn(p.Name(), p.preemptableFn)
-	ssn.AddReclaimableFn(p.Name(), p.reclaimableFn)
+	ssn.AddJobStarvingFns(PluginName, s.jobStarvingFn)
+	ssn.AddPreemptableFn(PluginName, s.preemptableFn)
+	ssn.AddReclaimableFn(PluginName, s.reclaimableFn)
 	// The same for Volcano v1.15's gangPreempt and gangReclaim (the v1.15.1
 	// build only: unified_volcano115.go).
-	p.addUnifiedEvictableFn(ssn)
+	s.addUnifiedEvictableFn(ssn)
 	// Plan reservations now, not at the first predicate call: in a full
 	// cluster no task passes the allocate action's resource check, so no
 	// predicate runs, and the book must still follow the gangs (re-plan,
-	// forget gangs that stopped starving).
-	p.reservations()
+	// forget gangs that stopped starving). After keepElasticMinimum: what
+	// elastic jobs could give back decides which gangs reserve.
+	s.reserved = s.reserve()
 }
 
-func (p *paddlePlugin) OnSessionClose(ssn *framework.Session) {
-	if p.args.SmallJobHeadroomPatience > 0 {
-		room.forgetAllBut(func(id api.JobID) bool { j := ssn.Jobs[id]; return j != nil && waiting(j) })
-	}
-	p.ssn, p.state, p.blockers, p.reserved, p.victimJobsOf, p.waiters = nil, nil, nil, nil, nil, nil
+func (p *paddlePlugin) OnSessionClose(*framework.Session) {
+	p.session = nil
 }
 
-// predicateFn keeps tasks off what the starvation guard reserved
-// (reservation.go) and elastic growth off GPUs a gang waits for
-// (elastic.go).
-func (p *paddlePlugin) predicateFn(task *api.TaskInfo, node *api.NodeInfo) error {
-	if err := p.reservationPredicate(task, node); err != nil {
-		return err
-	}
-	return p.growthPredicate(task, node)
-}
+var _ framework.Plugin = &paddlePlugin{}

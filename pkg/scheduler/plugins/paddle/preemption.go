@@ -1,8 +1,6 @@
 package paddle
 
 import (
-	"time"
-
 	"volcano.sh/volcano/pkg/scheduler/api"
 	"volcano.sh/volcano/pkg/scheduler/plugins/util"
 )
@@ -39,38 +37,30 @@ import (
 
 // levers are what a job may take from others this session; zero for a
 // job that may take nothing.
-func (p *paddlePlugin) levers(gang *api.JobInfo) victimPolicy {
-	vp := victimPolicy{jobs: p.ssn.Jobs, attained: p.attained}
-	if gang == nil || !waiting(gang) || !p.guarded(gang) || !p.estimate(gang).feasible {
+func (s *session) levers(gang *api.JobInfo) victimPolicy {
+	vp := victimPolicy{jobs: s.ssn.Jobs, attained: s.attained}
+	if gang == nil || !waiting(gang) || !s.guarded(gang) || !s.estimate(gang).feasible {
 		return vp
 	}
 	// A gang that fits on free resources is placed by the allocate action;
 	// taking pods for it would only waste their work.
-	if p.estimate(gang).fitsNow() {
+	if s.estimate(gang).fitsNow() {
 		return vp
 	}
-	vj := p.victimJobs()
+	vj := s.victimJobs()
 	// Within the gang's queue (the preempt action), shrinking only for a
 	// gang that then fits: one that would not fit even with every elastic
 	// pod of its queue above minimum gone (a starving whole-node gang
 	// beside 1-GPU elastic jobs) made the preempt action evict such pods
 	// session after session without starting, and the jobs grew back into
-	// the GPUs each time (the flex replay of PCIe 68100: 3,605 resizes per
-	// run). A starving gang may still stop checkpointable jobs. The
+	// the GPUs each time. A starving gang may still stop checkpointable jobs. The
 	// estimate counts what the gang's queue would give back (shrinkable:
 	// fitsOnRelease implies such a job gives way); elastic jobs of other
 	// queues are the reclaim action's, which takes from queues over their
 	// share only (reclaimableFn), as before.
-	vp.shrink = p.args.ShrinkElastic && (p.estimate(gang).fitsOnRelease || otherQueueGivesWay(vj.elastic, gang))
-	vp.checkpoint = p.args.PreemptCheckpointable && p.starving(gang) && anyGivesWay(vj.checkpointable, gang)
+	vp.shrink = s.args.ShrinkElastic && (s.estimate(gang).fitsOnRelease || otherQueueGivesWay(vj.elastic, gang))
+	vp.checkpoint = s.args.PreemptCheckpointable && s.starving(gang) && anyGivesWay(vj.checkpointable, gang)
 	return vp
-}
-
-// victimJobs are the session's jobs a lever could take from: elastic jobs
-// with pods above their minimum, checkpointable jobs with pods that hold
-// their node.
-type victimJobs struct {
-	elastic, checkpointable map[api.JobID]*api.JobInfo
 }
 
 // anyGivesWay: some job of jobs gives way to gang (givesWay).
@@ -94,57 +84,40 @@ func otherQueueGivesWay(jobs map[api.JobID]*api.JobInfo, gang *api.JobInfo) bool
 	return false
 }
 
-// victimJobs is computed once per session.
-func (p *paddlePlugin) victimJobs() *victimJobs {
-	p.victimsOnce.Do(func() {
-		vj := &victimJobs{elastic: map[api.JobID]*api.JobInfo{}, checkpointable: map[api.JobID]*api.JobInfo{}}
-		for id, j := range p.ssn.Jobs {
-			if surplus(j) > 0 && elasticJob(j) {
-				vj.elastic[id] = j
-			}
-			if held(j) > 0 && checkpointable(j) {
-				vj.checkpointable[id] = j
-			}
-		}
-		p.victimJobsOf = vj
-	})
-	return p.victimJobsOf
-}
-
 // jobStarvingFn leaves every job to the other JobStarvingFns of its tier
 // (true is neutral where Volcano needs all to agree) but one: a running
 // elastic job that would grow beyond its minimum never preempts; it takes
 // idle GPUs only.
-func (p *paddlePlugin) jobStarvingFn(obj interface{}) bool {
+func (s *session) jobStarvingFn(obj interface{}) bool {
 	job, ok := obj.(*api.JobInfo)
 	return !ok || !growing(job)
 }
 
 // preemptableFn offers victims in the preemptor's queue (the preempt
 // action offers no others).
-func (p *paddlePlugin) preemptableFn(preemptor *api.TaskInfo, preemptees []*api.TaskInfo) ([]*api.TaskInfo, int) {
-	return p.victims(preemptor, preemptees, nil)
+func (s *session) preemptableFn(preemptor *api.TaskInfo, preemptees []*api.TaskInfo) ([]*api.TaskInfo, int) {
+	return s.victims(preemptor, preemptees, nil)
 }
 
 // reclaimableFn offers victims of other queues, only from a queue at or
 // over its deserved share (ssn.Overused, proportion's), as Volcano's
 // proportion plugin would: the reclaim action itself checks only the
 // reclaiming queue (actions/reclaim: Execute).
-func (p *paddlePlugin) reclaimableFn(reclaimer *api.TaskInfo, reclaimees []*api.TaskInfo) ([]*api.TaskInfo, int) {
-	return p.victims(reclaimer, reclaimees, p.overused)
+func (s *session) reclaimableFn(reclaimer *api.TaskInfo, reclaimees []*api.TaskInfo) ([]*api.TaskInfo, int) {
+	return s.victims(reclaimer, reclaimees, s.overused)
 }
 
 // overused: the queue is at or over its deserved share (ssn.Overused).
-func (p *paddlePlugin) overused(q api.QueueID) bool {
-	qi, ok := p.ssn.Queues[q]
-	return ok && p.ssn.Overused(qi)
+func (s *session) overused(q api.QueueID) bool {
+	qi, ok := s.ssn.Queues[q]
+	return ok && s.ssn.Overused(qi)
 }
 
 // victims groups the offered pods by node (the actions offer one node's
 // pods at a time) and chooses on each.
-func (p *paddlePlugin) victims(preemptor *api.TaskInfo, preemptees []*api.TaskInfo, otherQueue func(api.QueueID) bool) ([]*api.TaskInfo, int) {
-	gang := p.ssn.Jobs[preemptor.Job]
-	vp := p.levers(gang)
+func (s *session) victims(preemptor *api.TaskInfo, preemptees []*api.TaskInfo, otherQueue func(api.QueueID) bool) ([]*api.TaskInfo, int) {
+	gang := s.ssn.Jobs[preemptor.Job]
+	vp := s.levers(gang)
 	if !vp.shrink && !vp.checkpoint {
 		return nil, util.Abstain
 	}
@@ -159,7 +132,7 @@ func (p *paddlePlugin) victims(preemptor *api.TaskInfo, preemptees []*api.TaskIn
 	}
 	var out []*api.TaskInfo
 	for _, name := range nodes {
-		n, ok := p.ssn.Nodes[name]
+		n, ok := s.ssn.Nodes[name]
 		if !ok {
 			continue
 		}
@@ -171,17 +144,4 @@ func (p *paddlePlugin) victims(preemptor *api.TaskInfo, preemptees []*api.TaskIn
 		return nil, util.Abstain
 	}
 	return out, util.Permit
-}
-
-// attained is a job's attained GPU time at the session's clock, computed
-// once per session.
-func (p *paddlePlugin) attained(job *api.JobInfo) time.Duration {
-	p.state.mu.Lock()
-	defer p.state.mu.Unlock()
-	if d, ok := p.state.attained[job.UID]; ok {
-		return d
-	}
-	d := attainedGPUTime(job, now())
-	p.state.attained[job.UID] = d
-	return d
 }

@@ -101,7 +101,6 @@ func TestLeversWithVolcanoActions(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			resetBook(t)
 			c := cluster{nodes: oneRack(1), queues: tc.queues}
 			c.pods = append(c.pods, tc.running...)
 			gang := paddlePod("gang", "trainer", 0, paddleapi.RoleTrainer, paddleapi.ModeCollective, "", "1", tc.gangGPUs)
@@ -159,7 +158,6 @@ func TestJobStarvingLeftToVolcano(t *testing.T) {
 	for cname, configuration := range configurations {
 		for _, tc := range cases {
 			t.Run(cname+"/"+tc.name, func(t *testing.T) {
-				resetBook(t)
 				c := cluster{nodes: oneRack(1), pods: tc.running}
 				if tc.gangGPUs == 0 {
 					tc.gangGPUs = 4
@@ -188,10 +186,10 @@ func TestJobStarvingFnVetoesOnlyGrowth(t *testing.T) {
 	c := cluster{nodes: oneRack(1), pods: append(el, plain...),
 		groups: []*schedulingv1.PodGroup{group("el", 2, time.Now().Add(-time.Hour)), group("plain", 2, time.Now())}}
 	tiers, cfgs := paddleTiers(t)
-	p := &paddlePlugin{}
-	r := runSession(t, tiers, cfgs, c, p)
+	s := newScheduler()
+	r := runSession(t, tiers, cfgs, c, s)
 	for name, want := range map[string]bool{"el": false, "plain": true} {
-		if got := p.jobStarvingFn(jobByName(t, r, name)); got != want {
+		if got := s.session().jobStarvingFn(jobByName(t, r, name)); got != want {
 			t.Errorf("jobStarvingFn(%s) = %t, want %t", name, got, want)
 		}
 	}

@@ -20,13 +20,6 @@ func startedAt(p *v1.Pod, t time.Time) *v1.Pod {
 	return p
 }
 
-// setClock makes the plugin's clock read t until the test ends.
-func setClock(t *testing.T, at time.Time) {
-	old := now
-	now = func() time.Time { return at }
-	t.Cleanup(func() { now = old })
-}
-
 // wholeNodeGang is a starving collective gang of one 8-GPU trainer, and
 // two 8-GPU nodes of one rack with the given running pods.
 func wholeNodeGang(created time.Time, running ...*v1.Pod) cluster {
@@ -37,32 +30,32 @@ func wholeNodeGang(created time.Time, running ...*v1.Pod) cluster {
 	return c
 }
 
-// gangSessions runs sessions over wholeNodeGang clusters with the plugin's
-// clock at t0 plus some time, the gang created starvingAge before t0.
+// gangSessions runs sessions over wholeNodeGang clusters as one scheduler,
+// its clock at t0 plus some time, the gang created starvingAge before t0.
 type gangSessions struct {
 	t           *testing.T
+	s           *scheduler
 	t0, created time.Time
 	tiers       []conf.Tier
 	cfgs        []conf.Configuration
 }
 
 func newGangSessions(t *testing.T) *gangSessions {
-	resetBook(t)
 	t0 := time.Now()
 	tiers, cfgs := paddleTiers(t)
-	return &gangSessions{t: t, t0: t0, created: t0.Add(-starvingAge), tiers: tiers, cfgs: cfgs}
+	return &gangSessions{t: t, s: newScheduler(), t0: t0, created: t0.Add(-starvingAge), tiers: tiers, cfgs: cfgs}
 }
 
 // allocate runs the allocate action after the given time from t0.
 func (g *gangSessions) allocate(after time.Duration, running ...*v1.Pod) result {
-	setClock(g.t, g.t0.Add(after))
-	return allocateOnce(g.t, g.tiers, g.cfgs, wholeNodeGang(g.created, running...), nil)
+	g.s.at = g.t0.Add(after)
+	return allocateOnce(g.t, g.tiers, g.cfgs, wholeNodeGang(g.created, running...), g.s)
 }
 
 // open only opens a session (reservations are planned), no action runs.
 func (g *gangSessions) open(after time.Duration, running ...*v1.Pod) result {
-	setClock(g.t, g.t0.Add(after))
-	return openSession(g.t, g.tiers, g.cfgs, wholeNodeGang(g.created, running...))
+	g.s.at = g.t0.Add(after)
+	return runSession(g.t, g.tiers, g.cfgs, wholeNodeGang(g.created, running...), g.s)
 }
 
 // A starving gang reserves the node expected to drain first: where the
@@ -81,13 +74,13 @@ func TestReservationPrefersYoungPods(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			resetBook(t)
-			setClock(t, t0)
+			s := newScheduler()
+			s.at = t0
 			c := wholeNodeGang(t0.Add(-starvingAge),
 				startedAt(filler("a", "n0", "1", 4), t0.Add(-tc.n0)), startedAt(filler("b", "n1", "1", 4), t0.Add(-tc.n1)))
 			tiers, cfgs := paddleTiers(t)
-			allocateOnce(t, tiers, cfgs, c, nil)
-			if got := bookedNodes("ns/big"); !slices.Equal(got, tc.want) {
+			allocateOnce(t, tiers, cfgs, c, s)
+			if got := bookedNodes(s, "ns/big"); !slices.Equal(got, tc.want) {
 				t.Errorf("reserved %v, want %v", got, tc.want)
 			}
 		})
@@ -108,7 +101,7 @@ func TestReservationMovesOnlyWithinItsBound(t *testing.T) {
 	young := startedAt(filler("young", "n0", "1", 4), t0.Add(-10*time.Minute))
 	mid := startedAt(filler("mid", "n1", "1", 4), t0.Add(-3*time.Hour))
 	g.allocate(0, old, young, mid)
-	if got := bookedNodes("ns/big"); !slices.Equal(got, []string{"n1"}) {
+	if got := bookedNodes(g.s, "ns/big"); !slices.Equal(got, []string{"n1"}) {
 		t.Fatalf("reserved %v, want [n1]", got)
 	}
 	// t0+1h: n0's 6-hour pod ended and a new one started there at t0+30m.
@@ -116,13 +109,13 @@ func TestReservationMovesOnlyWithinItsBound(t *testing.T) {
 	// after the gang reserved: the reservation stays.
 	later := startedAt(filler("later", "n0", "1", 4), t0.Add(30*time.Minute))
 	g.allocate(time.Hour, young, later, mid)
-	if got := bookedNodes("ns/big"); !slices.Equal(got, []string{"n1"}) {
+	if got := bookedNodes(g.s, "ns/big"); !slices.Equal(got, []string{"n1"}) {
 		t.Fatalf("reservation moved to %v, waiting for a pod started after it reserved", got)
 	}
 	// t0+2h: the later pod ended too; n0 waits only for the 10-minute pod
 	// (now 2h10m old), n1 for its 3-hour pod (now 5 h): the gang moves.
 	g.allocate(2*time.Hour, young, mid)
-	if got := bookedNodes("ns/big"); !slices.Equal(got, []string{"n0"}) {
+	if got := bookedNodes(g.s, "ns/big"); !slices.Equal(got, []string{"n0"}) {
 		t.Fatalf("reserved %v, want [n0] (drains sooner, within the bound)", got)
 	}
 	// t0+3h: n0 drained: the gang starts there.
@@ -140,13 +133,13 @@ func TestReservationKeptWhileGangStarves(t *testing.T) {
 	g := newGangSessions(t)
 	t0 := g.t0
 	g.allocate(0, startedAt(filler("a", "n0", "1", 8), t0.Add(-time.Hour)), startedAt(filler("b", "n1", "1", 4), t0.Add(-time.Hour)))
-	if got := bookedNodes("ns/big"); !slices.Equal(got, []string{"n1"}) {
+	if got := bookedNodes(g.s, "ns/big"); !slices.Equal(got, []string{"n1"}) {
 		t.Fatalf("reserved %v, want [n1]", got)
 	}
 	// An hour later n1 has drained: the gang fits now. The session opens
 	// (reservations are planned) but no action runs.
 	g.open(time.Hour, startedAt(filler("a", "n0", "1", 8), t0.Add(-time.Hour)))
-	b := booking("ns/big")
+	b := booking(g.s, "ns/big")
 	if b == nil {
 		t.Fatal("the reservation was dropped while the gang still starves")
 	}
@@ -170,12 +163,12 @@ func TestReservationPassesOtherResources(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			resetBook(t)
 			// n0: every CPU taken for 5 h (all its GPUs idle, yet the gang
 			// waits for that pod there too); n1: 4 of 8 GPUs busy for 10
 			// minutes, CPU to spare. The gang reserves n1.
 			t0 := time.Now()
-			setClock(t, t0)
+			s := newScheduler()
+			s.at = t0
 			c := wholeNodeGang(t0.Add(-starvingAge), startedAt(filler("cpu-hog", "n0", "64", 0), t0.Add(-5*time.Hour)),
 				startedAt(filler("b", "n1", "1", 4), t0.Add(-10*time.Minute)))
 			mode, role := paddleapi.ModePS, paddleapi.RolePServer
@@ -185,8 +178,8 @@ func TestReservationPassesOtherResources(t *testing.T) {
 			c.pods = append(c.pods, paddlePod("small", string(role), 0, role, mode, "", "4", tc.gpus))
 			c.groups = append(c.groups, group("small", 1, time.Now()))
 			tiers, cfgs := paddleTiers(t)
-			r := allocateOnce(t, tiers, cfgs, c, nil)
-			if got := bookedNodes("ns/big"); !slices.Equal(got, []string{"n1"}) {
+			r := allocateOnce(t, tiers, cfgs, c, s)
+			if got := bookedNodes(s, "ns/big"); !slices.Equal(got, []string{"n1"}) {
 				t.Fatalf("reserved %v, want [n1]", got)
 			}
 			on := r.placed["small-"+string(role)+"-0"]

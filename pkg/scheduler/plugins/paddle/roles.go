@@ -120,3 +120,31 @@ func anyOptedIn(job *api.JobInfo, label string) bool {
 	}
 	return false
 }
+
+// taskLess is the role-aware order within one job: parameter servers, then
+// heter trainers, then trainers; trainer 0 (it hosts Paddle's TCP store and
+// is the collective master) before the others; then by index.
+func taskLess(l, r *api.TaskInfo, fallback bool) bool {
+	lr, li, lok := roleOf(l, fallback)
+	rr, ri, rok := roleOf(r, fallback)
+	if !lok || !rok {
+		return l.Name < r.Name
+	}
+	if a, b := roleRank(lr), roleRank(rr); a != b {
+		return a < b
+	}
+	if li != ri {
+		return li < ri
+	}
+	return l.Name < r.Name
+}
+
+// checkpointable: the job's pods carry the opt-in the job plugin sets for
+// --checkpointable.
+func checkpointable(job *api.JobInfo) bool {
+	return anyOptedIn(job, paddleapi.CheckpointableLabel)
+}
+
+// checkpointableTask: the pod carries that opt-in; the job plugin sets it
+// on every pod of the job, so one pod tells for its job.
+func checkpointableTask(t *api.TaskInfo) bool { return optedIn(t, paddleapi.CheckpointableLabel) }

@@ -10,10 +10,6 @@ import (
 	"github.com/volcano-paddle/volcano-paddle/pkg/paddleapi"
 )
 
-// MaxScore is the top of each score component; the ConfigMap weights scale
-// them (Volcano's nodeorder and binpack plugins also score 0..100 x weight).
-const MaxScore = 100.0
-
 // Shares of the score components, in [0,1] of MaxScore.
 const (
 	// A pserver next to the job's other pservers: best on another node of
@@ -44,7 +40,8 @@ const nonPaddleGPUWeight = 1.0
 // headroom. Scoring a node then only reads it.
 type scoreContext struct {
 	args   Args
-	state  *sessionState
+	places map[string]place
+	gpu    *gpuState
 	job    *api.JobInfo
 	task   *api.TaskInfo
 	gpus   int
@@ -74,35 +71,35 @@ type scoreContext struct {
 	hasPrevRank bool
 }
 
-func (p *paddlePlugin) batchNodeOrderFn(task *api.TaskInfo, nodes []*api.NodeInfo) (map[string]float64, error) {
-	js, placed := p.state.snapshot(task.Job)
-	role, idx, isRole := roleOf(task, p.args.TaskNameFallback)
-	c := &scoreContext{args: p.args, state: p.state, job: p.ssn.Jobs[task.Job], task: task, gpus: gpusOf(task.Resreq),
+func (s *session) batchNodeOrderFn(task *api.TaskInfo, nodes []*api.NodeInfo) (map[string]float64, error) {
+	js, placed := s.snapshot(task.Job)
+	role, idx, isRole := roleOf(task, s.args.TaskNameFallback)
+	c := &scoreContext{args: s.args, places: s.places, gpu: s.gpu, job: s.ssn.Jobs[task.Job], task: task, gpus: gpusOf(task.Resreq),
 		placed: placed, role: role, verbose: klog.V(4).Enabled()}
 	c.paddle = js != nil && isRole
 	if js != nil {
 		c.mode = js.mode
 	}
-	if !c.paddle && (c.gpus == 0 || !p.args.GPUTopologyAllJobs) {
+	if !c.paddle && (c.gpus == 0 || !s.args.GPUTopologyAllJobs) {
 		return nil, nil
 	}
 	if c.paddle {
 		c.prepare(nodes)
 		if c.mode == paddleapi.ModeCollective && role == paddleapi.RoleTrainer && idx > 0 {
-			if prev := p.state.trainerNode(task.Job, idx-1); prev != "" {
-				c.prevRank, c.hasPrevRank = newAnchors(map[string]int{prev: 1}, p.state.places), true
+			if prev := s.trainerNode(task.Job, idx-1); prev != "" {
+				c.prevRank, c.hasPrevRank = newAnchors(map[string]int{prev: 1}, s.places), true
 			}
 		}
 	}
 	// Held for the whole pass: no pod is placed while one task is scored.
-	p.state.gpu.mu.Lock()
-	defer p.state.gpu.mu.Unlock()
+	s.gpu.mu.Lock()
+	defer s.gpu.mu.Unlock()
 	scores := make(map[string]float64, len(nodes))
 	for _, n := range nodes {
-		s, why := c.score(n)
-		scores[n.Name] = s
+		score, why := c.score(n)
+		scores[n.Name] = score
 		if c.verbose {
-			klog.V(4).InfoS("paddle node score", "task", klog.KRef(task.Namespace, task.Name), "node", n.Name, "score", s, "why", why)
+			klog.V(4).InfoS("paddle node score", "task", klog.KRef(task.Namespace, task.Name), "node", n.Name, "score", score, "why", why)
 		}
 	}
 	return scores, nil
@@ -113,7 +110,7 @@ func (c *scoreContext) prepare(nodes []*api.NodeInfo) {
 	if job == nil {
 		return
 	}
-	places := c.state.places
+	places := c.places
 	c.servers = newAnchors(c.placed[paddleapi.RolePServer], places)
 	c.trainers = newAnchors(c.placed[paddleapi.RoleTrainer], places)
 	collective := c.mode == paddleapi.ModeCollective
@@ -227,7 +224,7 @@ func (c *scoreContext) score(n *api.NodeInfo) (float64, string) {
 		}
 	}
 	if c.gpus > 0 {
-		s, w := c.state.gpu.fitScore(n, c.gpus, c.verbose)
+		s, w := c.gpu.fitScore(n, c.gpus, c.verbose)
 		weight := a.GPUTopologyWeight
 		if !c.paddle {
 			// Other workloads' GPU pods: never more than a user's own
@@ -301,7 +298,7 @@ func (c *scoreContext) packing(n *api.NodeInfo) (float64, string) {
 // headroom scores the first pod of a gang: a node that can take more of
 // the gang, in a rack that can take all of it.
 func (c *scoreContext) headroom(n *api.NodeInfo) (float64, string) {
-	rack := c.state.places[n.Name].rack
+	rack := c.places[n.Name].rack
 	if c.mode != paddleapi.ModeCollective {
 		// A PS job spreads its servers over nodes: only the rack matters.
 		s := MaxScore * c.rackFitsJob[rack]

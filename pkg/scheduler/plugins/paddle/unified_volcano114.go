@@ -9,4 +9,4 @@ import "volcano.sh/volcano/pkg/scheduler/framework"
 // the v1.15.1 build's).
 const unifiedEvictableHook = false
 
-func (p *paddlePlugin) addUnifiedEvictableFn(*framework.Session) {}
+func (s *session) addUnifiedEvictableFn(*framework.Session) {}

@@ -28,11 +28,11 @@ import (
 // the Volcano release a test binary links).
 const unifiedEvictableHook = true
 
-func (p *paddlePlugin) addUnifiedEvictableFn(ssn *framework.Session) {
-	ssn.AddUnifiedEvictableFn(p.Name(), p.unifiedEvictableFn)
+func (s *session) addUnifiedEvictableFn(ssn *framework.Session) {
+	ssn.AddUnifiedEvictableFn(PluginName, s.unifiedEvictableFn)
 }
 
-func (p *paddlePlugin) unifiedEvictableFn(ctx *api.EvictionContext, candidates []*api.TaskInfo) ([]*api.TaskInfo, int) {
+func (s *session) unifiedEvictableFn(ctx *api.EvictionContext, candidates []*api.TaskInfo) ([]*api.TaskInfo, int) {
 	if ctx == nil || ctx.Job == nil {
 		return nil, util.Abstain
 	}
@@ -40,12 +40,12 @@ func (p *paddlePlugin) unifiedEvictableFn(ctx *api.EvictionContext, candidates [
 	switch ctx.Kind {
 	case api.EvictionKindGangPreempt:
 	case api.EvictionKindGangReclaim:
-		otherQueue = p.overused
+		otherQueue = s.overused
 	default:
 		// Task-level eviction goes through preemptableFn and reclaimableFn.
 		return nil, util.Abstain
 	}
-	vp := p.levers(ctx.Job)
+	vp := s.levers(ctx.Job)
 	if !vp.shrink && !vp.checkpoint {
 		return nil, util.Abstain
 	}

@@ -57,7 +57,6 @@ func TestGangPreemptKeepsPaddleGuards(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			resetBook(t)
 			pods, groups := tc.jobs()
 			c := cluster{nodes: oneRack(1), pods: pods, groups: groups, priorities: coexistencePriorities}
 			tiers, cfgs := paddleTiers(t)

@@ -5,8 +5,6 @@ import (
 	"time"
 
 	"volcano.sh/volcano/pkg/scheduler/api"
-
-	"github.com/volcano-paddle/volcano-paddle/pkg/paddleapi"
 )
 
 // This file is which running pods paddle offers a waiting gang on one
@@ -36,16 +34,6 @@ type victimPolicy struct {
 	// share); nil for preempt, which never looks at other queues.
 	victimQueue func(api.QueueID) bool
 }
-
-// checkpointable: the job's pods carry the opt-in the job plugin sets for
-// --checkpointable.
-func checkpointable(job *api.JobInfo) bool {
-	return anyOptedIn(job, paddleapi.CheckpointableLabel)
-}
-
-// checkpointableTask: the pod carries that opt-in; the job plugin sets it
-// on every pod of the job, so one pod tells for its job.
-func checkpointableTask(t *api.TaskInfo) bool { return optedIn(t, paddleapi.CheckpointableLabel) }
 
 // attainedGPUTime is the GPU time a job's running pods have had: per pod
 // its GPUs times how long it has run (Tiresias' attained service, NSDI'19).
@@ -206,4 +194,25 @@ func (vp victimPolicy) byAttained(jobs []*api.JobInfo) {
 		}
 		return jobs[a].UID < jobs[b].UID
 	})
+}
+
+// victimJobs are the session's jobs a lever could take from: elastic jobs
+// with pods above their minimum, checkpointable jobs with pods that hold
+// their node.
+type victimJobs struct {
+	elastic, checkpointable map[api.JobID]*api.JobInfo
+}
+
+// findVictimJobs are the jobs a lever could take from.
+func findVictimJobs(jobs map[api.JobID]*api.JobInfo) *victimJobs {
+	vj := &victimJobs{elastic: map[api.JobID]*api.JobInfo{}, checkpointable: map[api.JobID]*api.JobInfo{}}
+	for id, j := range jobs {
+		if surplus(j) > 0 && elasticJob(j) {
+			vj.elastic[id] = j
+		}
+		if held(j) > 0 && checkpointable(j) {
+			vj.checkpointable[id] = j
+		}
+	}
+	return vj
 }
