@@ -402,74 +402,6 @@ func TestHeadroomHoldsWholeNodeGangUntilItStarves(t *testing.T) {
 	}
 }
 
-// paddle.smallJobHeadroom.patience on a real API server and our scheduler
-// binary: a whole-node gang the headroom holds, with room for it in every
-// session, starts once it has had room for the patience (20s), long before
-// its threshold (10m).
-func TestHeadroomPatienceStartsGangWithRoom(t *testing.T) {
-	const patience, after = 20 * time.Second, 10 * time.Minute
-	c, ns := headroomCluster(t, after, "paddle.smallJobHeadroom.patience: "+patience.String())
-	gang, pg := createHeldGang(t, c, ns, "patient", "it starts when more are free, once it has had room for 20s without a break (paddle.smallJobHeadroom.patience; ")
-	framework.WaitJobPhase(t, c, ns, gang.Name, batchv1alpha1.Running, 90*time.Second)
-	// Condition times have a resolution of a second.
-	if waited := boundAfter(t, c, ns, gang.Name, pg); waited < patience-time.Second || waited >= after {
-		t.Errorf("gang bound %s after its PodGroup was created, want between the patience (%s) and the threshold (%s)", waited, patience, after)
-	}
-}
-
-// paddle.smallJobHeadroom.when smallJobsWait on a real API server and our
-// scheduler binary: a whole-node gang that breaks the headroom starts at
-// once while no smaller job waits; the next one is held while a 4-GPU job
-// waits (its node selector matches no node) and starts as soon as that job
-// is deleted, long before its threshold.
-func TestHeadroomOnlyWhileSmallJobsWait(t *testing.T) {
-	c, ns := headroomCluster(t, 10*time.Minute, "paddle.smallJobHeadroom.when: smallJobsWait")
-
-	first := paddleJob(ns, "first", nil, 1, framework.Task{Name: "trainer", Replicas: 1, GPUs: 8})
-	framework.CreateJob(t, c, first)
-	framework.WaitJobPhase(t, c, ns, first.Name, batchv1alpha1.Running, 60*time.Second)
-
-	picky := createPickySmallJob(t, c, ns)
-	heldUntilDeleted(t, c, ns, "second", picky,
-		"leave 16 of the cluster's 64 GPUs free, fewer than the 32 (paddle.smallJobHeadroom 0.5) kept for smaller jobs, while 1 of them wait (paddle.smallJobHeadroom.when smallJobsWait)")
-}
-
-// paddle.smallJobHeadroom.when smallJobsQueued on a real API server and our
-// scheduler binary: a whole-node gang that breaks the headroom is held
-// while a 4-GPU job has waited longer than paddle.smallJobHeadroom.queuedAfter
-// (its node selector matches no node), and starts as soon as that job is
-// deleted, long before its threshold.
-func TestHeadroomOnlyWhileSmallJobsQueued(t *testing.T) {
-	const queuedAfter = 15 * time.Second
-	c, ns := headroomCluster(t, 10*time.Minute, "paddle.smallJobHeadroom.when: smallJobsQueued", "paddle.smallJobHeadroom.queuedAfter: "+queuedAfter.String())
-	picky := createPickySmallJob(t, c, ns)
-	// The small job has queued once its wait, counted from the API
-	// server's creation times, passes queuedAfter.
-	framework.WaitPodGroup(t, c, ns, picky, time.Minute, func(pg *schedulingv1beta1.PodGroup) bool {
-		return time.Since(pg.CreationTimestamp.Time) > queuedAfter+5*time.Second
-	})
-	heldUntilDeleted(t, c, ns, "gang", picky,
-		"leave 24 of the cluster's 64 GPUs free, fewer than the 32 (paddle.smallJobHeadroom 0.5) kept for smaller jobs, while they queue (1 waited longer than 15s within the last 10m0s; paddle.smallJobHeadroom.when smallJobsQueued)")
-}
-
-// paddle.smallJobHeadroom.counts smallJobGPUs on a real API server and our
-// scheduler binary: the GPUs that running smaller jobs hold count toward
-// the headroom. Two 4-GPU jobs run; a whole-node gang is held while it
-// would leave 16 GPUs free (16 + the 8 they hold < 32) and starts once a
-// full node is freed, leaving 24 free (24 + 8 = 32), which the default
-// (freeGPUs: 32 free) would not allow, long before its threshold.
-func TestHeadroomCountsSmallJobGPUs(t *testing.T) {
-	c, ns := headroomCluster(t, 10*time.Minute, "paddle.smallJobHeadroom.counts: smallJobGPUs")
-	runSmallJobs(t, c, ns, "small-a", "small-b")
-	gang, _ := createHeldGang(t, c, ns, "gang",
-		"leave 16 of the cluster's 64 GPUs free, fewer than the 24 (paddle.smallJobHeadroom 0.5: 32, less the 8 that smaller jobs hold (paddle.smallJobHeadroom.counts smallJobGPUs)) kept for smaller jobs")
-	hog := "hog-" + localcluster.DefaultTopology().Nodes()[0].Name
-	freed := time.Now()
-	deletePods(t, c, ns, hog)
-	framework.WaitJobPhase(t, c, ns, gang.Name, batchv1alpha1.Running, 60*time.Second)
-	t.Logf("gang running %s after %s was deleted", time.Since(freed).Round(time.Second), hog)
-}
-
 // runSmallJobs creates a 4-GPU Paddle job of each name and waits until
 // they all run.
 func runSmallJobs(t *testing.T, c *localcluster.Cluster, ns string, names ...string) {
@@ -485,30 +417,6 @@ func runSmallJobs(t *testing.T, c *localcluster.Cluster, ns string, names ...str
 // smallJob is a Paddle job of one 4-GPU trainer: smaller than a node.
 func smallJob(ns, name string) *batchv1alpha1.Job {
 	return paddleJob(ns, name, nil, 1, framework.Task{Name: "trainer", Replicas: 1, GPUs: 4})
-}
-
-// createPickySmallJob creates a 4-GPU Paddle job whose node selector
-// matches no node: a smaller job that waits for as long as it exists.
-func createPickySmallJob(t *testing.T, c *localcluster.Cluster, ns string) string {
-	t.Helper()
-	picky := smallJob(ns, "picky")
-	picky.Spec.Tasks[0].Template.Spec.NodeSelector = map[string]string{"example.com/no-such-label": "x"}
-	framework.CreateJob(t, c, picky)
-	return picky.Name
-}
-
-// heldUntilDeleted creates an 8-GPU gang, checks that the headroom holds it
-// with want in its PodGroup's condition, deletes the small job and checks
-// that the gang then runs.
-func heldUntilDeleted(t *testing.T, c *localcluster.Cluster, ns, gangName, small, want string) {
-	t.Helper()
-	gang, _ := createHeldGang(t, c, ns, gangName, want)
-	deleted := time.Now()
-	if err := c.Volcano.BatchV1alpha1().Jobs(ns).Delete(context.Background(), small, metav1.DeleteOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	framework.WaitJobPhase(t, c, ns, gang.Name, batchv1alpha1.Running, 60*time.Second)
-	t.Logf("%s running %s after the small job was deleted", gangName, time.Since(deleted).Round(time.Second))
 }
 
 // createHeldGang creates a Paddle gang of one 8-GPU trainer, waits until
@@ -544,14 +452,13 @@ func boundAfter(t *testing.T, c *localcluster.Cluster, ns, job string, pg *sched
 
 // headroomCluster is the shared cluster with deploy/paddle's scheduler
 // configuration at paddle.smallJobHeadroom 0.5 and paddle.starvationAfter
-// after, plus the extra arguments, and a namespace in which 4 of the 8
+// after, and a namespace in which 4 of the 8
 // nodes are full (fillHalfTheNodes): 32 of 64 GPUs free, all of which the
 // headroom keeps.
-func headroomCluster(t *testing.T, after time.Duration, extra ...string) (*localcluster.Cluster, string) {
+func headroomCluster(t *testing.T, after time.Duration) (*localcluster.Cluster, string) {
 	t.Helper()
 	c := framework.Cluster(t)
-	args := append([]string{"paddle.starvationAfter: " + after.String(), "paddle.smallJobHeadroom: 0.5"}, extra...)
-	useDeployConfWith(t, c, "paddle.starvationAfter: 16h\n      paddle.smallJobHeadroom: 0.2", strings.Join(args, "\n      "))
+	useDeployConfWith(t, c, "paddle.starvationAfter: 16h\n      paddle.smallJobHeadroom: 0.2", "paddle.starvationAfter: "+after.String()+"\n      paddle.smallJobHeadroom: 0.5")
 	ns := framework.Namespace(t, c)
 	fillHalfTheNodes(t, c, ns)
 	return c, ns

@@ -17,7 +17,7 @@ import (
 )
 
 // PluginName is the name in the scheduler ConfigMap.
-const PluginName = "paddle"
+const PluginName = paddleapi.PluginName
 
 // Argument keys in the scheduler ConfigMap:
 //
