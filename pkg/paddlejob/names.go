@@ -29,15 +29,28 @@ const (
 	// IncarnationLabel holds the incarnation (Volcano job version) of a
 	// ConfigMap; batch.JobNameKey names its job, as on the Service.
 	IncarnationLabel = "paddle.volcano.sh/incarnation"
-	// EtcdOfLabel names, on an elastic job's etcd pod, Service and
-	// NetworkPolicy, the job they serve.
+	// EtcdOfLabel names, on an elastic job's etcd pod, Service,
+	// EndpointSlice and NetworkPolicy, the job they serve.
 	EtcdOfLabel = "paddle.volcano.sh/etcd-of"
+	// EtcdEndpointSliceManager is the endpointslice.kubernetes.io/managed-by
+	// value of the EndpointSlice that publishes an elastic job's etcd
+	// (store.go: EtcdEndpointSlice). Kubernetes' endpointslice controller
+	// only touches slices that carry its own value
+	// (endpointslice-controller.k8s.io), and the Service is selector-less
+	// besides.
+	EtcdEndpointSliceManager = "paddle-elastic-controller.paddle.volcano.sh"
 )
 
 // Job status reasons.
 const (
 	// InvalidReason is the Job status reason set when the plugin rejects a job.
 	InvalidReason = "PaddleInvalidSpec"
+	// StoreConflictReason is the reason of the Warning event a job gets
+	// when an object under its etcd store's name (pod, Service,
+	// EndpointSlice, NetworkPolicy) is not the job's: the plugin neither
+	// uses, adopts nor deletes it, and the job does not start until it is
+	// gone.
+	StoreConflictReason = "PaddleEtcdConflict"
 	// ResizeHeldReason is the Job status reason (and Warning event reason)
 	// when the controller keeps a running Paddle job at its old size.
 	ResizeHeldReason = "PaddleResizeHeld"

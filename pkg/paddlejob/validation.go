@@ -33,6 +33,9 @@ func ValidateJobContext(ctx context.Context, job *batch.Job, a *Args) (*Layout, 
 	if errs := validateLimits(job, a); len(errs) > 0 { // limits.go: before anything is built per replica
 		return nil, errs
 	}
+	if errs := BorrowedStoreLabels(job); len(errs) > 0 { // store.go: no template makes a pod look like an etcd store
+		return nil, errs
+	}
 	// The layout, built completely: roles and mode, then the elastic
 	// bounds. resolveLayout and resolveElastic refuse a spec they cannot
 	// build a layout from.

@@ -7,15 +7,29 @@ package paddlekube
 // (OnJobDelete, which Volcano runs on completion, termination and every
 // restart of the whole job; the owner reference covers a controller that
 // missed it).
+//
+// Each object is used only while the job controls it
+// (metav1.IsControlledBy). One that exists under the store's name and is
+// someone else's is neither used, adopted, changed nor deleted: the call
+// fails with a *StoreConflictError (the plugin's OnJobAdd returns it, as
+// for a foreign headless Service, service.go: so Volcano creates no
+// PodGroup and no pod for the job; the paddleelastic controller reports
+// it), and the job gets a Warning event (paddlejob.StoreConflictReason).
+// A foreign Service would send the trainers elsewhere, a foreign
+// NetworkPolicy (selecting nothing, say) leave the store open, a foreign
+// pod be the store.
 
 import (
 	"context"
 	"fmt"
 
 	v1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
@@ -23,36 +37,206 @@ import (
 	"github.com/volcano-paddle/volcano-paddle/pkg/paddlejob"
 )
 
-// EnsureEtcdOf creates the elastic job's etcd objects that are missing. An
-// etcd pod still terminating from the job's previous incarnation is waited
-// for (the error makes Volcano retry the sync): the new launchers must not
-// meet the old rendezvous.
+// StoreConflictError: an object the elastic job's etcd store needs exists
+// and the job does not control it.
+type StoreConflictError struct {
+	// Job is namespace/name.
+	Job string
+	// Kind is the object's kind: Pod, Service, EndpointSlice or
+	// NetworkPolicy.
+	Kind            string
+	Namespace, Name string
+	// Owner describes the object's controller, or "no owner".
+	Owner string
+	// Why, for an EndpointSlice under another name, says how it claims
+	// the store's Service.
+	Why string
+}
+
+func (e *StoreConflictError) Error() string {
+	what := fmt.Sprintf("%s %s/%s exists and belongs to %s, not to elastic Paddle job %s, which needs that name for its etcd store", e.Kind, e.Namespace, e.Name, e.Owner, e.Job)
+	if e.Why != "" {
+		what = fmt.Sprintf("%s %s/%s (%s) belongs to %s, not to elastic Paddle job %s, and would add addresses to the job's etcd store", e.Kind, e.Namespace, e.Name, e.Why, e.Owner, e.Job)
+	}
+	return what + fmt.Sprintf("; the plugin neither uses nor deletes it, and the job's store is not started or repaired over it: delete or rename the %s (or rename the job)", e.Kind)
+}
+
+func newStoreConflict(job *batch.Job, kind string, obj metav1.Object) *StoreConflictError {
+	owner := "no owner"
+	if ref := metav1.GetControllerOf(obj); ref != nil {
+		owner = fmt.Sprintf("%s %s (uid %s)", ref.Kind, ref.Name, ref.UID)
+	}
+	return &StoreConflictError{Job: job.Namespace + "/" + job.Name, Kind: kind, Namespace: obj.GetNamespace(), Name: obj.GetName(), Owner: owner}
+}
+
+// getCreator is the part of a typed client-go client that ensureOwned
+// uses.
+type getCreator[T metav1.Object] interface {
+	getDeleter[T]
+	Create(ctx context.Context, obj T, opts metav1.CreateOptions) (T, error)
+}
+
+// ensureOwned returns the object want names, created if missing, or a
+// *StoreConflictError if one exists that job does not control. A create
+// that loses a race reads the winner again.
+func ensureOwned[T metav1.Object](ctx context.Context, c getCreator[T], job *batch.Job, kind string, want T) (T, error) {
+	var zero T
+	for try := 0; try < 2; try++ {
+		got, err := c.Get(ctx, want.GetName(), metav1.GetOptions{})
+		switch {
+		case apierrors.IsNotFound(err):
+			created, err := c.Create(ctx, want, metav1.CreateOptions{})
+			if apierrors.IsAlreadyExists(err) {
+				continue
+			}
+			if err != nil {
+				return zero, fmt.Errorf("creating etcd %s %s/%s of elastic Paddle job: %w", kind, want.GetNamespace(), want.GetName(), err)
+			}
+			klog.V(3).InfoS("Created etcd object of elastic Paddle job", "job", klog.KObj(job), "kind", kind, "name", want.GetName())
+			return created, nil
+		case err != nil:
+			return zero, fmt.Errorf("reading etcd %s %s/%s: %w", kind, want.GetNamespace(), want.GetName(), err)
+		case !metav1.IsControlledBy(got, job):
+			return zero, newStoreConflict(job, kind, got)
+		}
+		return got, nil
+	}
+	return zero, fmt.Errorf("etcd %s %s/%s was created and deleted meanwhile; retrying", kind, want.GetNamespace(), want.GetName())
+}
+
+// EnsureEtcdOf creates the elastic job's etcd objects that are missing,
+// brings the job's own Service, NetworkPolicy and EndpointSlice to what
+// paddlejob builds, and writes the EndpointSlice from the etcd pod. An etcd
+// pod still terminating from the job's previous incarnation is waited for
+// (the error makes Volcano retry the sync): the new launchers must not meet
+// the old rendezvous.
 func EnsureEtcdOf(ctx context.Context, client kubernetes.Interface, job *batch.Job, l *paddlejob.Layout) error {
 	if l.Elastic == nil {
 		return nil
 	}
 	name := paddlejob.EtcdName(job.Name)
-	pods := client.CoreV1().Pods(job.Namespace)
-	pod, err := pods.Get(ctx, name, metav1.GetOptions{})
-	switch {
-	case apierrors.IsNotFound(err):
-		if _, err := pods.Create(ctx, paddlejob.EtcdPod(job, l), metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("creating etcd pod %s/%s of elastic Paddle job: %w", job.Namespace, name, err)
+	// The inert objects first, the pod last: a name someone else holds
+	// stops the store before its pod is created. The Service is
+	// selector-less, so it publishes nothing until the EndpointSlice does.
+	if err := foreignSlices(ctx, client, job); err != nil {
+		return err
+	}
+	if err := ensureEtcdService(ctx, client, job); err != nil {
+		return err
+	}
+	want := paddlejob.EtcdNetworkPolicy(job, l)
+	nps := client.NetworkingV1().NetworkPolicies(job.Namespace)
+	np, err := ensureOwned[*networkingv1.NetworkPolicy](ctx, nps, job, "NetworkPolicy", want)
+	if err != nil {
+		return err
+	}
+	if !equality.Semantic.DeepEqual(np.Spec, want.Spec) {
+		// The job's own, from an earlier version of the plugin (or
+		// edited): the store admits whom this version says.
+		np = np.DeepCopy()
+		np.Spec = want.Spec
+		if _, err := nps.Update(ctx, np, metav1.UpdateOptions{}); err != nil {
+			return fmt.Errorf("updating etcd NetworkPolicy %s/%s: %w", job.Namespace, name, err)
 		}
-		klog.V(3).InfoS("Created etcd pod of elastic Paddle job", "job", klog.KObj(job), "pod", name)
-	case err != nil:
-		return fmt.Errorf("reading etcd pod %s/%s: %w", job.Namespace, name, err)
-	case !metav1.IsControlledBy(pod, job):
-		return fmt.Errorf("pod %s/%s exists and does not belong to job %s; the elastic job needs that name for its etcd: rename the job or delete the pod", job.Namespace, name, job.Name)
-	case pod.DeletionTimestamp != nil:
+	}
+	pod, err := ensureOwned[*v1.Pod](ctx, client.CoreV1().Pods(job.Namespace), job, "Pod", paddlejob.EtcdPod(job, l))
+	if err != nil {
+		return err
+	}
+	if pod.DeletionTimestamp != nil {
 		return fmt.Errorf("etcd pod %s/%s of the job's previous run is still terminating; retrying", job.Namespace, name)
 	}
-	if _, err := client.CoreV1().Services(job.Namespace).Create(ctx, paddlejob.EtcdService(job), metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("creating etcd Service %s/%s: %w", job.Namespace, name, err)
+	return writeEtcdEndpoints(ctx, client, job, pod)
+}
+
+// foreignSlices fails on an EndpointSlice of another name that claims the
+// store's Service (label kubernetes.io/service-name): CoreDNS answers a
+// headless name from every slice so labelled, whoever made it
+// (plugin/kubernetes: its EndpointSlice index is by that label), so it
+// would add its addresses to the store's.
+func foreignSlices(ctx context.Context, client kubernetes.Interface, job *batch.Job) error {
+	name := paddlejob.EtcdName(job.Name)
+	sel := labels.SelectorFromSet(labels.Set{discoveryv1.LabelServiceName: name}).String()
+	list, err := client.DiscoveryV1().EndpointSlices(job.Namespace).List(ctx, metav1.ListOptions{LabelSelector: sel})
+	if err != nil {
+		return fmt.Errorf("listing the EndpointSlices of etcd Service %s/%s: %w", job.Namespace, name, err)
 	}
-	if _, err := client.NetworkingV1().NetworkPolicies(job.Namespace).Create(ctx, paddlejob.EtcdNetworkPolicy(job, l), metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-		return fmt.Errorf("creating etcd NetworkPolicy %s/%s: %w", job.Namespace, name, err)
+	for i := range list.Items {
+		s := &list.Items[i]
+		if !metav1.IsControlledBy(s, job) {
+			e := newStoreConflict(job, "EndpointSlice", s)
+			if s.Name != name {
+				e.Why = fmt.Sprintf("label %s=%s", discoveryv1.LabelServiceName, name)
+			}
+			return e
+		}
 	}
+	return nil
+}
+
+// ensureEtcdService creates the job's etcd Service, or replaces the job's
+// own if it has a selector (made by an earlier version of the plugin): a
+// selector would let any pod carrying the etcd pod's labels join the
+// address (paddlejob.EtcdService).
+func ensureEtcdService(ctx context.Context, client kubernetes.Interface, job *batch.Job) error {
+	svcs := client.CoreV1().Services(job.Namespace)
+	svc, err := ensureOwned[*v1.Service](ctx, svcs, job, "Service", paddlejob.EtcdService(job))
+	if err != nil {
+		return err
+	}
+	if len(svc.Spec.Selector) == 0 && svc.Spec.ClusterIP == v1.ClusterIPNone {
+		return nil
+	}
+	if err := deleteSame(ctx, svcs, job, "etcd Service", svc); err != nil {
+		return err
+	}
+	klog.InfoS("Replacing the etcd Service of an elastic Paddle job with a selector-less one", "job", klog.KObj(job))
+	_, err = ensureOwned[*v1.Service](ctx, svcs, job, "Service", paddlejob.EtcdService(job))
+	return err
+}
+
+// EnsureEtcdEndpoints writes the EndpointSlice of the job's etcd Service
+// from pod, the etcd pod as read (nil when it is gone): its IP and
+// readiness (paddlejob.EtcdEndpointSlice). A pod the job does not control
+// is never published. The paddleelastic controller calls it on every change
+// of the etcd pod; EnsureEtcdOf when it creates the store.
+func EnsureEtcdEndpoints(ctx context.Context, client kubernetes.Interface, job *batch.Job, pod *v1.Pod) error {
+	if pod != nil && !metav1.IsControlledBy(pod, job) {
+		return newStoreConflict(job, "Pod", pod)
+	}
+	if err := foreignSlices(ctx, client, job); err != nil {
+		return err
+	}
+	return writeEtcdEndpoints(ctx, client, job, pod)
+}
+
+// writeEtcdEndpoints is EnsureEtcdEndpoints after its checks.
+func writeEtcdEndpoints(ctx context.Context, client kubernetes.Interface, job *batch.Job, pod *v1.Pod) error {
+	want := paddlejob.EtcdEndpointSlice(job, pod)
+	slices := client.DiscoveryV1().EndpointSlices(job.Namespace)
+	got, err := ensureOwned[*discoveryv1.EndpointSlice](ctx, slices, job, "EndpointSlice", want)
+	if err != nil {
+		return err
+	}
+	if got.AddressType != want.AddressType {
+		// Immutable (discovery/v1 validation): a slice of the other
+		// family is replaced.
+		if err := deleteSame(ctx, slices, job, "etcd EndpointSlice", got); err != nil {
+			return err
+		}
+		_, err := ensureOwned[*discoveryv1.EndpointSlice](ctx, slices, job, "EndpointSlice", want)
+		return err
+	}
+	if equality.Semantic.DeepEqual(got.Endpoints, want.Endpoints) && equality.Semantic.DeepEqual(got.Ports, want.Ports) &&
+		equality.Semantic.DeepEqual(got.Labels, want.Labels) {
+		return nil
+	}
+	got = got.DeepCopy()
+	got.Endpoints, got.Ports, got.Labels = want.Endpoints, want.Ports, want.Labels
+	if _, err := slices.Update(ctx, got, metav1.UpdateOptions{}); err != nil {
+		return fmt.Errorf("updating etcd EndpointSlice %s/%s: %w", job.Namespace, got.Name, err)
+	}
+	klog.V(3).InfoS("Updated the etcd address of an elastic Paddle job", "job", klog.KObj(job), "endpoints", len(want.Endpoints))
 	return nil
 }
 
@@ -76,6 +260,9 @@ func DeleteEtcd(ctx context.Context, client kubernetes.Interface, job *batch.Job
 		return err
 	}
 	if err := deleteIfOwned[*v1.Service](ctx, client.CoreV1().Services(job.Namespace), job, "etcd Service", name); err != nil {
+		return err
+	}
+	if err := deleteIfOwned[*discoveryv1.EndpointSlice](ctx, client.DiscoveryV1().EndpointSlices(job.Namespace), job, "etcd EndpointSlice", name); err != nil {
 		return err
 	}
 	return deleteIfOwned[*networkingv1.NetworkPolicy](ctx, client.NetworkingV1().NetworkPolicies(job.Namespace), job, "etcd NetworkPolicy", name)

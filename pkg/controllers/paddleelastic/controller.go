@@ -16,12 +16,18 @@
 //     replaced too, up to --elastic-max-failures times per job; the next
 //     crash fails the job, with a Warning event naming the pod;
 //   - the etcd: when the job's etcd pod is gone while the job runs, it is
-//     created again (the plugin creates it when the job starts).
+//     created again (the plugin creates it when the job starts), and on
+//     every change of the etcd pod its address (IP, readiness) is written
+//     to the EndpointSlice of the job's selector-less etcd Service
+//     (paddlekube.EnsureEtcdEndpoints). An object under the store's name
+//     that the job does not control is left alone and reported as a
+//     Warning event (paddlejob.StoreConflictReason).
 package paddleelastic
 
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -111,6 +117,8 @@ const (
 	ended
 	// etcdGone: the job's etcd pod is gone or failed.
 	etcdGone
+	// etcdAddress: the job's etcd pod changed; publish its address.
+	etcdAddress
 )
 
 // Controller implements framework.Controller.
@@ -213,6 +221,9 @@ func (c *Controller) observe(obj interface{}, deleted bool) {
 	}
 	w := work{namespace: pod.Namespace, pod: pod.Name, uid: pod.UID}
 	if pod.Labels[paddleapi.ElasticLabel] == paddleapi.ElasticEtcd {
+		a := w
+		a.kind = etcdAddress
+		c.queue.Add(a)
 		if deleted || pod.Status.Phase == v1.PodFailed {
 			w.kind = etcdGone
 			c.queue.Add(w)
@@ -339,6 +350,8 @@ func (c *Controller) processNext(q controllerkit.Queue[work], retries int) bool 
 			return c.syncEnded(context.Background(), w)
 		case etcdGone:
 			return c.syncEtcd(context.Background(), w)
+		case etcdAddress:
+			return c.syncEtcdAddress(context.Background(), w)
 		}
 		return nil
 	}, func(w work, err error) {
@@ -483,24 +496,28 @@ func (c *Controller) deletePod(ctx context.Context, pod *v1.Pod) error {
 	return nil
 }
 
+// etcdJob is the job whose etcd pod would be named pod, or nil.
+func (c *Controller) etcdJob(namespace, pod string) *batch.Job {
+	name, ok := strings.CutPrefix(pod, paddlejob.EtcdName(""))
+	if !ok || name == "" {
+		return nil
+	}
+	job, err := c.Jobs.Jobs(namespace).Get(name)
+	if err != nil || paddlejob.EtcdName(job.Name) != pod {
+		return nil
+	}
+	return job
+}
+
 // syncEtcd re-creates the etcd of a running elastic job whose etcd pod is
-// gone; a failed one (evicted) is deleted first.
+// gone; a failed one (evicted) is deleted first, only if it is the job's.
 func (c *Controller) syncEtcd(ctx context.Context, w work) error {
+	job := c.etcdJob(w.namespace, w.pod)
 	if pod, err := c.pods.Pods(w.namespace).Get(w.pod); err == nil {
-		if pod.UID == w.uid && pod.Status.Phase == v1.PodFailed && pod.DeletionTimestamp == nil {
+		if job != nil && metav1.IsControlledBy(pod, job) && pod.UID == w.uid && pod.Status.Phase == v1.PodFailed && pod.DeletionTimestamp == nil {
 			return c.deletePod(ctx, pod) // the delete event brings it back here
 		}
 		return nil
-	}
-	var job *batch.Job
-	jobs, err := c.Jobs.Jobs(w.namespace).List(labels.Everything())
-	if err != nil {
-		return err
-	}
-	for _, j := range jobs {
-		if paddlejob.EtcdName(j.Name) == w.pod {
-			job = j
-		}
 	}
 	if job == nil || job.DeletionTimestamp != nil || !paddlejob.Serves(job) {
 		return nil
@@ -515,7 +532,7 @@ func (c *Controller) syncEtcd(ctx context.Context, w work) error {
 		return nil
 	}
 	if err := paddlekube.EnsureEtcd(ctx, c.Kube, job, s); err != nil {
-		return err
+		return c.storeConflict(job, err)
 	}
 	klog.InfoS("Re-created the etcd of an elastic Paddle job", "job", klog.KObj(job))
 	c.Recorder.Event(job, v1.EventTypeWarning, EtcdRestoredReason,
@@ -523,12 +540,52 @@ func (c *Controller) syncEtcd(ctx context.Context, w work) error {
 	return nil
 }
 
+// syncEtcdAddress publishes the etcd pod's address (IP and readiness) in
+// the EndpointSlice of the job's selector-less etcd Service, or no address
+// while the pod is gone. A pod under the store's name that the job does
+// not control is never published.
+func (c *Controller) syncEtcdAddress(ctx context.Context, w work) error {
+	job := c.etcdJob(w.namespace, w.pod)
+	if job == nil || job.DeletionTimestamp != nil {
+		return nil // the slice goes with the job (owner reference)
+	}
+	if _, elastic := elasticSpec(job); !elastic {
+		return nil
+	}
+	pod, err := c.pods.Pods(w.namespace).Get(w.pod)
+	if apierrors.IsNotFound(err) {
+		if !paddlejob.Serves(job) {
+			return nil // not started: nothing to publish, nothing to withdraw
+		}
+		pod, err = nil, nil
+	}
+	if err != nil {
+		return err
+	}
+	return c.storeConflict(job, paddlekube.EnsureEtcdEndpoints(ctx, c.Kube, job, pod))
+}
+
+// storeConflict turns a *paddlekube.StoreConflictError into a Warning event
+// on the job (and no retry: the object stays until someone removes it, and
+// the periodic check reports it again); other errors are returned.
+func (c *Controller) storeConflict(job *batch.Job, err error) error {
+	var conflict *paddlekube.StoreConflictError
+	if !errors.As(err, &conflict) {
+		return err
+	}
+	klog.InfoS("Elastic Paddle job's etcd store name is taken", "job", klog.KObj(job), "kind", conflict.Kind, "name", conflict.Name, "owner", conflict.Owner)
+	c.Recorder.Event(job, v1.EventTypeWarning, paddlejob.StoreConflictReason, conflict.Error())
+	return nil
+}
+
 // etcdResync is how often the etcd objects of running elastic jobs are
 // checked: a deleted etcd pod comes back at once (its delete event), a
-// deleted Service or NetworkPolicy within this period.
+// deleted Service, EndpointSlice or NetworkPolicy within this period.
 const etcdResync = 30 * time.Second
 
-// resyncEtcd re-creates missing etcd objects of running elastic jobs.
+// resyncEtcd re-creates missing etcd objects of running elastic jobs (and
+// re-writes the etcd address from the pod as read, should an update have
+// been missed).
 func (c *Controller) resyncEtcd() {
 	jobs, err := c.Jobs.List(labels.Everything())
 	if err != nil {
@@ -547,7 +604,7 @@ func (c *Controller) resyncEtcd() {
 		default:
 			continue
 		}
-		if err := paddlekube.EnsureEtcd(context.Background(), c.Kube, job, s); err != nil {
+		if err := c.storeConflict(job, paddlekube.EnsureEtcd(context.Background(), c.Kube, job, s)); err != nil {
 			klog.V(2).InfoS("Checking the etcd objects of an elastic Paddle job", "job", klog.KObj(job), "err", err)
 		}
 	}

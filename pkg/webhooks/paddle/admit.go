@@ -124,7 +124,11 @@ func decode(ar admissionv1.AdmissionReview) (*decoded, error) {
 // such a gang as a Paddle job and lets its starvation guard reserve nodes
 // for it), and the pod rule (pkg/webhooks/paddlepods) admits whatever the
 // job controller creates from a template: so the template is where a plain
-// job borrowing them is stopped.
+// job borrowing them is stopped. The labels of an elastic job's etcd store
+// (paddlejob.BorrowedStoreLabels) are refused too: a pod carrying them
+// would be selected as that store by its NetworkPolicy and taken for it by
+// the paddleelastic controller. Paddle jobs get the same refusal from
+// paddlejob.ValidateJob.
 func borrowedPaddleLabels(job *batch.Job) field.ErrorList {
 	var errs field.ErrorList
 	for i := range job.Spec.Tasks {
@@ -136,7 +140,7 @@ func borrowedPaddleLabels(job *batch.Job) field.ErrorList {
 			}
 		}
 	}
-	return errs
+	return append(errs, paddlejob.BorrowedStoreLabels(job)...)
 }
 
 // Admit allows every Job without the paddle plugin, every update that

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -120,7 +121,8 @@ func TestElasticEtcdObjects(t *testing.T) {
 	job := elasticJob("el", 2, 3, 4)
 	job.Spec.Tasks[0].Template.Spec.NodeSelector = map[string]string{"pool": "gpu"}
 	client := fake.NewSimpleClientset()
-	if _, err := runJob(t, client, job); err != nil {
+	pods, err := runJob(t, client, job)
+	if err != nil {
 		t.Fatal(err)
 	}
 	name := paddlejob.EtcdName("el")
@@ -139,9 +141,20 @@ func TestElasticEtcdObjects(t *testing.T) {
 	if err != nil {
 		t.Fatalf("no etcd Service: %v", err)
 	}
-	if svc.Spec.ClusterIP != v1.ClusterIPNone || svc.Spec.PublishNotReadyAddresses || !labels.SelectorFromSet(svc.Spec.Selector).Matches(labels.Set(pod.Labels)) ||
+	// Selector-less: the address is the EndpointSlice the plugin writes
+	// from the etcd pod (no IP yet here: no endpoint), never a pod that
+	// carries the etcd pod's labels.
+	if svc.Spec.ClusterIP != v1.ClusterIPNone || svc.Spec.PublishNotReadyAddresses || len(svc.Spec.Selector) != 0 ||
 		len(svc.Spec.Ports) != 1 || svc.Spec.Ports[0].Port != paddlejob.EtcdClientPort {
-		t.Errorf("etcd Service spec %+v does not publish the etcd pod (labels %v) headless on %d once ready", svc.Spec, pod.Labels, paddlejob.EtcdClientPort)
+		t.Errorf("etcd Service spec %+v: want headless, selector-less, on %d", svc.Spec, paddlejob.EtcdClientPort)
+	}
+	slice, err := client.DiscoveryV1().EndpointSlices("ml").Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("no etcd EndpointSlice: %v", err)
+	}
+	if !metav1.IsControlledBy(slice, job) || slice.Labels[discoveryv1.LabelServiceName] != name || slice.Labels[discoveryv1.LabelManagedBy] != paddlejob.EtcdEndpointSliceManager ||
+		len(slice.Endpoints) != 0 || len(slice.Ports) != 1 || *slice.Ports[0].Port != paddlejob.EtcdClientPort || *slice.Ports[0].Name != svc.Spec.Ports[0].Name {
+		t.Errorf("etcd EndpointSlice %+v", slice)
 	}
 	np, err := client.NetworkingV1().NetworkPolicies("ml").Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
@@ -151,8 +164,16 @@ func TestElasticEtcdObjects(t *testing.T) {
 	if !sel.Matches(labels.Set(pod.Labels)) {
 		t.Errorf("NetworkPolicy selects %v, not the etcd pod %v", sel, pod.Labels)
 	}
-	trainer := newPod(job, 0, 2)
-	other := newPod(elasticJob("other", 2, 3, 4), 0, 0)
+	// The pods as the job controller creates them and OnPodCreate decorates
+	// them; an earlier job of the same name (another UID) is not admitted.
+	trainer := &pods[2]
+	otherPods, err := runJob(t, fake.NewSimpleClientset(), elasticJob("other", 2, 3, 4))
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := &otherPods[0]
+	earlier := trainer.DeepCopy()
+	earlier.Labels[paddleapi.JobUIDLabel] = "uid-of-an-earlier-job"
 	if len(np.Spec.Ingress) != 1 || len(np.Spec.Ingress[0].Ports) != 1 || np.Spec.Ingress[0].Ports[0].Port.IntValue() != paddlejob.EtcdClientPort {
 		t.Fatalf("ingress %+v: want one rule on port %d", np.Spec.Ingress, paddlejob.EtcdClientPort)
 	}
@@ -161,7 +182,7 @@ func TestElasticEtcdObjects(t *testing.T) {
 		ps, _ := metav1.LabelSelectorAsSelector(from.PodSelector)
 		if from.NamespaceSelector == nil {
 			trainerIn = trainerIn || ps.Matches(labels.Set(trainer.Labels))
-			otherIn = otherIn || ps.Matches(labels.Set(other.Labels))
+			otherIn = otherIn || ps.Matches(labels.Set(other.Labels)) || ps.Matches(labels.Set(earlier.Labels))
 			continue
 		}
 		ns, _ := metav1.LabelSelectorAsSelector(from.NamespaceSelector)
@@ -186,6 +207,9 @@ func TestElasticEtcdObjects(t *testing.T) {
 	}
 	if _, err := client.NetworkingV1().NetworkPolicies("ml").Get(ctx, name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("NetworkPolicy left after OnJobDelete: %v", err)
+	}
+	if _, err := client.DiscoveryV1().EndpointSlices("ml").Get(ctx, name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("EndpointSlice left after OnJobDelete: %v", err)
 	}
 
 	// A fixed-size job gets no etcd.

@@ -11,8 +11,10 @@ package paddle
 
 import (
 	"context"
+	"errors"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 	pluginsinterface "volcano.sh/volcano/pkg/controllers/job/plugins/interface"
@@ -73,7 +75,22 @@ func (p *jobPlugin) OnJobAdd(job *batch.Job) error {
 			klog.InfoS("Paddle job accepted with a warning", "job", klog.KObj(job), "warning", w)
 		}
 	}
-	return paddlekube.Start(context.TODO(), p.client.KubeClients, job, l)
+	err = paddlekube.Start(context.TODO(), p.client.KubeClients, job, l)
+	reportStoreConflict(p.client.KubeClients, job, err)
+	return err
+}
+
+// reportStoreConflict gives the job a Warning event of its own reason when
+// an object under its etcd store's name is someone else's. The error goes
+// back to Volcano as for a foreign headless Service (paddlekube.EnsureService):
+// Volcano records it as a PluginError event and creates no PodGroup and no
+// pod, and retries the sync (job_controller_actions.go: initiateJob).
+func reportStoreConflict(client kubernetes.Interface, job *batch.Job, err error) {
+	var conflict *paddlekube.StoreConflictError
+	if errors.As(err, &conflict) {
+		klog.InfoS("Elastic Paddle job's etcd store name is taken", "job", klog.KObj(job), "kind", conflict.Kind, "name", conflict.Name, "owner", conflict.Owner)
+		eventRecorder(client).Event(job, v1.EventTypeWarning, paddlejob.StoreConflictReason, conflict.Error())
+	}
 }
 
 // OnJobUpdate runs on every sync of a started job. Paddle's endpoint lists
