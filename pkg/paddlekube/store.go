@@ -149,8 +149,8 @@ func EnsureEtcdOf(ctx context.Context, client kubernetes.Interface, job *batch.J
 	return writeEtcdEndpoints(ctx, client, job, pod)
 }
 
-// foreignSlices fails on an EndpointSlice of another name that claims the
-// store's Service (label kubernetes.io/service-name): CoreDNS answers a
+// foreignSlices fails on an EndpointSlice under the store's name that the
+// job does not control, or of another name that claims the store's Service (label kubernetes.io/service-name): CoreDNS answers a
 // headless name from every slice so labelled, whoever made it
 // (plugin/kubernetes: its EndpointSlice index is by that label), so it
 // would add its addresses to the store's.
@@ -161,8 +161,10 @@ func foreignSlices(ctx context.Context, client kubernetes.Interface, job *batch.
 	if err != nil {
 		return fmt.Errorf("listing the EndpointSlices of etcd Service %s/%s: %w", job.Namespace, name, err)
 	}
+	named := false
 	for i := range list.Items {
 		s := &list.Items[i]
+		named = named || s.Name == name
 		if !metav1.IsControlledBy(s, job) {
 			e := newStoreConflict(job, "EndpointSlice", s)
 			if s.Name != name {
@@ -170,6 +172,21 @@ func foreignSlices(ctx context.Context, client kubernetes.Interface, job *batch.
 			}
 			return e
 		}
+	}
+	if named {
+		return nil
+	}
+	// The job's own slice always carries the label; one under the store's
+	// name without it is someone else's, found here before the pod is
+	// created.
+	s, err := client.DiscoveryV1().EndpointSlices(job.Namespace).Get(ctx, name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil
+	case err != nil:
+		return fmt.Errorf("reading etcd EndpointSlice %s/%s: %w", job.Namespace, name, err)
+	case !metav1.IsControlledBy(s, job):
+		return newStoreConflict(job, "EndpointSlice", s)
 	}
 	return nil
 }

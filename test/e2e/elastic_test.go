@@ -11,6 +11,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
@@ -184,8 +185,11 @@ func TestElasticResizeAndReplace(t *testing.T) {
 	if err != nil {
 		t.Fatalf("etcd Service: %v", err)
 	}
-	if svc.Spec.ClusterIP != corev1.ClusterIPNone || !labels.SelectorFromSet(svc.Spec.Selector).Matches(labels.Set(etcdPod.Labels)) {
-		t.Errorf("etcd Service %+v does not select the etcd pod %v headless", svc.Spec, etcdPod.Labels)
+	// Selector-less (issue 37): the address is the EndpointSlice the
+	// plugin and the paddleelastic controller write from the etcd pod,
+	// checked below once the pod runs.
+	if svc.Spec.ClusterIP != corev1.ClusterIPNone || len(svc.Spec.Selector) != 0 {
+		t.Errorf("etcd Service %+v: want headless and selector-less", svc.Spec)
 	}
 	np, err := c.Kube.NetworkingV1().NetworkPolicies(ns).Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
@@ -211,6 +215,22 @@ func TestElasticResizeAndReplace(t *testing.T) {
 		return err == nil && p.Status.Phase == corev1.PodRunning, err
 	}); err != nil {
 		t.Errorf("etcd pod not running: %v\n%s", err, framework.DescribePods(c, ns))
+	}
+	// Its address: the pod's IP, ready once etcd answers.
+	var slice *discoveryv1.EndpointSlice
+	if err := framework.Poll(ctx, 60*time.Second, func(ctx context.Context) (bool, error) {
+		p, err := c.Kube.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		slice, err = c.Kube.DiscoveryV1().EndpointSlices(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
+		return len(slice.Endpoints) == 1 && p.Status.PodIP != "" && slice.Endpoints[0].Addresses[0] == p.Status.PodIP &&
+			slice.Endpoints[0].Conditions.Ready != nil && *slice.Endpoints[0].Conditions.Ready, nil
+	}); err != nil {
+		t.Errorf("etcd EndpointSlice %+v does not publish the ready etcd pod: %v", slice, err)
 	}
 
 	same := func(want map[string]corev1.Pod, got map[string]corev1.Pod, names ...string) {
