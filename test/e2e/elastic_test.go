@@ -474,7 +474,8 @@ func deleteElasticJob(t *testing.T, c *localcluster.Cluster, ns, job string, tim
 		_, e1 := c.Kube.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
 		_, e2 := c.Kube.CoreV1().Services(ns).Get(ctx, name, metav1.GetOptions{})
 		_, e3 := c.Kube.NetworkingV1().NetworkPolicies(ns).Get(ctx, name, metav1.GetOptions{})
-		return apierrors.IsNotFound(e1) && apierrors.IsNotFound(e2) && apierrors.IsNotFound(e3), nil
+		_, e4 := c.Kube.DiscoveryV1().EndpointSlices(ns).Get(ctx, name, metav1.GetOptions{})
+		return apierrors.IsNotFound(e1) && apierrors.IsNotFound(e2) && apierrors.IsNotFound(e3) && apierrors.IsNotFound(e4), nil
 	}); err != nil {
 		t.Errorf("etcd objects of job %s left after the job was deleted: %v\n%s", job, err, framework.DescribePods(c, ns))
 	}

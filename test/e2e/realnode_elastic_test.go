@@ -26,8 +26,8 @@ import (
 // headless Service, and registers there; deleting a trainer makes the
 // controller's loss notice delete exactly that trainer's heartbeat key in
 // this etcd (which it reaches at the pod's IP), and the replacement
-// registers anew; deleting the job removes the etcd pod, Service and
-// NetworkPolicy.
+// registers anew; deleting the job removes the etcd pod, Service,
+// EndpointSlice and NetworkPolicy.
 func TestRealNodeElasticEtcd(t *testing.T) {
 	c := framework.RealNodeCluster(t)
 	ns := framework.Namespace(t, c)
@@ -140,7 +140,7 @@ func TestRealNodeElasticEtcd(t *testing.T) {
 
 	// Deleting the job removes its etcd.
 	took = deleteElasticJob(t, c, ns, "re", 90*time.Second)
-	t.Logf("etcd pod, Service and NetworkPolicy gone %s after the job was deleted", took.Round(100*time.Millisecond))
+	t.Logf("etcd pod, Service, EndpointSlice and NetworkPolicy gone %s after the job was deleted", took.Round(100*time.Millisecond))
 
 	// What each trainer saw, from its report (termination message): the
 	// name of PADDLE_MASTER resolved to the etcd pod's IP, etcd healthy,

@@ -554,8 +554,12 @@ func (c *Controller) syncEtcdAddress(ctx context.Context, w work) error {
 	}
 	pod, err := c.pods.Pods(w.namespace).Get(w.pod)
 	if apierrors.IsNotFound(err) {
-		if !paddlejob.Serves(job) {
-			return nil // not started: nothing to publish, nothing to withdraw
+		// Withdraw the address of a running job's lost etcd (syncEtcd
+		// brings a new one). A job not started, restarting or finished
+		// has no store to publish: OnJobDelete removed it, with its
+		// EndpointSlice, which must not come back empty.
+		if !paddlejob.Serves(job) || (job.Status.State.Phase != batch.Running && job.Status.State.Phase != batch.Pending) {
+			return nil
 		}
 		pod, err = nil, nil
 	}
