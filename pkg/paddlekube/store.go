@@ -54,11 +54,13 @@ type StoreConflictError struct {
 }
 
 func (e *StoreConflictError) Error() string {
-	what := fmt.Sprintf("%s %s/%s exists and belongs to %s, not to elastic Paddle job %s, which needs that name for its etcd store", e.Kind, e.Namespace, e.Name, e.Owner, e.Job)
+	const kept = "the plugin neither uses nor deletes it, and the job's store is not started or repaired over it"
 	if e.Why != "" {
-		what = fmt.Sprintf("%s %s/%s (%s) belongs to %s, not to elastic Paddle job %s, and would add addresses to the job's etcd store", e.Kind, e.Namespace, e.Name, e.Why, e.Owner, e.Job)
+		return fmt.Sprintf("%s %s/%s (%s) belongs to %s, not to elastic Paddle job %s, and would add addresses to the job's etcd store; %s: delete the %s or remove that label",
+			e.Kind, e.Namespace, e.Name, e.Why, e.Owner, e.Job, kept, e.Kind)
 	}
-	return what + fmt.Sprintf("; the plugin neither uses nor deletes it, and the job's store is not started or repaired over it: delete or rename the %s (or rename the job)", e.Kind)
+	return fmt.Sprintf("%s %s/%s exists and belongs to %s, not to elastic Paddle job %s, which needs that name for its etcd store; %s: delete or rename the %s (or rename the job)",
+		e.Kind, e.Namespace, e.Name, e.Owner, e.Job, kept, e.Kind)
 }
 
 func newStoreConflict(job *batch.Job, kind string, obj metav1.Object) *StoreConflictError {

@@ -223,7 +223,7 @@ func TestEtcdRepairConflicts(t *testing.T) {
 				e := <-f.rec.Events
 				events = append(events, e)
 				found = found || (strings.HasPrefix(e, v1.EventTypeWarning+" "+paddlejob.StoreConflictReason) &&
-					strings.Contains(e, tc.kind+" ml/"+m.GetName()) && strings.Contains(e, "delete or rename the "+tc.kind))
+					strings.Contains(e, tc.kind+" ml/"+m.GetName()) && (strings.Contains(e, "delete or rename the "+tc.kind) || strings.Contains(e, "delete the EndpointSlice or remove that label")))
 			}
 			if !found {
 				t.Errorf("no %s Warning event naming %s ml/%s and the fix; events %q", paddlejob.StoreConflictReason, tc.kind, m.GetName(), events)

@@ -54,7 +54,11 @@ func TestStoreConflicts(t *testing.T) {
 			if err == nil {
 				t.Fatal("OnJobAdd accepted a store over a foreign object")
 			}
-			for _, want := range []string{tc.kind + " ml/" + tc.objName, "not to elastic Paddle job ml/el", "delete or rename the " + tc.kind} {
+			fix := "delete or rename the " + tc.kind
+			if tc.objName != name {
+				fix = "delete the EndpointSlice or remove that label"
+			}
+			for _, want := range []string{tc.kind + " ml/" + tc.objName, "not to elastic Paddle job ml/el", fix} {
 				if !strings.Contains(err.Error(), want) {
 					t.Errorf("error %q does not say %q", err, want)
 				}
@@ -70,7 +74,7 @@ func TestStoreConflicts(t *testing.T) {
 					t.Errorf("etcd pod created over a foreign %s: %v", tc.kind, err)
 				}
 			}
-			if e := waitEvent(t, client, paddlejob.StoreConflictReason, tc.kind+" ml/"+tc.objName); !strings.Contains(e.Message, "delete or rename") {
+			if e := waitEvent(t, client, paddlejob.StoreConflictReason, tc.kind+" ml/"+tc.objName); !strings.Contains(e.Message, fix) {
 				t.Errorf("event %q does not say the fix", e.Message)
 			}
 			// Deleting the job leaves it alone.
