@@ -552,13 +552,18 @@ func (c *Controller) syncEtcdAddress(ctx context.Context, w work) error {
 	if _, elastic := elasticSpec(job); !elastic {
 		return nil
 	}
+	// A restarting or finished job has no store to publish: OnJobDelete
+	// removed it, with its EndpointSlice, which must not come back.
+	switch job.Status.State.Phase {
+	case batch.Running, batch.Pending:
+	default:
+		return nil
+	}
 	pod, err := c.pods.Pods(w.namespace).Get(w.pod)
 	if apierrors.IsNotFound(err) {
-		// Withdraw the address of a running job's lost etcd (syncEtcd
-		// brings a new one). A job not started, restarting or finished
-		// has no store to publish: OnJobDelete removed it, with its
-		// EndpointSlice, which must not come back empty.
-		if !paddlejob.Serves(job) || (job.Status.State.Phase != batch.Running && job.Status.State.Phase != batch.Pending) {
+		// Withdraw the address of a started job's lost etcd (syncEtcd
+		// brings a new one); a job not started has none.
+		if !paddlejob.Serves(job) {
 			return nil
 		}
 		pod, err = nil, nil

@@ -250,3 +250,26 @@ func (f *fixture) get(t *testing.T, obj runtime.Object) (runtime.Object, error) 
 	t.Fatalf("no getter for %T", obj)
 	return nil, nil
 }
+
+// A restarting or finished job's store was removed by OnJobDelete, with its
+// EndpointSlice: the etcd pod's last events (terminating, gone) do not
+// bring the slice back.
+func TestEtcdAddressNotWrittenAfterTheStore(t *testing.T) {
+	for _, phase := range []batch.JobPhase{batch.Restarting, batch.Completed, batch.Failed} {
+		t.Run(string(phase), func(t *testing.T) {
+			job := elasticJob("")
+			job.Status.State.Phase = phase
+			pod := etcdPodOf(t, job, "etcd-1", "10.0.0.7", true)
+			now := metav1.Now()
+			pod.DeletionTimestamp = &now
+			pod.Finalizers = []string{"test/hold"}
+			f := newFixture(t, job, pod)
+			f.waitLister(t, "ml", pod.Name, pod)
+			f.c.observe(pod, false)
+			f.drain(t)
+			if _, err := f.kube.DiscoveryV1().EndpointSlices("ml").Get(context.Background(), pod.Name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+				t.Errorf("EndpointSlice written for a %s job: %v", phase, err)
+			}
+		})
+	}
+}
