@@ -34,11 +34,3 @@ func ReadArgs(raw []string) Spec {
 // Elastic says the arguments parsed and declare an elastic job (without
 // validating the job).
 func (s Spec) Elastic() bool { return s.Args != nil && len(s.Errs) == 0 && s.Args.Elastic.Enabled() }
-
-// IsElastic reports whether a job's plugin arguments declare it elastic
-// (without validating the job). A caller that asks more than once keeps
-// Read's Spec instead.
-func IsElastic(job *batch.Job) bool {
-	s, _ := Read(job)
-	return s.Elastic()
-}

@@ -134,7 +134,7 @@ func (p *jobPlugin) OnJobDelete(job *batch.Job) error {
 			return err
 		}
 	}
-	if paddlejob.IsElastic(job) {
+	if p.spec.Elastic() {
 		if err := paddlekube.DeleteEtcd(context.TODO(), p.client.KubeClients, job); err != nil {
 			return err
 		}
