@@ -19,7 +19,7 @@ import (
 
 // Gateway talks to an etcd through its v3 JSON gateway (etcd serves it on
 // the client port: POST /v3/kv/range, /v3/kv/deleterange with base64 keys
-// and values). It needs no etcd Go client: that client's gRPC would have
+// and values, /v3/lease/grant, keepalive, timetolive and revoke). It needs no etcd Go client: that client's gRPC would have
 // to follow the google.golang.org/grpc pin Volcano imposes on this binary,
 // the pin that broke it inside kube-apiserver (design.md section 2).
 type Gateway struct {
@@ -143,6 +143,52 @@ func (g *Gateway) Get(ctx context.Context, key string) (string, bool, error) {
 	}
 	v, err := FromBase64(resp.KVs[0].Value)
 	return v, err == nil, err
+}
+
+// GetKV returns a key with its value and lease, and whether it exists.
+func (g *Gateway) GetKV(ctx context.Context, key string) (KV, bool, error) {
+	var resp struct {
+		KVs []struct {
+			Value string `json:"value"`
+			Lease string `json:"lease"`
+		} `json:"kvs"`
+	}
+	if err := g.post(ctx, "/v3/kv/range", map[string]string{"key": Base64(key)}, &resp); err != nil {
+		return KV{}, false, err
+	}
+	if len(resp.KVs) == 0 {
+		return KV{}, false, nil
+	}
+	v, err := FromBase64(resp.KVs[0].Value)
+	if err != nil {
+		return KV{}, false, fmt.Errorf("etcd %s: value of %q: %w", g.URL, key, err)
+	}
+	return KV{Key: key, Value: v, Lease: resp.KVs[0].Lease}, true, nil
+}
+
+// HasLease says whether a KV's lease field names a lease (the gateway
+// omits it, or writes "0", for a key without one).
+func HasLease(lease string) bool { return lease != "" && lease != "0" }
+
+// Revoke revokes a lease, which deletes every key bound to it in the same
+// revision (etcd's LeaseRevoke), and reports whether the lease existed:
+// false, without an error, when it had expired or was revoked already
+// (etcd answers "requested lease not found"). A key put later with the
+// revoked lease is refused with that same error.
+func (g *Gateway) Revoke(ctx context.Context, lease string) (bool, error) {
+	var resp struct{}
+	err := g.post(ctx, "/v3/lease/revoke", map[string]string{"ID": lease}, &resp)
+	if err != nil && IsLeaseNotFound(err) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// IsLeaseNotFound says whether err is etcd's refusal of a lease that does
+// not exist (expired or revoked): ErrGRPCLeaseNotFound, which the gateway
+// sends as 404 with "etcdserver: requested lease not found".
+func IsLeaseNotFound(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "requested lease not found")
 }
 
 // Delete deletes one key and returns how many keys went (0 or 1).

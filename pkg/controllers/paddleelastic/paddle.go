@@ -48,13 +48,28 @@ func LaunchersAt(ctx context.Context, g *paddleetcd.Gateway, jobID, ip string) (
 	return names, nil
 }
 
-// NoticeLoss deletes the heartbeat keys of the launchers that ran at ip,
+// NoticeLoss removes the heartbeat keys of the launchers that ran at ip,
 // which restarts the survivors' rendezvous at once instead of after the
 // lost launcher's lease expires (a stopped launcher neither deletes its
 // key nor revokes its lease: controllers/controller.py: stop,
-// ETCDMaster.stop). It returns the Paddle pod names whose key it deleted.
+// ETCDMaster.stop). It returns the Paddle pod names whose key went.
 // The job's BeatKeeper, if any, learns the names first, so that it does
 // not put them back.
+//
+// It revokes the key's lease rather than deleting the key. Paddle's
+// heartbeat thread (controllers/master.py: ETCDMaster.register_heartbeat,
+// its _heartbeat loop; same code in v2.6.2 and v3.0.0-beta2) refreshes the
+// one lease it granted at registration every ttl/2 and puts the key back
+// with that same lease whenever it is missing, catching and logging any
+// exception and going on; it never grants another lease. A launcher that
+// still runs when its key is deleted (the notice came before its SIGTERM,
+// or its SIGTERM waits for a preStop hook) therefore put its key back
+// within 5 s, and the survivors, counting MAX launchers, formed a world
+// with one that was about to stop and waited for it forever in sync_peers
+// (issue 37). Once the lease is revoked, etcd refuses that put ("requested
+// lease not found"), so the key cannot come back, whatever the order of
+// the notice, the SIGTERM and the launcher's next beat. A key without a
+// lease (written by hand, or by tests) is deleted.
 func NoticeLoss(ctx context.Context, g *paddleetcd.Gateway, jobID, ip string, keeper *BeatKeeper) ([]string, error) {
 	if ip == "" {
 		return nil, nil
@@ -66,17 +81,41 @@ func NoticeLoss(ctx context.Context, g *paddleetcd.Gateway, jobID, ip string, ke
 	if keeper != nil {
 		keeper.Noticed(names)
 	}
-	var deleted []string
+	var gone []string
 	for _, n := range names {
-		k, err := g.Delete(ctx, paddleetcd.HeartbeatKey(jobID, n))
+		ok, err := removeBeat(ctx, g, paddleetcd.HeartbeatKey(jobID, n), n)
 		if err != nil {
-			return deleted, fmt.Errorf("deleting heartbeat of Paddle pod %s: %w", n, err)
+			return gone, fmt.Errorf("removing the heartbeat of Paddle pod %s: %w", n, err)
 		}
-		if k > 0 {
-			deleted = append(deleted, n)
+		if ok {
+			gone = append(gone, n)
 		}
 	}
-	return deleted, nil
+	return gone, nil
+}
+
+// removeBeat revokes the lease of the heartbeat key of the launcher
+// named name, or deletes the key if it has none, and reports whether a
+// key went.
+func removeBeat(ctx context.Context, g *paddleetcd.Gateway, key, name string) (bool, error) {
+	kv, ok, err := g.GetKV(ctx, key)
+	if err != nil || !ok {
+		return false, err
+	}
+	if paddleetcd.HasLease(kv.Lease) && kv.Value == name {
+		revoked, err := g.Revoke(ctx, kv.Lease)
+		if err != nil {
+			return false, err
+		}
+		if revoked {
+			return true, nil
+		}
+		// The lease expired between the read and the revoke: the key went
+		// with it, unless a launcher of that name put it back under a new
+		// lease, which is not Paddle's (it keeps one lease); delete below.
+	}
+	n, err := g.Delete(ctx, key)
+	return n > 0, err
 }
 
 // Completed reports whether Paddle marked the job's training completed.
