@@ -261,8 +261,8 @@ func (c *Controller) observe(obj interface{}, deleted bool) {
 	}
 }
 
-// notice deletes the heartbeat key of the launcher that ran at the lost
-// pod's IP. Worth something only within the lease's seconds: a failed
+// notice removes the heartbeat key of the launcher that ran at the lost
+// pod's IP (NoticeLoss revokes its lease). Worth something only within the lease's seconds: a failed
 // attempt is retried a few times, quickly.
 func (c *Controller) notice(ctx context.Context, w work) error {
 	job, err := c.Jobs.Jobs(w.namespace).Get(w.job)
@@ -280,6 +280,16 @@ func (c *Controller) notice(ctx context.Context, w work) error {
 	u, err := c.etcdURL(job)
 	if err != nil {
 		klog.V(2).InfoS("No etcd to notify of a lost Paddle pod", "job", klog.KObj(job), "pod", klog.KRef(w.namespace, w.pod), "reason", err.Error())
+		return nil
+	}
+	if other := c.ipHolder(w.namespace, w.job, w.ip, w.uid); other != "" {
+		// The IP went to a new pod: its launcher's record would put it at
+		// this IP too, and the notice would remove a live launcher. The
+		// lost pod's sandbox, and so its launcher, is gone (a pod's IP is
+		// released only then), and a starting launcher wipes every
+		// heartbeat of its job anyway (register_heartbeat): its lease
+		// expires on its own.
+		klog.V(2).InfoS("No loss notice: the lost pod's IP belongs to another pod", "job", klog.KObj(job), "pod", klog.KRef(w.namespace, w.pod), "podIP", w.ip, "other", other)
 		return nil
 	}
 	start := time.Now()
@@ -703,4 +713,19 @@ func (c *Controller) podAlive(ns, job, ip string) bool {
 		}
 	}
 	return false
+}
+
+// ipHolder names a pod of the job other than the one with UID uid that
+// holds ip and has not ended, or "".
+func (c *Controller) ipHolder(ns, job, ip string, uid types.UID) string {
+	pods, err := c.pods.Pods(ns).List(labels.SelectorFromSet(labels.Set{batch.JobNameKey: job}))
+	if err != nil {
+		return ""
+	}
+	for _, p := range pods {
+		if p.UID != uid && p.Status.PodIP == ip && p.Status.Phase != v1.PodFailed && p.Status.Phase != v1.PodSucceeded {
+			return p.Name
+		}
+	}
+	return ""
 }

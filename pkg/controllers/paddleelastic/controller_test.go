@@ -200,6 +200,27 @@ func TestLossNoticeDeletesExactlyTheLostHeartbeat(t *testing.T) {
 	}
 }
 
+// A notice for a lost pod whose IP a new pod of the job holds by the time
+// it runs (a late notice: a retry, or the controller started after the
+// deletion) removes nothing: the new pod's launcher would be at that IP
+// too.
+func TestLossNoticeSkipsAReusedIP(t *testing.T) {
+	job := elasticJob("")
+	old := trainerPod(job, 1, "10.1.0.2")
+	now := metav1.Now()
+	old.DeletionTimestamp = &now
+	// Its replacement got the same IP (and its launcher, bbbbbb here, the
+	// same record's IP).
+	repl := trainerPod(job, 1, "10.1.0.2")
+	repl.UID = "pod-1-new"
+	f := newFixture(t, job, repl)
+	f.c.observe(old, false)
+	f.drain(t)
+	if !f.kv.has("/paddle/" + paddlejob.JobID(job) + "/heartbeat/bbbbbb") {
+		t.Errorf("a notice for the old pod removed the heartbeat of the launcher at its reused IP")
+	}
+}
+
 func TestEndedPods(t *testing.T) {
 	terminated := func(code int32) []v1.ContainerStatus {
 		return []v1.ContainerStatus{{Name: "paddle", State: v1.ContainerState{Terminated: &v1.ContainerStateTerminated{ExitCode: code}}}}
