@@ -26,10 +26,13 @@ import (
 // and a heartbeat key bound to a 10 s lease that it refreshes every 5 s
 // (ETCDMaster.register_heartbeat). The probe does the same through etcd's
 // v3 JSON gateway (internal/paddleetcd), reads its keys back, and keeps
-// beating until it is stopped. Unlike Paddle it neither wipes the job's
-// heartbeats when it starts nor puts back a heartbeat key someone deleted:
-// the tests check the deletions of our controller's loss notice, which
-// either would race.
+// beating until it is stopped, putting its heartbeat key back with its
+// lease whenever it is missing, as Paddle's heartbeat thread does
+// (Heartbeat): the loss notice must keep it away by revoking the lease.
+// Unlike Paddle it does not wipe the job's heartbeats when it starts (the
+// tests check the loss notice's removals, which that would race), does
+// not rendezvous, and does not exit when the store is interrupted
+// (Paddle's watch loop does: controllers/controller.py: watch).
 
 // EtcdReport is what an elastic launcher did on its job's etcd.
 type EtcdReport struct {
@@ -127,22 +130,59 @@ func (p *probe) elastic(ctx context.Context) error {
 		return fmt.Errorf("etcd at %s read back %v, not what the launcher wrote", a, rep.Keys)
 	}
 	klog.InfoS("registered with the job's etcd", "endpoint", ep, "addr", a, "name", rep.Name, "heartbeat", beat)
-	tick := time.NewTicker(heartbeatTTL / 2 * time.Second)
-	defer tick.Stop()
-	for {
+	Heartbeat(ctx, g, jobID, rep.Name, lease, heartbeatTTL/2*time.Second, func() {
+		p.mu.Lock()
+		rep.Beats++
+		p.mu.Unlock()
+	})
+	return ctx.Err()
+}
+
+// Heartbeat plays the heartbeat thread of Paddle's launcher
+// (controllers/master.py: ETCDMaster.register_heartbeat, its _heartbeat
+// loop, the same in v2.6.2 and v3.0.0-beta2) until ctx ends, which is the
+// launcher's SIGTERM (controllers/controller.py: signal_handler stops it
+// and exits): every interval (ttl/2 in Paddle) it refreshes the one lease
+// granted at registration, and when no heartbeat under the job's prefix
+// holds the launcher's name (fetch_peer_alive) it puts its key back with
+// that same lease. Paddle catches and logs every exception of a beat and
+// goes on: it never grants another lease, so once the lease is revoked
+// or expired, etcd refuses the put ("requested lease not found") at every
+// beat and the key stays away. beat, if not nil, is called after each
+// refresh that found the lease alive.
+func Heartbeat(ctx context.Context, g *paddleetcd.Gateway, jobID, name, lease string, interval time.Duration, beat func()) {
+	key := paddleetcd.HeartbeatKey(jobID, name)
+	for ctx.Err() == nil {
+		err := func() error {
+			ttl, err := g.KeepAlive(ctx, lease)
+			if err != nil {
+				return err
+			}
+			if ttl > 0 && beat != nil {
+				beat()
+			}
+			kvs, err := g.Prefix(ctx, paddleetcd.HeartbeatPrefix(jobID))
+			if err != nil {
+				return err
+			}
+			for _, kv := range kvs {
+				if kv.Value == name {
+					return nil
+				}
+			}
+			if _, err := g.Put(ctx, key, name, lease); err != nil {
+				return err
+			}
+			klog.V(2).InfoS("Heartbeat register again", "key", key)
+			return nil
+		}()
+		if err != nil && ctx.Err() == nil {
+			klog.InfoS("Heartbeat error", "key", key, "err", err)
+		}
 		select {
 		case <-ctx.Done():
-			return ctx.Err()
-		case <-tick.C:
+		case <-time.After(interval):
 		}
-		ttl, err := g.KeepAlive(ctx, lease)
-		if err != nil {
-			return fmt.Errorf("refreshing the heartbeat lease: %w", err)
-		}
-		if ttl == 0 {
-			return fmt.Errorf("the heartbeat lease %s expired", lease)
-		}
-		rep.Beats++
 	}
 }
 
