@@ -21,6 +21,7 @@ import (
 	batchv1alpha1 "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 
 	"github.com/volcano-paddle/volcano-paddle/harness/localcluster"
+	"github.com/volcano-paddle/volcano-paddle/harness/paddleprobe"
 	"github.com/volcano-paddle/volcano-paddle/internal/paddleetcd"
 	"github.com/volcano-paddle/volcano-paddle/pkg/controllers/paddleelastic"
 	"github.com/volcano-paddle/volcano-paddle/pkg/paddleapi"
@@ -294,7 +295,13 @@ func heartbeats(ctx context.Context, t *testing.T, g *paddleetcd.Gateway, jobID 
 
 // The loss notice, against a real etcd holding what Paddle's launchers
 // write: deleting a pod removes exactly its launcher's heartbeat key,
-// within 1 s.
+// within 1 s, and for good. Each launcher's heartbeat thread is played as
+// Paddle's (paddleprobe.Heartbeat: a 10 s lease, the key put back with it
+// whenever missing); the lost pod's goes on for 3 s after the notice, as
+// a launcher whose SIGTERM waits for a preStop hook does (issue 37), and
+// its key must not come back: the world is at MAX (3) with no
+// replacement, and survivors counting MAX would form a world with it and
+// hang in sync_peers.
 func TestElasticLossNotice(t *testing.T) {
 	c, ns := framework.ClusterNamespace(t)
 	etcdURL := startElasticJob(t, c, ns, "ln")
@@ -307,15 +314,35 @@ func TestElasticLossNotice(t *testing.T) {
 	g := &paddleetcd.Gateway{URL: etcdURL}
 	jobID := ns + "-ln"
 	names := map[string]string{"ln-worker-0": "qwerty", "ln-worker-1": "asdfgh", "ln-worker-2": "zxcvbn"}
+	stops := map[string]context.CancelFunc{}
+	done := map[string]chan struct{}{}
+	t.Cleanup(func() {
+		for n, stop := range stops {
+			stop()
+			<-done[n]
+		}
+	})
 	for pod, name := range names {
 		ip := pods[pod].Status.PodIP
 		rec, _ := json.Marshal(map[string]interface{}{"name": name, "rank": -1, "replicas": 1, "dtype": "gpu",
 			"candidate": ip + ":45123", "endpoints": ip + ":45124"})
-		for k, v := range map[string]string{"/" + jobID + "/info/" + name + "/-1": string(rec), "/paddle/" + jobID + "/heartbeat/" + name: name} {
-			if _, err := g.Put(ctx, k, v, ""); err != nil {
-				t.Fatal(err)
-			}
+		if _, err := g.Put(ctx, "/"+jobID+"/info/"+name+"/-1", string(rec), ""); err != nil {
+			t.Fatal(err)
 		}
+		lease, err := g.Grant(ctx, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := g.Put(ctx, "/paddle/"+jobID+"/heartbeat/"+name, name, lease); err != nil {
+			t.Fatal(err)
+		}
+		// Paddle beats every 5 s; a faster put-back is a harder test.
+		bctx, stop := context.WithCancel(ctx)
+		stops[name], done[name] = stop, make(chan struct{})
+		go func(name, lease string) {
+			defer close(done[name])
+			paddleprobe.Heartbeat(bctx, g, jobID, name, lease, 200*time.Millisecond, nil)
+		}(name, lease)
 	}
 	beats := func() map[string]bool { return heartbeats(ctx, t, g, jobID) }
 	if b := beats(); len(b) != 3 {
@@ -337,8 +364,19 @@ func TestElasticLossNotice(t *testing.T) {
 	if took > time.Second {
 		t.Errorf("loss notice took %s, want at most 1s", took)
 	}
-	if b := beats(); !b["qwerty"] || !b["zxcvbn"] || len(b) != 2 {
-		t.Errorf("heartbeats after the loss %v; want exactly the survivors qwerty and zxcvbn", b)
+	// The lost launcher keeps beating for 3 s, then stops; its key stays
+	// away all along and after.
+	gone := time.Now()
+	for time.Since(gone) < 4*time.Second {
+		if time.Since(gone) >= 3*time.Second && stops["asdfgh"] != nil {
+			stops["asdfgh"]()
+			<-done["asdfgh"]
+			delete(stops, "asdfgh")
+		}
+		if b := beats(); !b["qwerty"] || !b["zxcvbn"] || len(b) != 2 {
+			t.Fatalf("heartbeats %v %s after the notice; want exactly the survivors qwerty and zxcvbn (the lost launcher's heartbeat thread put its key back?)", b, time.Since(gone).Round(time.Millisecond))
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
 
