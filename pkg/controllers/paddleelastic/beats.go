@@ -30,7 +30,7 @@ import (
 // launcher's own next beat does, only sooner.
 //
 // It puts back only the key of a launcher whose rendezvous record places
-// it on a pod that is alive (Alive), and never one the loss notice deleted;
+// it on a pod that is alive (Alive), and never one the loss notice removed;
 // a key whose lease expired cannot be put back (etcd refuses the lease).
 type BeatKeeper struct {
 	G     *paddleetcd.Gateway
@@ -58,7 +58,8 @@ func (k *BeatKeeper) setWatching(w bool) {
 }
 
 // Noticed records Paddle pod names whose heartbeat the loss notice
-// deletes: those stay deleted.
+// removes: those stay away (their revoked lease would refuse the put
+// anyway).
 func (k *BeatKeeper) Noticed(names []string) {
 	k.mu.Lock()
 	defer k.mu.Unlock()

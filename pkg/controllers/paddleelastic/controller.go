@@ -111,7 +111,7 @@ type work struct {
 type workKind int
 
 const (
-	// notice: the pod went; delete its heartbeat key.
+	// notice: the pod went; remove its heartbeat key (revoke its lease).
 	notice workKind = iota
 	// ended: the pod's containers ended; re-create or fail.
 	ended
