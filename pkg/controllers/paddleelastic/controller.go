@@ -106,6 +106,8 @@ type work struct {
 	uid       types.UID
 	// job and ip of a trainer pod, for the loss notice after it is gone.
 	job, ip string
+	// final: the pod is deleted, so its launcher has stopped.
+	final bool
 }
 
 type workKind int
@@ -113,6 +115,9 @@ type workKind int
 const (
 	// notice: the pod went; remove its heartbeat key (revoke its lease).
 	notice workKind = iota
+	// nudge: a noticed pod is deleted; restart the survivors' rendezvous
+	// again if the notice's restart may have been lost (NudgeAfterLoss).
+	nudge
 	// ended: the pod's containers ended; re-create or fail.
 	ended
 	// etcdGone: the job's etcd pod is gone or failed.
@@ -240,7 +245,8 @@ func (c *Controller) observe(obj interface{}, deleted bool) {
 	}
 	ip := c.ips[pod.UID]
 	gone := deleted || pod.DeletionTimestamp != nil || pod.Status.Phase == v1.PodFailed || pod.Status.Phase == v1.PodSucceeded
-	first := gone && !c.noticed[pod.UID]
+	wasNoticed := c.noticed[pod.UID]
+	first := gone && !wasNoticed
 	if first {
 		c.noticed[pod.UID] = true
 	}
@@ -252,7 +258,11 @@ func (c *Controller) observe(obj interface{}, deleted bool) {
 	c.mu.Unlock()
 	if first && ip != "" {
 		n := w
-		n.kind, n.job, n.ip = notice, job, ip
+		n.kind, n.job, n.ip, n.final = notice, job, ip, deleted
+		c.notices.Add(n)
+	} else if deleted && wasNoticed && ip != "" {
+		n := w
+		n.kind, n.job, n.ip, n.final = nudge, job, ip, true
 		c.notices.Add(n)
 	}
 	if !deleted && pod.DeletionTimestamp == nil && (pod.Status.Phase == v1.PodFailed || pod.Status.Phase == v1.PodSucceeded) {
@@ -293,11 +303,22 @@ func (c *Controller) notice(ctx context.Context, w work) error {
 		return nil
 	}
 	start := time.Now()
-	names, err := NoticeLoss(ctx, c.http(u), paddlejob.JobID(job), w.ip, c.keeperOf(job.UID))
-	if err != nil {
-		return fmt.Errorf("loss notice for job %s/%s: %w", job.Namespace, job.Name, err)
+	if w.kind == notice {
+		names, err := NoticeLoss(ctx, c.http(u), paddlejob.JobID(job), w.ip, c.keeperOf(job.UID))
+		if err != nil {
+			return fmt.Errorf("loss notice for job %s/%s: %w", job.Namespace, job.Name, err)
+		}
+		klog.InfoS("Notified the survivors of a lost Paddle pod", "job", klog.KObj(job), "pod", klog.KRef(w.namespace, w.pod), "podIP", w.ip, "paddlePods", names, "took", time.Since(start))
 	}
-	klog.InfoS("Notified the survivors of a lost Paddle pod", "job", klog.KObj(job), "pod", klog.KRef(w.namespace, w.pod), "podIP", w.ip, "paddlePods", names, "took", time.Since(start))
+	if w.final {
+		key, err := NudgeAfterLoss(ctx, c.http(u), paddlejob.JobID(job), w.ip)
+		if err != nil {
+			return fmt.Errorf("restarting the rendezvous of job %s/%s after a loss: %w", job.Namespace, job.Name, err)
+		}
+		if key != "" {
+			klog.InfoS("Restarted the survivors' rendezvous again: the lost Paddle pod's launcher had stopped with its rendezvous record still there", "job", klog.KObj(job), "pod", klog.KRef(w.namespace, w.pod), "podIP", w.ip, "heartbeat", key)
+		}
+	}
 	return nil
 }
 
@@ -354,7 +375,7 @@ func (c *Controller) Run(stopCh <-chan struct{}) {
 func (c *Controller) processNext(q controllerkit.Queue[work], retries int) bool {
 	return controllerkit.ProcessNext(q, retries, func(w work) error {
 		switch w.kind {
-		case notice:
+		case notice, nudge:
 			return c.notice(context.Background(), w)
 		case ended:
 			return c.syncEnded(context.Background(), w)

@@ -221,6 +221,41 @@ func TestLossNoticeSkipsAReusedIP(t *testing.T) {
 	}
 }
 
+// A pod noticed at its deletion timestamp is looked at once more when it
+// is deleted (its launcher stopped): the nudge (NudgeAfterLoss); a pod
+// first seen deleted gets one notice that does both.
+func TestLossNoticeThenNudge(t *testing.T) {
+	job := elasticJob("")
+	pod := trainerPod(job, 1, "10.1.0.2")
+	f := newFixture(t, job, pod)
+	going := pod.DeepCopy()
+	now := metav1.Now()
+	going.DeletionTimestamp = &now
+	f.c.observe(going, false)
+	f.c.observe(going, false)
+	if n := f.c.notices.Len(); n != 1 {
+		t.Fatalf("%d notices queued at the deletion timestamp, want 1", n)
+	}
+	w, _ := f.c.notices.Get()
+	if w.kind != notice || w.final {
+		t.Errorf("work %+v at the deletion timestamp, want a notice, not final", w)
+	}
+	f.c.notices.Done(w)
+	f.c.observe(going, true)
+	w, _ = f.c.notices.Get()
+	if w.kind != nudge || !w.final || w.ip != "10.1.0.2" {
+		t.Errorf("work %+v at the deletion, want a final nudge at the pod's IP", w)
+	}
+	f.c.notices.Done(w)
+	other := trainerPod(job, 2, "10.1.0.3")
+	f.c.observe(other, true)
+	w, _ = f.c.notices.Get()
+	if w.kind != notice || !w.final {
+		t.Errorf("work %+v for a pod first seen deleted, want a final notice", w)
+	}
+	f.c.notices.Done(w)
+}
+
 func TestEndedPods(t *testing.T) {
 	terminated := func(code int32) []v1.ContainerStatus {
 		return []v1.ContainerStatus{{Name: "paddle", State: v1.ContainerState{Terminated: &v1.ContainerStateTerminated{ExitCode: code}}}}

@@ -160,3 +160,49 @@ func TestLossNoticeNeverBringsTheLostLauncherBack(t *testing.T) {
 		})
 	}
 }
+
+// Once the lost launcher has stopped, a rendezvous record of it still
+// there means the notice's restart may have been lost in the survivors'
+// sync_peers: one survivor's heartbeat is put again, same value and
+// lease (an event, no count changed). Once a rendezvous without it has
+// cleared the records, nothing is put.
+func TestNudgeAfterLoss(t *testing.T) {
+	url := realEtcd(t)
+	ctx := context.Background()
+	g := &paddleetcd.Gateway{URL: url}
+	jobID := "ns-nudge"
+	ips := map[string]string{"aaaaaa": "10.1.0.1", "bbbbbb": "10.1.0.2"}
+	leases := map[string]string{}
+	for name, ip := range ips {
+		rec := fmt.Sprintf(`{"name":%q,"rank":-1,"candidate":"%s:41234"}`, name, ip)
+		if _, err := g.Put(ctx, paddleetcd.InfoPrefix(jobID)+name+"/-1", rec, ""); err != nil {
+			t.Fatal(err)
+		}
+		lease, err := g.Grant(ctx, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		leases[name] = lease
+		if _, err := g.Put(ctx, paddleetcd.HeartbeatKey(jobID, name), name, lease); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if names, err := NoticeLoss(ctx, g, jobID, ips["bbbbbb"], nil); err != nil || len(names) != 1 {
+		t.Fatalf("NoticeLoss = %v, %v", names, err)
+	}
+	key, err := NudgeAfterLoss(ctx, g, jobID, ips["bbbbbb"])
+	if err != nil || key != paddleetcd.HeartbeatKey(jobID, "aaaaaa") {
+		t.Fatalf("NudgeAfterLoss = %q, %v; want the survivor's key put again", key, err)
+	}
+	kvs, err := g.Prefix(ctx, paddleetcd.HeartbeatPrefix(jobID))
+	if err != nil || len(kvs) != 1 || kvs[0].Value != "aaaaaa" || kvs[0].Lease != leases["aaaaaa"] {
+		t.Fatalf("heartbeats %+v, %v; want the survivor's alone, with its lease", kvs, err)
+	}
+	// The survivors' sync_peers deleted the record prefix.
+	if err := g.DeletePrefix(ctx, paddleetcd.InfoPrefix(jobID)); err != nil {
+		t.Fatal(err)
+	}
+	if key, err := NudgeAfterLoss(ctx, g, jobID, ips["bbbbbb"]); err != nil || key != "" {
+		t.Fatalf("NudgeAfterLoss after a rendezvous without the lost launcher = %q, %v; want nothing", key, err)
+	}
+}

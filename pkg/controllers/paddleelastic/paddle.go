@@ -118,6 +118,56 @@ func removeBeat(ctx context.Context, g *paddleetcd.Gateway, key, name string) (b
 	return n > 0, err
 }
 
+// NudgeAfterLoss restarts the survivors' rendezvous once more after the
+// launcher that ran at ip has stopped (its pod is deleted), if its
+// rendezvous record is still there, and returns the heartbeat key it put
+// again ("" if none).
+//
+// The notice's restart can be lost: a launcher's _beat_watch only sets its
+// status to restarting (controllers/master.py: register_heartbeat), which
+// nothing reads during sync_peers, and deploy_pod then sets it to running
+// (controllers/controller.py: ctx.status.run()). A notice that lands while
+// the survivors sync a world that still counts the lost launcher (it had
+// put its record before its SIGTERM) is therefore forgotten, and its key,
+// revoked, makes no later event. Every launcher that enters sync_peers
+// first deletes the whole record prefix (ETCDMaster.sync_peers), so the
+// lost launcher's record outliving it means that no rendezvous without it
+// has completed since: the survivors train in a world with it, or are
+// still waiting for theirs, where one more restart costs nothing. The
+// restart is a put of a live heartbeat key with its own value and lease,
+// which changes no count (wait_peer_ready, fetch_peer_alive) but is an
+// event under the heartbeat prefix for every launcher's watch.
+func NudgeAfterLoss(ctx context.Context, g *paddleetcd.Gateway, jobID, ip string) (string, error) {
+	if ip == "" {
+		return "", nil
+	}
+	names, err := LaunchersAt(ctx, g, jobID, ip)
+	if err != nil || len(names) == 0 {
+		return "", err
+	}
+	kvs, err := g.Prefix(ctx, paddleetcd.HeartbeatPrefix(jobID))
+	if err != nil {
+		return "", err
+	}
+	lost := map[string]bool{}
+	for _, n := range names {
+		lost[n] = true
+	}
+	for _, kv := range kvs {
+		if lost[kv.Value] || !paddleetcd.HasLease(kv.Lease) {
+			continue
+		}
+		if _, err := g.Put(ctx, kv.Key, kv.Value, kv.Lease); err != nil {
+			if paddleetcd.IsLeaseNotFound(err) {
+				continue // expired meanwhile: its deletion was the event
+			}
+			return "", err
+		}
+		return kv.Key, nil
+	}
+	return "", nil
+}
+
 // Completed reports whether Paddle marked the job's training completed.
 func Completed(ctx context.Context, g *paddleetcd.Gateway, jobID string) (bool, error) {
 	v, ok, err := g.Get(ctx, paddleetcd.StatusKey(jobID))
