@@ -210,9 +210,9 @@ apis-check: .local/volcano-apis/go.mod
 
 # Tests that need a real etcd (paddleelastic's loss notice) run it from
 # bin/etcd once built (make binaries, make test-e2e), and skip before.
-test-unit: $(VOLCANO_APIS)
+test-unit: $(VOLCANO_APIS) $(BIN)/etcd
 	@echo ">> unit tests (Volcano $(VOLCANO))"
-	@ETCD_BIN=$(wildcard $(BIN_ROOT)/etcd) $(GO) test -count=1 ./cmd/... ./pkg/... ./internal/... ./harness/... ./bench/... ./hack/...
+	@ETCD_BIN=$(BIN)/etcd $(GO) test -count=1 ./cmd/... ./pkg/... ./internal/... ./harness/... ./bench/... ./hack/...
 
 # One e2e test: make test-e2e E2E_RUN=TestGangAllOrNothing
 test-e2e: binaries $(if $(filter 0,$(REAL_NODE)),,realnode)

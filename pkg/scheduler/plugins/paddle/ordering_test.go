@@ -216,15 +216,7 @@ func TestStarvationGuard(t *testing.T) {
 // still busy drains sooner (reservation_test.go covers pod ages).
 func TestReservationHoldsUntilPlaced(t *testing.T) {
 	s := newScheduler()
-	build := func(fillers ...*v1.Pod) cluster {
-		c := cluster{nodes: oneRack(3)}
-		c.pods = append(c.pods, fillers...)
-		for i := 0; i < 2; i++ {
-			c.pods = append(c.pods, paddlePod("big", "trainer", i, paddleapi.RoleTrainer, paddleapi.ModeCollective, "", "1", 8))
-		}
-		c.groups = []*schedulingv1.PodGroup{group("big", 2, time.Now().Add(-starvingAge)), group("fillers", 0, time.Now())}
-		return c
-	}
+	build := starvingGangCluster
 	tiers, cfgs := paddleTiers(t)
 	reserved := func() []string { return bookedNodes(s, "ns/big") }
 	// n1 and n2 partly used, n0 full: the gang reserves n1 and n2 (6 GPUs
@@ -329,4 +321,16 @@ func TestRolledBackGangLeavesNoState(t *testing.T) {
 	if _, placed := s.session().snapshot(job.UID); len(placed[paddleapi.RoleTrainer]) != 0 {
 		t.Errorf("deallocate event not undone: %v", placed)
 	}
+}
+
+// starvingGangCluster is one rack of three 8-GPU nodes with the fillers on
+// them and the starving 2-pod gang big of 8 GPUs a pod.
+func starvingGangCluster(fillers ...*v1.Pod) cluster {
+	c := cluster{nodes: oneRack(3)}
+	c.pods = append(c.pods, fillers...)
+	for i := 0; i < 2; i++ {
+		c.pods = append(c.pods, paddlePod("big", "trainer", i, paddleapi.RoleTrainer, paddleapi.ModeCollective, "", "1", 8))
+	}
+	c.groups = []*schedulingv1.PodGroup{group("big", 2, time.Now().Add(-starvingAge)), group("fillers", 0, time.Now())}
+	return c
 }

@@ -3,12 +3,6 @@ package paddle
 import (
 	"slices"
 	"testing"
-	"time"
-
-	v1 "k8s.io/api/core/v1"
-	schedulingv1 "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
-
-	"github.com/volcano-paddle/volcano-paddle/pkg/paddleapi"
 )
 
 // A store belongs to the scheduler that built it: a gang's booking carries
@@ -18,15 +12,7 @@ import (
 // once n0 is as free as n2, a booked gang keeps n1 and n2, and a gang with
 // no booking plans on the nodes with the most idle GPUs, n1 and n0.
 func TestStoreBelongsToItsScheduler(t *testing.T) {
-	build := func(fillers ...*v1.Pod) cluster {
-		c := cluster{nodes: oneRack(3)}
-		c.pods = append(c.pods, fillers...)
-		for i := 0; i < 2; i++ {
-			c.pods = append(c.pods, paddlePod("big", "trainer", i, paddleapi.RoleTrainer, paddleapi.ModeCollective, "", "1", 8))
-		}
-		c.groups = []*schedulingv1.PodGroup{group("big", 2, time.Now().Add(-starvingAge)), group("fillers", 0, time.Now())}
-		return c
-	}
+	build := starvingGangCluster
 	tiers, cfgs := paddleTiers(t)
 	first := newScheduler()
 	allocateOnce(t, tiers, cfgs, build(filler("f0", "n0", "1", 8), filler("f1", "n1", "1", 2), filler("f2", "n2", "1", 4)), first)
