@@ -3,6 +3,7 @@ package framework
 import (
 	"context"
 	"fmt"
+	"os"
 	"sort"
 	"strings"
 	"testing"
@@ -156,13 +157,66 @@ func WaitPodGroup(t *testing.T, c *localcluster.Cluster, ns, job string, timeout
 		return false, nil
 	})
 	if err != nil {
-		msg := "no PodGroup"
-		if last != nil {
-			msg = "last condition: " + Unschedulable(last)
-		}
-		t.Fatalf("PodGroup of job %s/%s: %v (%s)\npods:\n%s", ns, job, err, msg, DescribePods(c, ns))
+		t.Fatalf("PodGroup of job %s/%s: %v (%s)\npods:\n%sevents:\n%sscheduler log lines naming the job:\n%scontroller manager log lines naming it:\n%s",
+			ns, job, err, describePodGroup(last), DescribePods(c, ns), DescribeEvents(c, ns),
+			LogLines(c, localcluster.Scheduler, ns+"/"+job, 30), LogLines(c, localcluster.ControllerManager, ns+"/"+job, 20))
 	}
 	return last
+}
+
+// describePodGroup is a PodGroup's phase and conditions, for failure
+// messages: a gang Volcano never enqueued has phase Pending and no
+// condition, one it judged has an Unschedulable condition.
+func describePodGroup(pg *schedulingv1beta1.PodGroup) string {
+	if pg == nil {
+		return "no PodGroup"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "phase %s", pg.Status.Phase)
+	for _, cond := range pg.Status.Conditions {
+		fmt.Fprintf(&b, "; %s=%s %s: %s", cond.Type, cond.Status, cond.Reason, cond.Message)
+	}
+	return b.String()
+}
+
+// DescribeEvents is a one-line-per-event view of a namespace's events
+// (the Volcano scheduler's enqueue refusals are PodGroup events), for
+// failure messages.
+func DescribeEvents(c *localcluster.Cluster, ns string) string {
+	events, err := c.Kube.CoreV1().Events(ns).List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		return "  " + err.Error() + "\n"
+	}
+	var b strings.Builder
+	for _, e := range events.Items {
+		fmt.Fprintf(&b, "  %s %s/%s %s x%d: %s\n", e.Type, e.InvolvedObject.Kind, e.InvolvedObject.Name, e.Reason, e.Count, e.Message)
+	}
+	if b.Len() == 0 {
+		return "  (no events)\n"
+	}
+	return b.String()
+}
+
+// LogLines is the last max lines of a component's log that contain substr,
+// for failure messages (the logs stay on the machine that ran the test).
+func LogLines(c *localcluster.Cluster, component, substr string, max int) string {
+	data, err := os.ReadFile(c.LogPath(component))
+	if err != nil {
+		return "  " + err.Error() + "\n"
+	}
+	var lines []string
+	for _, l := range strings.Split(string(data), "\n") {
+		if strings.Contains(l, substr) {
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) > max {
+		lines = lines[len(lines)-max:]
+	}
+	if len(lines) == 0 {
+		return "  (none)\n"
+	}
+	return "  " + strings.Join(lines, "\n  ") + "\n"
 }
 
 // Unschedulable is the message of the PodGroup's Unschedulable condition
