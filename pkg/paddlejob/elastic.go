@@ -86,16 +86,16 @@ func resolveElastic(job *batch.Job, l *Layout) field.ErrorList {
 		errs = append(errs, field.Invalid(field.NewPath("metadata", "name"), job.Name,
 			fmt.Sprintf("the job's etcd Service %q must be a DNS label of at most 63 characters; shorten the job name", n)))
 	}
-	if rp := ts.Template.Spec.RestartPolicy; rp != v1.RestartPolicyNever {
+	if rp := ts.Template.Spec.RestartPolicy; rp != v1.RestartPolicyOnFailure && rp != v1.RestartPolicyNever {
 		shown := string(rp)
 		if shown == "" {
 			shown = "unset (Always)"
 		}
-		// The elastic controller replaces a trainer whose launcher ended
-		// and counts those ends toward --elastic-max-failures; a container
-		// the kubelet restarts in place never ends its pod.
+		// Restarted even after exit 0, a launcher that completed the job
+		// or gave up waiting for peers (job/pod.py) starts again, so the
+		// job never completes and such a pod is never replaced.
 		errs = append(errs, field.Invalid(field.NewPath("spec", "tasks").Index(ti).Child("template", "spec", "restartPolicy"), shown,
-			"an elastic job's trainers need restartPolicy Never: restarted in place (OnFailure, Always) a launcher's pod never ends, so it is never replaced and its crashes never count toward --elastic-max-failures; set restartPolicy: Never"))
+			"an elastic job's trainers need restartPolicy OnFailure or Never: with Always a launcher that completed the job or gave up waiting for peers (exit 0) starts again, so the job never completes; set restartPolicy: OnFailure (a launcher that exits on a store fault or a crash restarts in place, and its crashes count toward --elastic-max-failures)"))
 	}
 	errs = append(errs, validateElasticTemplateEnv(job, l.Trainer)...)
 	if len(errs) > 0 {

@@ -38,6 +38,7 @@ func TestValidateElastic(t *testing.T) {
 		{"valid", func() *batch.Job { return elasticJob("el", 2, 3, 4) }, "", ""},
 		{"valid at MIN", func() *batch.Job { return elasticJob("el", 2, 2, 4) }, "", ""},
 		{"valid at MAX", func() *batch.Job { return elasticJob("el", 2, 4, 4) }, "", ""},
+		{"valid with restartPolicy OnFailure", restartPolicy(v1.RestartPolicyOnFailure), "", ""},
 		{"valid MIN 1", func() *batch.Job { return elasticJob("el", 1, 1, 2) }, "", ""},
 		{"parameter-server job", func() *batch.Job {
 			j := newJob("ml", "wd", []string{"--elastic-max=4"}, testbuilders.PaddleTask{Name: "ps", Replicas: 1}, testbuilders.PaddleTask{Name: "worker", Replicas: 2})
@@ -67,8 +68,7 @@ func TestValidateElastic(t *testing.T) {
 		{"template HTTP master", templateEnv(EnvMaster, "el-worker-0.el:36000"), "spec.tasks[0].template.spec.containers[0].env[0]", "etcd://paddle-etcd-el.ml.svc:2379"},
 		{"template job id", templateEnv(EnvJobID, "mine"), "spec.tasks[0].template.spec.containers[0].env[0]", "/paddle/ml-el"},
 		{"template fixed POD_IP", templateEnv(EnvPodIP, "1.2.3.4"), "spec.tasks[0].template.spec.containers[0].env[0]", "status.podIP"},
-		{"restartPolicy OnFailure", restartPolicy(v1.RestartPolicyOnFailure), "spec.tasks[0].template.spec.restartPolicy", "need restartPolicy Never"},
-		{"restartPolicy Always", restartPolicy(v1.RestartPolicyAlways), "spec.tasks[0].template.spec.restartPolicy", "never ends"},
+		{"restartPolicy Always", restartPolicy(v1.RestartPolicyAlways), "spec.tasks[0].template.spec.restartPolicy", "need restartPolicy OnFailure or Never"},
 		{"restartPolicy unset", restartPolicy(""), "spec.tasks[0].template.spec.restartPolicy", "unset (Always)"},
 	}
 	for _, tc := range cases {

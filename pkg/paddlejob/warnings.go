@@ -40,7 +40,9 @@ func Warnings(job *batch.Job, l *Layout) []string {
 			out = append(out, fmt.Sprintf("%s.minAvailable: %d is below the task's %d replicas; Paddle waits for every member of role %s, so leave it unset or set it to %d",
 				p, *ts.MinAvailable, ts.Replicas, r.Role, ts.Replicas))
 		}
-		if rp := ts.Template.Spec.RestartPolicy; rp != v1.RestartPolicyNever {
+		// An elastic launcher re-forms its world itself: restarted in
+		// place it registers anew (ValidateJob allows OnFailure there).
+		if rp := ts.Template.Spec.RestartPolicy; rp != v1.RestartPolicyNever && l.Elastic == nil {
 			shown := string(rp)
 			if shown == "" {
 				shown = "unset (Always)"

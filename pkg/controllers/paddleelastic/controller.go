@@ -124,6 +124,9 @@ const (
 	etcdGone
 	// etcdAddress: the job's etcd pod changed; publish its address.
 	etcdAddress
+	// restarted: a launcher restarted in place (restartPolicy
+	// OnFailure); count its crash or not.
+	restarted
 )
 
 // Controller implements framework.Controller.
@@ -145,6 +148,15 @@ type Controller struct {
 	mu      sync.Mutex
 	noticed map[types.UID]bool
 	ips     map[types.UID]string
+	// restarts is, per trainer pod, the container restarts judged
+	// (restartPolicy OnFailure): those seen when the controller first saw
+	// the pod are not judged again.
+	restarts map[types.UID]int32
+
+	// faults are the store faults seen that the store pod cannot show any
+	// more (storefault.go); now is the controller's clock.
+	faults storeFaultLog
+	now    func() time.Time
 }
 
 // noticeClient builds the gateway of a job's etcd (tests replace it).
@@ -179,7 +191,11 @@ func (c *Controller) init() {
 	c.notices = controllerkit.NewQueue[work](Name + "-notices")
 	c.noticed = map[types.UID]bool{}
 	c.ips = map[types.UID]string{}
+	c.restarts = map[types.UID]int32{}
 	c.keepers = map[types.UID]*keeperRun{}
+	if c.now == nil {
+		c.now = time.Now
+	}
 	if c.http == nil {
 		client := newHTTPClient()
 		c.http = func(u string) *paddleetcd.Gateway { return &paddleetcd.Gateway{URL: u, Client: client} }
@@ -229,6 +245,7 @@ func (c *Controller) observe(obj interface{}, deleted bool) {
 		a := w
 		a.kind = etcdAddress
 		c.queue.Add(a)
+		c.observeStore(pod, deleted)
 		if deleted || pod.Status.Phase == v1.PodFailed {
 			w.kind = etcdGone
 			c.queue.Add(w)
@@ -250,12 +267,26 @@ func (c *Controller) observe(obj interface{}, deleted bool) {
 	if first {
 		c.noticed[pod.UID] = true
 	}
+	restartedNow := false
+	if n := restartCount(pod); !deleted {
+		seen, known := c.restarts[pod.UID]
+		restartedNow = known && n > seen
+		if !known || n > seen {
+			c.restarts[pod.UID] = n
+		}
+	}
 	if deleted {
 		// Nothing more will come for this UID.
 		delete(c.noticed, pod.UID)
 		delete(c.ips, pod.UID)
+		delete(c.restarts, pod.UID)
 	}
 	c.mu.Unlock()
+	if restartedNow {
+		r := w
+		r.kind = restarted
+		c.queue.Add(r)
+	}
 	if first && ip != "" {
 		n := w
 		n.kind, n.job, n.ip, n.final = notice, job, ip, deleted
@@ -383,6 +414,8 @@ func (c *Controller) processNext(q controllerkit.Queue[work], retries int) bool 
 			return c.syncEtcd(context.Background(), w)
 		case etcdAddress:
 			return c.syncEtcdAddress(context.Background(), w)
+		case restarted:
+			return c.syncRestarted(context.Background(), w)
 		}
 		return nil
 	}, func(w work, err error) {
@@ -426,9 +459,16 @@ func (c *Controller) syncEnded(ctx context.Context, w work) error {
 		}
 		return c.replace(ctx, job, pod, "its launcher exited 0 without Paddle having completed the job (it gave up waiting for peers)")
 	case crashed(pod):
+		if f, ok := c.storeFaultAt(job, pod, exitTime(pod)); ok {
+			// Replaced at once even while the store is down (the new
+			// launcher may exit again, not counted either): a job all of
+			// whose pods have ended is finished for Volcano
+			// (state/running.go).
+			return c.replace(ctx, job, pod, fmt.Sprintf("its launcher exited (%s) when the job's store could not serve (%s); not counted toward --elastic-max-failures", exitSummary(pod), f.why))
+		}
 		n, _ := strconv.Atoi(job.Annotations[FailuresAnnotation])
 		if n >= a.Elastic.MaxFailures {
-			return c.fail(ctx, job, pod, n)
+			return c.fail(ctx, job, pod, exitSummary(pod), n)
 		}
 		if err := c.countFailure(ctx, job, n+1); err != nil {
 			return err
@@ -502,9 +542,9 @@ func (c *Controller) countFailure(ctx context.Context, job *batch.Job, n int) er
 // fail ends the job as Failed: its status phase goes to Failed, which
 // Volcano's job controller handles like any finished job (state/finished.go:
 // it stops the remaining pods and keeps the job).
-func (c *Controller) fail(ctx context.Context, job *batch.Job, pod *v1.Pod, n int) error {
-	msg := fmt.Sprintf("pod %s crashed (%s) after %d crashed trainers were replaced (--elastic-max-failures=%d); the job fails instead of re-forming its world for ever",
-		pod.Name, exitSummary(pod), n, n)
+func (c *Controller) fail(ctx context.Context, job *batch.Job, pod *v1.Pod, exit string, n int) error {
+	msg := fmt.Sprintf("pod %s crashed (%s) after %d trainer crashes (--elastic-max-failures=%d); the job fails instead of re-forming its world for ever",
+		pod.Name, exit, n, n)
 	patch, _ := json.Marshal(map[string]interface{}{"status": map[string]interface{}{
 		"state": map[string]interface{}{"phase": batch.Failed, "reason": FailuresReason, "message": msg},
 	}})
@@ -749,4 +789,66 @@ func (c *Controller) ipHolder(ns, job, ip string, uid types.UID) string {
 		}
 	}
 	return ""
+}
+
+// restartCount is the sum of the restarts of the pod's containers.
+func restartCount(pod *v1.Pod) int32 {
+	var n int32
+	for _, s := range pod.Status.ContainerStatuses {
+		n += s.RestartCount
+	}
+	return n
+}
+
+// syncRestarted judges a launcher the kubelet restarted in place
+// (restartPolicy OnFailure): a crash counts toward --elastic-max-failures
+// like a crashed pod's, and fails the job beyond it; an exit when the
+// job's store could not serve, Paddle stopping its processes (241) and
+// SIGTERM do not count. The other launchers re-form their world with it:
+// it registers anew when it starts (controllers/master.py:
+// ETCDMaster.register_heartbeat).
+func (c *Controller) syncRestarted(ctx context.Context, w work) error {
+	pod, err := c.pods.Pods(w.namespace).Get(w.pod)
+	if err != nil || pod.UID != w.uid || pod.DeletionTimestamp != nil {
+		return nil
+	}
+	job, err := c.Jobs.Jobs(w.namespace).Get(pod.Labels[batch.JobNameKey])
+	if err != nil || job.DeletionTimestamp != nil {
+		return nil
+	}
+	s, elastic := elasticSpec(job)
+	if !elastic {
+		return nil
+	}
+	switch job.Status.State.Phase {
+	case batch.Running, batch.Pending:
+	default:
+		return nil
+	}
+	for _, st := range pod.Status.ContainerStatuses {
+		t := st.LastTerminationState.Terminated
+		if t == nil {
+			continue
+		}
+		switch t.ExitCode {
+		case 0, exitStopped, exitTerminated:
+			continue
+		}
+		exit := fmt.Sprintf("container %s exit code %d %s", st.Name, t.ExitCode, t.Reason)
+		if f, ok := c.storeFaultAt(job, pod, t.FinishedAt.Time); ok {
+			klog.InfoS("A launcher of an elastic Paddle job exited when its store could not serve; not counted", "job", klog.KObj(job), "pod", klog.KObj(pod), "exit", exit, "store", f.why)
+			continue
+		}
+		n, _ := strconv.Atoi(job.Annotations[FailuresAnnotation])
+		if n >= s.Args.Elastic.MaxFailures {
+			return c.fail(ctx, job, pod, exit, n)
+		}
+		if err := c.countFailure(ctx, job, n+1); err != nil {
+			return err
+		}
+		klog.InfoS("A launcher of an elastic Paddle job crashed and restarted in place", "job", klog.KObj(job), "pod", klog.KObj(pod), "exit", exit, "failures", n+1)
+		c.Recorder.Eventf(job, v1.EventTypeNormal, ReplacedReason, "the launcher of pod %s crashed (%s) and restarted in place; failure %d of the %d --elastic-max-failures allows; the other pods re-form their world with it",
+			pod.Name, exit, n+1, s.Args.Elastic.MaxFailures)
+	}
+	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -269,20 +270,29 @@ func TestEndedPods(t *testing.T) {
 		wantDeleted bool
 		wantCount   string
 		wantFailed  bool
+		storeFault  bool // the store restarted in place as the launcher exited
 	}{
-		{"completed by Paddle", v1.PodSucceeded, terminated(0), "completed", "", false, "", false},
-		{"gave up before training", v1.PodSucceeded, terminated(0), "running", "", true, "", false},
-		{"gave up after training", v1.PodFailed, terminated(exitStopped), "running", "", true, "", false},
-		{"evicted", v1.PodFailed, nil, "running", "", true, "", false},
-		{"crash within the bound", v1.PodFailed, terminated(1), "running", "", true, "1", false},
-		{"crash beyond the bound", v1.PodFailed, terminated(1), "running", "1", false, "1", true},
+		{"completed by Paddle", v1.PodSucceeded, terminated(0), "completed", "", false, "", false, false},
+		{"gave up before training", v1.PodSucceeded, terminated(0), "running", "", true, "", false, false},
+		{"gave up after training", v1.PodFailed, terminated(exitStopped), "running", "", true, "", false, false},
+		{"evicted", v1.PodFailed, nil, "running", "", true, "", false, false},
+		{"crash within the bound", v1.PodFailed, terminated(1), "running", "", true, "1", false, false},
+		{"crash beyond the bound", v1.PodFailed, terminated(1), "running", "1", false, "1", true, false},
+		{"exit on a store fault beyond the bound", v1.PodFailed, terminated(1), "running", "1", true, "1", false, true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			job := elasticJob(tc.failures)
 			pod := trainerPod(job, 0, "10.1.0.1")
 			pod.Status.Phase, pod.Status.ContainerStatuses = tc.phase, tc.statuses
-			f := newFixture(t, job, pod)
+			pods := []*v1.Pod{pod}
+			if tc.storeFault {
+				pod.CreationTimestamp = metav1.NewTime(at(0))
+				pod.Status.ContainerStatuses[0].State.Terminated.FinishedAt = metav1.NewTime(at(602))
+				pods = append(pods, storeAt(t, job, -5, 603, 601))
+			}
+			f := newFixture(t, job, pods...)
+			f.c.now = func() time.Time { return at(610) }
 			f.kv.kv["/paddle/"+paddlejob.JobID(job)] = tc.status
 			f.c.observe(pod, false)
 			f.drain(t)

@@ -1,0 +1,187 @@
+package paddleelastic
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
+)
+
+// t0 is when the trainers started in these tests.
+var t0 = time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+
+func at(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
+
+// never: a time that did not happen (storeAt).
+const never = -1 << 20
+
+// queuedKind takes what the controller's work queue holds and says
+// whether any of it is of kind k.
+func (f *fixture) queuedKind(k workKind) bool {
+	found := false
+	for f.c.queue.Len() > 0 {
+		w, _ := f.c.queue.Get()
+		found = found || w.kind == k
+		f.c.queue.Done(w)
+		f.c.queue.Forget(w)
+	}
+	return found
+}
+
+// storeAt is the job's store pod created at created (seconds after t0),
+// Ready since readyAt (or not Ready: never), its container last ended at
+// lastExit (or never).
+func storeAt(t *testing.T, job *batch.Job, created, readyAt, lastExit int) *v1.Pod {
+	p := etcdPodOf(t, job, "etcd-uid", "10.1.0.9", readyAt != never)
+	p.CreationTimestamp = metav1.NewTime(at(created))
+	if readyAt != never {
+		p.Status.Conditions[0].LastTransitionTime = metav1.NewTime(at(readyAt))
+	}
+	st := v1.ContainerStatus{Name: "etcd", State: v1.ContainerState{Running: &v1.ContainerStateRunning{}}}
+	if lastExit != never {
+		st.RestartCount = 1
+		st.LastTerminationState.Terminated = &v1.ContainerStateTerminated{ExitCode: 137, Reason: "OOMKilled", FinishedAt: metav1.NewTime(at(lastExit))}
+	}
+	p.Status.ContainerStatuses = []v1.ContainerStatus{st}
+	return p
+}
+
+// A launcher's exit is the store's when it falls in a store fault the
+// store pod's status shows, or one the controller saw; every other exit
+// code 1 is a crash.
+func TestStoreFaultAt(t *testing.T) {
+	cases := []struct {
+		name  string
+		store func(*testing.T, *batch.Job) *v1.Pod // nil: no store pod
+		seen  func(*Controller, *batch.Job)        // faults the controller saw
+		exit  int                                  // seconds after t0
+		now   int
+		want  string // "" = a crash; else part of the fault's why
+	}{
+		{"store fine all along", func(t *testing.T, j *batch.Job) *v1.Pod { return storeAt(t, j, -5, -3, never) }, nil, 600, 700, ""},
+		{"store restarted in place (OOM), exit as it died", func(t *testing.T, j *batch.Job) *v1.Pod { return storeAt(t, j, -5, 603, 601) }, nil, 602, 700, "restarted after exit code 137"},
+		{"exit 20 s before the store's liveness kill", func(t *testing.T, j *batch.Job) *v1.Pod { return storeAt(t, j, -5, 603, 601) }, nil, 581, 700, "restarted"},
+		{"exit a minute before the store restarted", func(t *testing.T, j *batch.Job) *v1.Pod { return storeAt(t, j, -5, 603, 601) }, nil, 540, 700, ""},
+		{"exit a minute after the store was back", func(t *testing.T, j *batch.Job) *v1.Pod { return storeAt(t, j, -5, 603, 601) }, nil, 663, 700, ""},
+		{"store re-created (data lost)", func(t *testing.T, j *batch.Job) *v1.Pod { return storeAt(t, j, 603, 606, never) }, nil, 601, 700, "re-created"},
+		{"store re-created, exit long before", func(t *testing.T, j *batch.Job) *v1.Pod { return storeAt(t, j, 603, 606, never) }, nil, 300, 700, ""},
+		{"store not ready now (stopped)", func(t *testing.T, j *batch.Job) *v1.Pod { return storeAt(t, j, -5, never, never) }, nil, 650, 700, "not ready"},
+		{"no store pod", nil, nil, 650, 700, "no store pod"},
+		{"store deleted, seen by the controller, back since", func(t *testing.T, j *batch.Job) *v1.Pod { return storeAt(t, j, 602, 604, never) },
+			func(c *Controller, j *batch.Job) {
+				c.faults.begin(j.UID, at(600), "store pod deleted")
+				c.faults.end(j.UID, at(604))
+			}, 601, 700, "deleted"},
+		{"a fault seen long ago is forgotten", func(t *testing.T, j *batch.Job) *v1.Pod { return storeAt(t, j, -5, -3, never) },
+			func(c *Controller, j *batch.Job) {
+				c.faults.begin(j.UID, at(10), "store pod deleted")
+				c.faults.end(j.UID, at(12))
+			}, 11, 1300, ""},
+		{"a fault seen and remembered", func(t *testing.T, j *batch.Job) *v1.Pod { return storeAt(t, j, -5, -3, never) },
+			func(c *Controller, j *batch.Job) {
+				c.faults.begin(j.UID, at(10), "store pod deleted")
+				c.faults.end(j.UID, at(12))
+			}, 11, 100, "deleted"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			job := elasticJob("")
+			trainer := trainerPod(job, 0, "10.1.0.1")
+			trainer.CreationTimestamp = metav1.NewTime(at(0))
+			var pods []*v1.Pod
+			if tc.store != nil {
+				pods = append(pods, tc.store(t, job))
+			}
+			f := newFixture(t, job, pods...)
+			f.c.now = func() time.Time { return at(tc.now) }
+			if tc.seen != nil {
+				tc.seen(f.c, job)
+			}
+			fault, ok := f.c.storeFaultAt(job, trainer, at(tc.exit))
+			switch {
+			case tc.want == "" && ok:
+				t.Errorf("exit at %d s blamed on the store (%s), want a crash", tc.exit, fault.why)
+			case tc.want != "" && !ok:
+				t.Errorf("exit at %d s counted as a crash, want the store's (%s)", tc.exit, tc.want)
+			case ok && !strings.Contains(fault.why, tc.want):
+				t.Errorf("fault %q, want one that says %q", fault.why, tc.want)
+			}
+		})
+	}
+}
+
+// A launcher restarted in place (restartPolicy OnFailure): a crash counts
+// toward --elastic-max-failures and fails the job beyond it; an exit on a
+// store fault, 241 and 143 do not; restarts the controller found when it
+// first saw the pod are not judged again.
+func TestRestartedInPlace(t *testing.T) {
+	restartedPod := func(job *batch.Job, restarts int32, code int32, finished int) *v1.Pod {
+		p := trainerPod(job, 0, "10.1.0.1")
+		p.CreationTimestamp = metav1.NewTime(at(0))
+		st := v1.ContainerStatus{Name: "paddle", RestartCount: restarts, State: v1.ContainerState{Running: &v1.ContainerStateRunning{}}}
+		if restarts > 0 {
+			st.LastTerminationState.Terminated = &v1.ContainerStateTerminated{ExitCode: code, FinishedAt: metav1.NewTime(at(finished))}
+		}
+		p.Status.ContainerStatuses = []v1.ContainerStatus{st}
+		return p
+	}
+	cases := []struct {
+		name       string
+		failures   string
+		store      func(*testing.T, *batch.Job) *v1.Pod
+		code       int32
+		wantCount  string
+		wantFailed bool
+	}{
+		{"crash", "", func(t *testing.T, j *batch.Job) *v1.Pod { return storeAt(t, j, -5, -3, never) }, 1, "1", false},
+		{"crash beyond the bound", "1", func(t *testing.T, j *batch.Job) *v1.Pod { return storeAt(t, j, -5, -3, never) }, 1, "1", true},
+		{"exit when the store restarted", "1", func(t *testing.T, j *batch.Job) *v1.Pod { return storeAt(t, j, -5, 603, 601) }, 1, "1", false},
+		{"processes stopped (241)", "1", func(t *testing.T, j *batch.Job) *v1.Pod { return storeAt(t, j, -5, -3, never) }, exitStopped, "1", false},
+		{"SIGTERM (143)", "", func(t *testing.T, j *batch.Job) *v1.Pod { return storeAt(t, j, -5, -3, never) }, exitTerminated, "", false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			job := elasticJob(tc.failures)
+			first := restartedPod(job, 0, 0, 0)
+			f := newFixture(t, job, tc.store(t, job), first)
+			f.c.now = func() time.Time { return at(610) }
+			f.c.observe(first, false)
+			again := restartedPod(job, 1, tc.code, 602)
+			if _, err := f.kube.CoreV1().Pods("ml").UpdateStatus(context.Background(), again, metav1.UpdateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			f.waitLister(t, "ml", again.Name, again)
+			f.c.observe(again, false)
+			f.drain(t)
+			got, err := f.vc.BatchV1alpha1().Jobs("ml").Get(context.Background(), "el", metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c := got.Annotations[FailuresAnnotation]; c != tc.wantCount {
+				t.Errorf("failure count %q, want %q", c, tc.wantCount)
+			}
+			if failed := got.Status.State.Phase == batch.Failed; failed != tc.wantFailed {
+				t.Errorf("job phase %s (%s), want failed=%v", got.Status.State.Phase, got.Status.State.Message, tc.wantFailed)
+			}
+			// The same restart seen again is not judged again.
+			f.c.observe(again, false)
+			if f.queuedKind(restarted) {
+				t.Errorf("a restart already judged was queued again")
+			}
+		})
+	}
+
+	// Restarts that happened before the controller first saw the pod (a
+	// controller restart) are not judged: the earlier controller did.
+	job := elasticJob("")
+	old := restartedPod(job, 3, 1, 500)
+	f := newFixture(t, job, storeAt(t, job, -5, -3, never), old)
+	f.c.observe(old, false)
+	if f.queuedKind(restarted) {
+		t.Errorf("restarts from before the controller saw the pod were queued")
+	}
+}
