@@ -1,5 +1,6 @@
 // Package etcdtest starts a real etcd for tests: the elastic controller's
-// tests and the e2e tests speak to it as Paddle's launchers do.
+// tests and the e2e tests speak to it as Paddle's launchers do, and the
+// fault tests kill, restart, wipe and pause it as a store pod's faults do.
 package etcdtest
 
 import (
@@ -10,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -17,12 +19,30 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 )
 
-// Start runs a real etcd ($ETCD_BIN, else bin/etcd, which make builds for
-// the local cluster) on loopback ports with a temporary data directory, for
-// tests that need an elastic Paddle job's etcd: the local cluster's pods
-// are simulated and their IPs are not ours to send traffic to. It returns
-// the client URL; the process is stopped by its pid when the test ends.
-func Start(t *testing.T) string {
+// Start runs a real etcd (StartServer) and returns its client URL.
+func Start(t *testing.T) string { return StartServer(t).URL }
+
+// Server is a real etcd process ($ETCD_BIN, else bin/etcd, which make
+// builds for the local cluster) on loopback ports with a temporary data
+// directory. The local cluster's pods are simulated and their IPs are not
+// ours to send traffic to. It is stopped by its pid when the test ends.
+type Server struct {
+	// URL is the client URL, http://127.0.0.1:port; it stays the same
+	// across Restart.
+	URL string
+
+	t      *testing.T
+	bin    string
+	dir    string
+	peer   string
+	logf   *os.File
+	mu     sync.Mutex
+	cmd    *exec.Cmd
+	exited chan struct{}
+}
+
+// StartServer starts an etcd and waits until it answers.
+func StartServer(t *testing.T) *Server {
 	t.Helper()
 	bin := os.Getenv("ETCD_BIN")
 	if bin == "" {
@@ -41,39 +61,49 @@ func Start(t *testing.T) string {
 		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
 		held = append(held, l)
 	}
-	client := fmt.Sprintf("http://127.0.0.1:%d", ports[0])
-	peer := fmt.Sprintf("http://127.0.0.1:%d", ports[1])
 	dir := t.TempDir()
-	log, err := os.Create(filepath.Join(dir, "etcd.log"))
+	logf, err := os.Create(filepath.Join(dir, "etcd.log"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, "--name=paddle", "--data-dir="+filepath.Join(dir, "data"),
-		"--listen-client-urls="+client, "--advertise-client-urls="+client,
-		"--listen-peer-urls="+peer, "--initial-advertise-peer-urls="+peer, "--initial-cluster=paddle="+peer)
-	cmd.Stdout, cmd.Stderr = log, log
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	s := &Server{
+		URL: fmt.Sprintf("http://127.0.0.1:%d", ports[0]), peer: fmt.Sprintf("http://127.0.0.1:%d", ports[1]),
+		t: t, bin: bin, dir: dir, logf: logf,
+	}
 	// The reserved ports are released just before etcd binds them.
 	for _, l := range held {
 		_ = l.Close()
 	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
 	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
-		}
-		log.Close()
+		s.stop()
+		logf.Close()
 	})
-	err = wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, client+"/health", nil)
+	s.start()
+	return s
+}
+
+func (s *Server) start() {
+	s.t.Helper()
+	cmd := exec.Command(s.bin, "--name=paddle", "--data-dir="+filepath.Join(s.dir, "data"),
+		"--listen-client-urls="+s.URL, "--advertise-client-urls="+s.URL,
+		"--listen-peer-urls="+s.peer, "--initial-advertise-peer-urls="+s.peer, "--initial-cluster=paddle="+s.peer)
+	cmd.Stdout, cmd.Stderr = s.logf, s.logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		s.t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	s.mu.Lock()
+	s.cmd, s.exited = cmd, exited
+	s.mu.Unlock()
+	s.waitHealthy()
+}
+
+func (s *Server) waitHealthy() {
+	s.t.Helper()
+	err := wait.PollUntilContextTimeout(context.Background(), 50*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.URL+"/health", nil)
 		res, err := http.DefaultClient.Do(req)
 		if err != nil {
 			return false, nil // not listening yet
@@ -82,10 +112,69 @@ func Start(t *testing.T) string {
 		return res.StatusCode == http.StatusOK, nil
 	})
 	if err != nil {
-		out, _ := os.ReadFile(log.Name())
-		t.Fatalf("etcd did not answer at %s: %v\n%s", client, err, out)
+		out, _ := os.ReadFile(s.logf.Name())
+		s.t.Fatalf("etcd did not answer at %s: %v\n%s", s.URL, err, out)
 	}
-	return client
+}
+
+// stop ends the process (SIGTERM, SIGKILL after 10 s) if it runs; a
+// paused one is resumed first so that it can end.
+func (s *Server) stop() {
+	s.mu.Lock()
+	cmd, exited := s.cmd, s.exited
+	s.mu.Unlock()
+	if cmd == nil {
+		return
+	}
+	select {
+	case <-exited:
+		return
+	default:
+	}
+	_ = cmd.Process.Signal(syscall.SIGCONT)
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-exited:
+	case <-time.After(10 * time.Second):
+		_ = cmd.Process.Kill()
+		<-exited
+	}
+}
+
+// Kill ends the process with SIGKILL (an OOM kill, a node's power loss)
+// and waits until it has exited.
+func (s *Server) Kill() {
+	s.mu.Lock()
+	cmd, exited := s.cmd, s.exited
+	s.mu.Unlock()
+	_ = cmd.Process.Signal(syscall.SIGKILL)
+	<-exited
+}
+
+// Restart starts the killed etcd again on the same ports, with its data
+// (a container restarted in place) or without (wipe: a store pod
+// re-created), and waits until it answers.
+func (s *Server) Restart(wipe bool) {
+	s.t.Helper()
+	if wipe {
+		if err := os.RemoveAll(filepath.Join(s.dir, "data")); err != nil {
+			s.t.Fatal(err)
+		}
+	}
+	s.start()
+}
+
+// Pause stops the process (SIGSTOP: its connections stay open and
+// nothing answers, as a store that hangs); Resume lets it go on.
+func (s *Server) Pause()  { s.signal(syscall.SIGSTOP) }
+func (s *Server) Resume() { s.signal(syscall.SIGCONT) }
+
+func (s *Server) signal(sig syscall.Signal) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.cmd.Process.Signal(sig); err != nil {
+		s.t.Fatalf("signal %v to etcd: %v", sig, err)
+	}
 }
 
 // moduleRoot is the folder of the go.mod above the test's working folder

@@ -29,10 +29,10 @@ import (
 // beating until it is stopped, putting its heartbeat key back with its
 // lease whenever it is missing, as Paddle's heartbeat thread does
 // (Heartbeat): the loss notice must keep it away by revoking the lease.
-// Unlike Paddle it does not wipe the job's heartbeats when it starts (the
-// tests check the loss notice's removals, which that would race), does
-// not rendezvous, and does not exit when the store is interrupted
-// (Paddle's watch loop does: controllers/controller.py: watch).
+// And like Paddle it exits (code 1) when its job's store is interrupted
+// (WatchStore). Unlike Paddle it does not wipe the job's heartbeats when
+// it starts (the tests check the loss notice's removals, which that would
+// race) and does not rendezvous.
 
 // EtcdReport is what an elastic launcher did on its job's etcd.
 type EtcdReport struct {
@@ -49,6 +49,9 @@ type EtcdReport struct {
 	Keys map[string]string `json:"keys"`
 	// Beats counts the lease refreshes.
 	Beats int `json:"beats"`
+	// StoreLost is the store's error the launcher exited on (a failed
+	// call, or an interruption WatchStore saw), if it did.
+	StoreLost string `json:"storeLost,omitempty"`
 }
 
 // etcdScheme is the scheme of PADDLE_MASTER that selects ETCDMaster.
@@ -70,7 +73,7 @@ func masterEndpoint(v string) string {
 
 // elastic registers the launcher with its job's etcd and beats until ctx
 // ends.
-func (p *probe) elastic(ctx context.Context) error {
+func (p *probe) elastic(ctx context.Context) (err error) {
 	ep := masterEndpoint(p.Env("PADDLE_MASTER"))
 	a, err := p.addr(ep)
 	if err != nil {
@@ -94,6 +97,15 @@ func (p *probe) elastic(ctx context.Context) error {
 		return fmt.Errorf("etcd at %s (%s): %w", ep, a, err)
 	}
 	rep.Health = health
+	// From here on, any failed call to the store ends the launcher, as an
+	// exception of the etcd3 client ends Paddle's.
+	defer func() {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if err != nil && ctx.Err() == nil && rep.StoreLost == "" {
+			rep.StoreLost = err.Error()
+		}
+	}()
 	g := &paddleetcd.Gateway{URL: "http://" + a}
 	lease, err := g.Grant(ctx, heartbeatTTL)
 	if err != nil {
@@ -130,12 +142,61 @@ func (p *probe) elastic(ctx context.Context) error {
 		return fmt.Errorf("etcd at %s read back %v, not what the launcher wrote", a, rep.Keys)
 	}
 	klog.InfoS("registered with the job's etcd", "endpoint", ep, "addr", a, "name", rep.Name, "heartbeat", beat)
-	Heartbeat(ctx, g, jobID, rep.Name, lease, heartbeatTTL/2*time.Second, func() {
-		p.mu.Lock()
-		rep.Beats++
-		p.mu.Unlock()
-	})
+	beatCtx, stopBeats := context.WithCancel(ctx)
+	beating := make(chan struct{})
+	go func() {
+		defer close(beating)
+		Heartbeat(beatCtx, g, jobID, rep.Name, lease, heartbeatTTL/2*time.Second, func() {
+			p.mu.Lock()
+			rep.Beats++
+			p.mu.Unlock()
+		})
+	}()
+	err = WatchStore(ctx, g, jobID)
+	stopBeats()
+	<-beating
+	if err != nil {
+		return err
+	}
 	return ctx.Err()
+}
+
+// WatchStore plays the watch of Paddle's launcher until ctx ends: the
+// launcher watches its job's heartbeats (controllers/master.py:
+// ETCDMaster.register_heartbeat, _beat_watch), and any event, the watch's
+// own failure included, marks it restarting; its watch loop then asks the
+// store for the job's status (controllers/controller.py: Controller.watch
+// calls ETCDMaster.get_status), and when the store cannot answer that
+// call raises and the launcher exits 1. The same in v2.6.2 and
+// v3.0.0-beta2. It returns that error, or nil once ctx ends; a store that
+// answers again is watched again (the launcher would re-form its world).
+func WatchStore(ctx context.Context, g *paddleetcd.Gateway, jobID string) error {
+	for ctx.Err() == nil {
+		watchCtx, cancel := context.WithCancel(ctx)
+		var lost error
+		err := g.Watch(watchCtx, paddleetcd.HeartbeatPrefix(jobID), false, nil, func([]paddleetcd.Event) {
+			if _, _, err := g.Get(watchCtx, paddleetcd.StatusKey(jobID)); err != nil && watchCtx.Err() == nil {
+				lost = err
+				cancel()
+			}
+		})
+		cancel()
+		if ctx.Err() != nil {
+			return nil
+		}
+		if lost != nil {
+			return fmt.Errorf("the job's store could not answer get_status after a heartbeat change: %w", lost)
+		}
+		// The watch itself failed: restarting, and get_status decides.
+		if _, _, gerr := g.Get(ctx, paddleetcd.StatusKey(jobID)); gerr != nil && ctx.Err() == nil {
+			return fmt.Errorf("the job's store is interrupted (watch: %v; get_status: %w)", err, gerr)
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(time.Second):
+		}
+	}
+	return nil
 }
 
 // Heartbeat plays the heartbeat thread of Paddle's launcher

@@ -1,13 +1,9 @@
 package paddleelastic
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
-	"fmt"
 	"net"
-	"net/http"
-	"strings"
 	"sync"
 	"time"
 
@@ -93,75 +89,23 @@ func (k *BeatKeeper) Run(ctx context.Context) {
 	}
 }
 
-// watchEvent is an event of etcd's JSON watch stream (mvccpb.Event; int64
-// fields as strings, the enum type as its name, PUT omitted).
-type watchEvent struct {
-	Type   string `json:"type"`
-	PrevKV *struct {
-		Key   string `json:"key"`
-		Value string `json:"value"`
-		Lease string `json:"lease"`
-	} `json:"prev_kv"`
-}
-
 func (k *BeatKeeper) watch(ctx context.Context) error {
-	prefix := paddleetcd.HeartbeatPrefix(k.JobID)
-	body, _ := json.Marshal(map[string]interface{}{"create_request": map[string]interface{}{
-		"key": paddleetcd.Base64(prefix), "range_end": paddleetcd.Base64(paddleetcd.PrefixEnd(prefix)), "prev_kv": true,
-	}})
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimRight(k.G.URL, "/")+"/v3/watch", strings.NewReader(string(body)))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	// No client timeout: the stream lasts as long as the job.
-	res, err := (&http.Client{Transport: &http.Transport{Proxy: nil, DialContext: (&net.Dialer{Timeout: paddleetcd.Timeout}).DialContext}}).Do(req)
-	if err != nil {
-		return err
-	}
-	defer res.Body.Close()
 	defer k.setWatching(false)
-	if res.StatusCode != http.StatusOK {
-		return fmt.Errorf("watch: %s", res.Status)
-	}
-	dec := json.NewDecoder(bufio.NewReader(res.Body))
-	for {
-		var msg struct {
-			Result struct {
-				Created  bool         `json:"created"`
-				Events   []watchEvent `json:"events"`
-				Canceled bool         `json:"canceled"`
-			} `json:"result"`
-			Error *struct {
-				Message string `json:"message"`
-			} `json:"error"`
-		}
-		if err := dec.Decode(&msg); err != nil {
-			return err
-		}
-		if msg.Error != nil {
-			return fmt.Errorf("watch: %s", msg.Error.Message)
-		}
-		if msg.Result.Canceled {
-			return fmt.Errorf("watch canceled")
-		}
-		if msg.Result.Created {
-			k.setWatching(true)
-		}
-		var wiped []watchEvent
-		for _, e := range msg.Result.Events {
-			if e.Type == "DELETE" && e.PrevKV != nil && e.PrevKV.Lease != "" && e.PrevKV.Lease != "0" {
-				wiped = append(wiped, e)
+	return k.G.Watch(ctx, paddleetcd.HeartbeatPrefix(k.JobID), true, func() { k.setWatching(true) }, func(events []paddleetcd.Event) {
+		var wiped []paddleetcd.KV
+		for _, e := range events {
+			if e.Delete && e.Prev != nil && paddleetcd.HasLease(e.Prev.Lease) {
+				wiped = append(wiped, *e.Prev)
 			}
 		}
 		if len(wiped) > 0 {
 			k.restore(ctx, wiped)
 		}
-	}
+	})
 }
 
 // restore puts back the wiped keys of live launchers.
-func (k *BeatKeeper) restore(ctx context.Context, wiped []watchEvent) {
+func (k *BeatKeeper) restore(ctx context.Context, wiped []paddleetcd.KV) {
 	records, err := k.G.Prefix(ctx, paddleetcd.InfoPrefix(k.JobID))
 	if err != nil {
 		klog.V(2).InfoS("Reading Paddle rendezvous records", "job", k.JobID, "err", err)
@@ -178,10 +122,9 @@ func (k *BeatKeeper) restore(ctx context.Context, wiped []watchEvent) {
 		}
 	}
 	var restored []string
-	for _, e := range wiped {
-		key, err1 := paddleetcd.FromBase64(e.PrevKV.Key)
-		name, err2 := paddleetcd.FromBase64(e.PrevKV.Value)
-		if err1 != nil || err2 != nil || key != paddleetcd.HeartbeatKey(k.JobID, name) || k.wasNoticed(name) {
+	for _, kv := range wiped {
+		key, name := kv.Key, kv.Value
+		if key != paddleetcd.HeartbeatKey(k.JobID, name) || k.wasNoticed(name) {
 			continue
 		}
 		ip, ok := ipOf[name]
@@ -189,7 +132,7 @@ func (k *BeatKeeper) restore(ctx context.Context, wiped []watchEvent) {
 			continue
 		}
 		// Refused when the lease has expired: the launcher is gone.
-		if _, err := k.G.Put(ctx, key, name, e.PrevKV.Lease); err == nil {
+		if _, err := k.G.Put(ctx, key, name, kv.Lease); err == nil {
 			restored = append(restored, name)
 		}
 	}
