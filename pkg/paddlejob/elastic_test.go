@@ -166,3 +166,27 @@ func TestElasticWarnings(t *testing.T) {
 		t.Errorf("RestartPod replaces one pod, which is what an elastic job wants, yet warned: %s", joined)
 	}
 }
+
+// Never is valid for elastic trainers and warned: a store fault ends every
+// launcher at once; OnFailure, which restarts them in place, is not.
+func TestElasticRestartPolicyWarnings(t *testing.T) {
+	for _, tc := range []struct {
+		policy v1.RestartPolicy
+		warned bool
+	}{{v1.RestartPolicyNever, true}, {v1.RestartPolicyOnFailure, false}} {
+		job := elasticJob("el", 2, 3, 4)
+		job.Spec.Tasks[0].Template.Spec.RestartPolicy = tc.policy
+		a, _ := parseArgs(job.Spec.Plugins[PluginName])
+		l, errs := ValidateJob(job, a)
+		if len(errs) > 0 {
+			t.Fatal(errs)
+		}
+		joined := strings.Join(Warnings(job, l), "\n")
+		if warned := strings.Contains(joined, "restartPolicy: Never; when the job's etcd store restarts"); warned != tc.warned {
+			t.Errorf("restartPolicy %s: warned %v, want %v: %s", tc.policy, warned, tc.warned, joined)
+		}
+		if strings.Contains(joined, "restarted in place rejoins peers") {
+			t.Errorf("restartPolicy %s: an elastic launcher restarted in place registers anew, yet warned: %s", tc.policy, joined)
+		}
+	}
+}

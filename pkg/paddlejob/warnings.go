@@ -41,7 +41,12 @@ func Warnings(job *batch.Job, l *Layout) []string {
 				p, *ts.MinAvailable, ts.Replicas, r.Role, ts.Replicas))
 		}
 		// An elastic launcher re-forms its world itself: restarted in
-		// place it registers anew (ValidateJob allows OnFailure there).
+		// place it registers anew (ValidateJob allows OnFailure there,
+		// and advises it over Never).
+		if l.Elastic != nil && r.TaskIndex == l.Trainer.TaskIndex && ts.Template.Spec.RestartPolicy == v1.RestartPolicyNever {
+			out = append(out, fmt.Sprintf("%s.template.spec.restartPolicy: Never; when the job's etcd store restarts or is re-created, every launcher exits at once (launch/controllers/controller.py: watch), every trainer pod ends, and Volcano may end the job as Failed before the pods are replaced; use OnFailure, which restarts the launchers in place",
+				p))
+		}
 		if rp := ts.Template.Spec.RestartPolicy; rp != v1.RestartPolicyNever && l.Elastic == nil {
 			shown := string(rp)
 			if shown == "" {

@@ -28,8 +28,11 @@ import (
 // An exit is the store's when it falls within a store fault, widened by
 // storeFaultLead before it (an unresponsive store fails its probes before
 // the kubelet restarts it, and launchers exit while it hangs) and
-// storeFaultGrace after it (clock skew between the nodes whose kubelets
-// stamp the times, a launcher that sees the fault late). Faults are read
+// storeFaultGrace after it: a re-created store has a new IP, which a
+// launcher that restarts soon after may still get from DNS caches
+// (CoreDNS's cache and record TTL are 30 s each in Kubernetes' Corefile)
+// and fail on; the kubelet's restart back-off (10 s, 20 s, ...) spaces its
+// tries; and the kubelets of different nodes stamp the times. Faults are read
 // from the store pod's own status, so that a restarted controller knows
 // them too (restart in place: the last termination and the next Ready;
 // re-created: the new pod's creation and first Ready; not Ready now: since
@@ -37,7 +40,7 @@ import (
 // ran (the store pod deleted or failed, which leaves no pod to read).
 const (
 	storeFaultLead  = 30 * time.Second
-	storeFaultGrace = 10 * time.Second
+	storeFaultGrace = 90 * time.Second
 	// storeFaultMemory is how long the controller remembers a fault it saw;
 	// an exit is judged when its pod's status arrives, seconds later.
 	storeFaultMemory = 10 * time.Minute
