@@ -410,7 +410,12 @@ func TestElasticHeartbeatsKept(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	k := &paddleelastic.BeatKeeper{G: g, JobID: jobID, Alive: func(ip string) bool { return ip != ips["gonepd"] }}
+	k := &paddleelastic.BeatKeeper{G: g, JobID: jobID, Alive: func(ip string) string {
+		if ip == ips["gonepd"] {
+			return ""
+		}
+		return "pod-at-" + ip
+	}}
 	go k.Run(ctx)
 	// The loss notice of pod 198.18.0.14 deletes its launcher's key.
 	if names, err := paddleelastic.NoticeLoss(ctx, g, jobID, ips["notice"], k); err != nil || len(names) != 1 || names[0] != "notice" {

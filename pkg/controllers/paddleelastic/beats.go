@@ -26,17 +26,25 @@ import (
 // launcher's own next beat does, only sooner.
 //
 // It puts back only the key of a launcher whose rendezvous record places
-// it on a pod that is alive (Alive), and never one the loss notice removed;
-// a key whose lease expired cannot be put back (etcd refuses the lease).
+// it on a pod whose launcher runs (Alive), and never one the loss notice
+// removed; a key whose lease expired cannot be put back (etcd refuses the
+// lease). A launcher that exited while its pod runs on (its container
+// restarted in place, restartPolicy OnFailure) keeps its lease for up to
+// 10 s, and the first thing its successor does is wipe the job's
+// heartbeats: each launcher name is bound to the incarnation of its pod's
+// launcher (pod UID and restart count) the keeper first saw it on, and a
+// name whose pod has restarted its launcher since is never put back.
 type BeatKeeper struct {
 	G     *paddleetcd.Gateway
 	JobID string
-	// Alive says whether a pod of the job with this IP is running and not
-	// being deleted.
-	Alive func(ip string) bool
+	// Alive is the incarnation of the launcher running at this IP (a pod
+	// of the job, running, not being deleted, its launcher container
+	// running), "" when none runs there.
+	Alive func(ip string) string
 
 	mu       sync.Mutex
 	noticed  map[string]bool
+	bound    map[string]string
 	watching bool
 }
 
@@ -71,6 +79,26 @@ func (k *BeatKeeper) wasNoticed(name string) bool {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	return k.noticed[name]
+}
+
+// maxBound bounds the launcher names the keeper remembers (a job's
+// launchers come and go; an old name's pod has restarted since anyway).
+const maxBound = 10000
+
+// sameIncarnation binds name to inc the first time it is seen and says
+// whether inc is still the incarnation it was bound to.
+func (k *BeatKeeper) sameIncarnation(name, inc string) bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.bound == nil || len(k.bound) > maxBound {
+		k.bound = map[string]string{}
+	}
+	b, ok := k.bound[name]
+	if !ok {
+		k.bound[name] = inc
+		return true
+	}
+	return b == inc
 }
 
 // Run watches the job's heartbeats until ctx ends, re-watching after
@@ -121,6 +149,13 @@ func (k *BeatKeeper) restore(ctx context.Context, wiped []paddleetcd.KV) {
 			ipOf[r.Name] = host
 		}
 	}
+	// Bind every recorded launcher to what runs at its IP now, so that a
+	// later restart of that pod's launcher is told apart.
+	for name, ip := range ipOf {
+		if inc := k.Alive(ip); inc != "" {
+			k.sameIncarnation(name, inc)
+		}
+	}
 	var restored []string
 	for _, kv := range wiped {
 		key, name := kv.Key, kv.Value
@@ -128,7 +163,10 @@ func (k *BeatKeeper) restore(ctx context.Context, wiped []paddleetcd.KV) {
 			continue
 		}
 		ip, ok := ipOf[name]
-		if !ok || !k.Alive(ip) {
+		if !ok {
+			continue
+		}
+		if inc := k.Alive(ip); inc == "" || !k.sameIncarnation(name, inc) {
 			continue
 		}
 		// Refused when the lease has expired: the launcher is gone.

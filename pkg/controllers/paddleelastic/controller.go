@@ -746,7 +746,7 @@ func (c *Controller) syncKeepers() {
 			continue
 		}
 		ns, name := job.Namespace, job.Name
-		k := &BeatKeeper{G: c.http(urls[uid]), JobID: paddlejob.JobID(job), Alive: func(ip string) bool { return c.podAlive(ns, name, ip) }}
+		k := &BeatKeeper{G: c.http(urls[uid]), JobID: paddlejob.JobID(job), Alive: func(ip string) string { return c.launcherAt(ns, name, ip) }}
 		ctx, cancel := context.WithCancel(context.Background())
 		c.keepers[uid] = &keeperRun{keeper: k, url: urls[uid], cancel: cancel}
 		go k.Run(ctx)
@@ -762,18 +762,27 @@ func (c *Controller) stopKeepers() {
 	}
 }
 
-// podAlive: a trainer pod of the job runs at ip and is not going.
-func (c *Controller) podAlive(ns, job, ip string) bool {
+// launcherAt is the incarnation of the launcher running at ip in a
+// trainer pod of the job (its UID and restart count), or "" when none runs
+// there: no such pod, the pod going, or its containers not all running (a
+// launcher that exited and waits for the kubelet to restart it).
+func (c *Controller) launcherAt(ns, job, ip string) string {
 	pods, err := c.pods.Pods(ns).List(labels.SelectorFromSet(labels.Set{batch.JobNameKey: job}))
 	if err != nil {
-		return false
+		return ""
 	}
 	for _, p := range pods {
-		if p.Status.PodIP == ip && p.Status.Phase == v1.PodRunning && p.DeletionTimestamp == nil {
-			return true
+		if p.Status.PodIP != ip || p.Status.Phase != v1.PodRunning || p.DeletionTimestamp != nil || len(p.Status.ContainerStatuses) == 0 {
+			continue
 		}
+		for _, s := range p.Status.ContainerStatuses {
+			if s.State.Running == nil {
+				return ""
+			}
+		}
+		return fmt.Sprintf("%s/%d", p.UID, restartCount(p))
 	}
-	return false
+	return ""
 }
 
 // ipHolder names a pod of the job other than the one with UID uid that
