@@ -10,11 +10,12 @@ import (
 	"strings"
 )
 
-// Event is one change a watch saw: a put, or a delete (Delete) of Key;
-// Prev is the key as it was before, when the watch asked for it.
+// Event is one change a watch saw: a put of Value, or a delete (Delete),
+// of Key; Prev is the key as it was before, when the watch asked for it.
 type Event struct {
 	Delete bool
 	Key    string
+	Value  string
 	Prev   *KV
 }
 
@@ -51,7 +52,8 @@ func (g *Gateway) Watch(ctx context.Context, prefix string, prevKV bool, created
 				Events  []struct {
 					Type string `json:"type"`
 					KV   struct {
-						Key string `json:"key"`
+						Key   string `json:"key"`
+						Value string `json:"value"`
 					} `json:"kv"`
 					PrevKV *struct {
 						Key   string `json:"key"`
@@ -83,7 +85,8 @@ func (g *Gateway) Watch(ctx context.Context, prefix string, prevKV bool, created
 		out := make([]Event, 0, len(msg.Result.Events))
 		for _, e := range msg.Result.Events {
 			key, _ := FromBase64(e.KV.Key)
-			ev := Event{Delete: e.Type == "DELETE", Key: key}
+			value, _ := FromBase64(e.KV.Value)
+			ev := Event{Delete: e.Type == "DELETE", Key: key, Value: value}
 			if p := e.PrevKV; p != nil {
 				k, err1 := FromBase64(p.Key)
 				v, err2 := FromBase64(p.Value)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net"
+	"strings"
 	"sync"
 	"time"
 
@@ -41,6 +42,12 @@ type BeatKeeper struct {
 	// of the job, running, not being deleted, its launcher container
 	// running), "" when none runs there.
 	Alive func(ip string) string
+	// Failed, if not nil, is called when a launcher says that a process
+	// of its pod failed and it restarts the world: it puts "failed" on
+	// the job's status key (controllers/controller.py: Controller.watch,
+	// ctx.status.FAILED, then ETCDMaster.set_status and restart_peer).
+	// Paddle's own relaunches are otherwise invisible: the pod runs on.
+	Failed func(at time.Time)
 
 	mu       sync.Mutex
 	noticed  map[string]bool
@@ -117,12 +124,25 @@ func (k *BeatKeeper) Run(ctx context.Context) {
 	}
 }
 
+// statusFailed is the value of the job's status key that a launcher
+// whose process failed puts (launch/context/status.py: Status.FAILED).
+const statusFailed = "failed"
+
+// watch follows the job's keys under /paddle/<job_id>, one stream for the
+// heartbeats and the status key.
 func (k *BeatKeeper) watch(ctx context.Context) error {
 	defer k.setWatching(false)
-	return k.G.Watch(ctx, paddleetcd.HeartbeatPrefix(k.JobID), true, func() { k.setWatching(true) }, func(events []paddleetcd.Event) {
+	status, beats := paddleetcd.StatusKey(k.JobID), paddleetcd.HeartbeatPrefix(k.JobID)
+	return k.G.Watch(ctx, status, true, func() { k.setWatching(true) }, func(events []paddleetcd.Event) {
 		var wiped []paddleetcd.KV
 		for _, e := range events {
-			if e.Delete && e.Prev != nil && paddleetcd.HasLease(e.Prev.Lease) {
+			switch {
+			case e.Key == status:
+				if !e.Delete && e.Value == statusFailed && k.Failed != nil {
+					k.Failed(time.Now())
+				}
+			case !strings.HasPrefix(e.Key, beats):
+			case e.Delete && e.Prev != nil && paddleetcd.HasLease(e.Prev.Lease):
 				wiped = append(wiped, *e.Prev)
 			}
 		}

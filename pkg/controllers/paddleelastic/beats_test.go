@@ -125,3 +125,52 @@ func TestKeeperNeverRestoresAnExitedLauncher(t *testing.T) {
 	putBeats()
 	wipe("aaaaaa", "bbbbbb")
 }
+
+// The keeper reports each "failed" a launcher puts on the job's status
+// key (a process failed, Paddle restarts the world), and nothing else.
+func TestKeeperReportsProcessFailures(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	g := &paddleetcd.Gateway{URL: etcdtest.Start(t)}
+	const jobID = "ns-fail"
+	var mu sync.Mutex
+	var failed int
+	k := &BeatKeeper{G: g, JobID: jobID, Alive: func(string) string { return "" }, Failed: func(time.Time) {
+		mu.Lock()
+		failed++
+		mu.Unlock()
+	}}
+	go k.Run(ctx)
+	if err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) { return k.Watching(), nil }); err != nil {
+		t.Fatal("the keeper did not start watching")
+	}
+	for _, v := range []string{"running", "failed", "running", "completed"} {
+		if _, err := g.Put(ctx, paddleetcd.StatusKey(jobID), v, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A key of another job whose id extends this one, and a heartbeat.
+	if _, err := g.Put(ctx, paddleetcd.StatusKey(jobID)+"x", "failed", ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.Put(ctx, paddleetcd.HeartbeatKey(jobID, "failed"), "failed", ""); err != nil {
+		t.Fatal(err)
+	}
+	// The last put is seen once the keeper has handled everything before
+	// it: wait for a second failure put after the others.
+	if _, err := g.Put(ctx, paddleetcd.StatusKey(jobID), "failed", ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 5*time.Second, true, func(context.Context) (bool, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return failed >= 2, nil
+	}); err != nil {
+		t.Fatalf("the keeper reported %d process failures, want 2", failed)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if failed != 2 {
+		t.Errorf("the keeper reported %d process failures, want 2 (the status key's two \"failed\")", failed)
+	}
+}

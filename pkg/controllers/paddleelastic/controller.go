@@ -108,6 +108,8 @@ type work struct {
 	job, ip string
 	// final: the pod is deleted, so its launcher has stopped.
 	final bool
+	// at: when a launcher said a process failed (paddleFailed), Unix ns.
+	at int64
 }
 
 type workKind int
@@ -127,6 +129,9 @@ const (
 	// restarted: a launcher restarted in place (restartPolicy
 	// OnFailure); count its crash or not.
 	restarted
+	// paddleFailed: a launcher restarted the world after one of its
+	// processes failed; count it or not.
+	paddleFailed
 )
 
 // Controller implements framework.Controller.
@@ -157,6 +162,9 @@ type Controller struct {
 	// more (storefault.go); now is the controller's clock.
 	faults storeFaultLog
 	now    func() time.Time
+	// Per job (namespace/name): when a trainer pod of it last went, and
+	// when a process failure of it was last counted (processfailure.go).
+	lostAt, processFailedAt map[string]time.Time
 }
 
 // noticeClient builds the gateway of a job's etcd (tests replace it).
@@ -192,6 +200,8 @@ func (c *Controller) init() {
 	c.noticed = map[types.UID]bool{}
 	c.ips = map[types.UID]string{}
 	c.restarts = map[types.UID]int32{}
+	c.lostAt = map[string]time.Time{}
+	c.processFailedAt = map[string]time.Time{}
 	c.keepers = map[types.UID]*keeperRun{}
 	if c.now == nil {
 		c.now = time.Now
@@ -266,6 +276,7 @@ func (c *Controller) observe(obj interface{}, deleted bool) {
 	first := gone && !wasNoticed
 	if first {
 		c.noticed[pod.UID] = true
+		c.lostAt[pod.Namespace+"/"+job] = c.now()
 	}
 	restartedNow := false
 	if n := restartCount(pod); !deleted {
@@ -416,6 +427,8 @@ func (c *Controller) processNext(q controllerkit.Queue[work], retries int) bool 
 			return c.syncEtcdAddress(context.Background(), w)
 		case restarted:
 			return c.syncRestarted(context.Background(), w)
+		case paddleFailed:
+			return c.syncProcessFailure(context.Background(), w)
 		}
 		return nil
 	}, func(w work, err error) {
@@ -459,7 +472,7 @@ func (c *Controller) syncEnded(ctx context.Context, w work) error {
 		}
 		return c.replace(ctx, job, pod, "its launcher exited 0 without Paddle having completed the job (it gave up waiting for peers)")
 	case crashed(pod):
-		if f, ok := c.storeFaultAt(job, pod, exitTime(pod)); ok {
+		if f, ok := c.storeFaultAt(job, pod.CreationTimestamp.Time, exitTime(pod)); ok {
 			// Replaced at once even while the store is down (the new
 			// launcher may exit again, not counted either): a job all of
 			// whose pods have ended is finished for Volcano
@@ -468,7 +481,7 @@ func (c *Controller) syncEnded(ctx context.Context, w work) error {
 		}
 		n, _ := strconv.Atoi(job.Annotations[FailuresAnnotation])
 		if n >= a.Elastic.MaxFailures {
-			return c.fail(ctx, job, pod, exitSummary(pod), n)
+			return c.fail(ctx, job, "pod "+pod.Name, exitSummary(pod), n)
 		}
 		if err := c.countFailure(ctx, job, n+1); err != nil {
 			return err
@@ -542,16 +555,16 @@ func (c *Controller) countFailure(ctx context.Context, job *batch.Job, n int) er
 // fail ends the job as Failed: its status phase goes to Failed, which
 // Volcano's job controller handles like any finished job (state/finished.go:
 // it stops the remaining pods and keeps the job).
-func (c *Controller) fail(ctx context.Context, job *batch.Job, pod *v1.Pod, exit string, n int) error {
-	msg := fmt.Sprintf("pod %s crashed (%s) after %d trainer crashes (--elastic-max-failures=%d); the job fails instead of re-forming its world for ever",
-		pod.Name, exit, n, n)
+func (c *Controller) fail(ctx context.Context, job *batch.Job, what, exit string, n int) error {
+	msg := fmt.Sprintf("%s crashed (%s) after %d trainer crashes (--elastic-max-failures=%d); the job fails instead of re-forming its world for ever",
+		what, exit, n, n)
 	patch, _ := json.Marshal(map[string]interface{}{"status": map[string]interface{}{
 		"state": map[string]interface{}{"phase": batch.Failed, "reason": FailuresReason, "message": msg},
 	}})
 	if _, err := c.VC.BatchV1alpha1().Jobs(job.Namespace).Patch(ctx, job.Name, types.MergePatchType, patch, metav1.PatchOptions{}, "status"); err != nil {
 		return err
 	}
-	klog.InfoS("Failing an elastic Paddle job", "job", klog.KObj(job), "pod", klog.KObj(pod), "failures", n)
+	klog.InfoS("Failing an elastic Paddle job", "job", klog.KObj(job), "what", what, "failures", n)
 	c.Recorder.Event(job, v1.EventTypeWarning, FailuresReason, msg)
 	return nil
 }
@@ -746,7 +759,8 @@ func (c *Controller) syncKeepers() {
 			continue
 		}
 		ns, name := job.Namespace, job.Name
-		k := &BeatKeeper{G: c.http(urls[uid]), JobID: paddlejob.JobID(job), Alive: func(ip string) string { return c.launcherAt(ns, name, ip) }}
+		k := &BeatKeeper{G: c.http(urls[uid]), JobID: paddlejob.JobID(job), Alive: func(ip string) string { return c.launcherAt(ns, name, ip) },
+			Failed: func(at time.Time) { c.queue.Add(work{kind: paddleFailed, namespace: ns, job: name, at: at.UnixNano()}) }}
 		ctx, cancel := context.WithCancel(context.Background())
 		c.keepers[uid] = &keeperRun{keeper: k, url: urls[uid], cancel: cancel}
 		go k.Run(ctx)
@@ -844,13 +858,13 @@ func (c *Controller) syncRestarted(ctx context.Context, w work) error {
 			continue
 		}
 		exit := fmt.Sprintf("container %s exit code %d %s", st.Name, t.ExitCode, t.Reason)
-		if f, ok := c.storeFaultAt(job, pod, t.FinishedAt.Time); ok {
+		if f, ok := c.storeFaultAt(job, pod.CreationTimestamp.Time, t.FinishedAt.Time); ok {
 			klog.InfoS("A launcher of an elastic Paddle job exited when its store could not serve; not counted", "job", klog.KObj(job), "pod", klog.KObj(pod), "exit", exit, "store", f.why)
 			continue
 		}
 		n, _ := strconv.Atoi(job.Annotations[FailuresAnnotation])
 		if n >= s.Args.Elastic.MaxFailures {
-			return c.fail(ctx, job, pod, exit, n)
+			return c.fail(ctx, job, "pod "+pod.Name, exit, n)
 		}
 		if err := c.countFailure(ctx, job, n+1); err != nil {
 			return err

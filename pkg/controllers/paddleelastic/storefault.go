@@ -200,20 +200,20 @@ func (c *Controller) observeStore(pod *v1.Pod, deleted bool) {
 	}
 }
 
-// storeFaultAt is the store fault that covers an exit at t of the job's
-// trainer pod, if any.
-func (c *Controller) storeFaultAt(job *batch.Job, pod *v1.Pod, t time.Time) (storeFault, bool) {
+// storeFaultAt is the store fault that covers a failure at t of a
+// launcher of the job that ran since since (its pod's creation), if any.
+func (c *Controller) storeFaultAt(job *batch.Job, since, t time.Time) (storeFault, bool) {
 	now := c.now()
 	faults := c.faults.of(job.UID, now)
 	store, err := c.pods.Pods(job.Namespace).Get(paddlejob.EtcdName(job.Name))
 	switch {
 	case err != nil || !metav1.IsControlledBy(store, job):
 		// No store of the job: it is down until one is Ready.
-		faults = append(faults, storeFault{from: pod.CreationTimestamp.Time, why: "the job has no store pod"})
+		faults = append(faults, storeFault{from: since, why: "the job has no store pod"})
 	case store.DeletionTimestamp != nil || store.Status.Phase == v1.PodFailed:
-		faults = append(faults, storeFault{from: pod.CreationTimestamp.Time, why: fmt.Sprintf("store pod %s going", store.Name)})
+		faults = append(faults, storeFault{from: since, why: fmt.Sprintf("store pod %s going", store.Name)})
 	default:
-		faults = append(faults, storeFaultsOf(store, store.CreationTimestamp.After(pod.CreationTimestamp.Time))...)
+		faults = append(faults, storeFaultsOf(store, store.CreationTimestamp.After(since))...)
 	}
 	if t.IsZero() {
 		return storeFault{}, false

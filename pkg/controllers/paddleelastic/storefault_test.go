@@ -102,7 +102,7 @@ func TestStoreFaultAt(t *testing.T) {
 			if tc.seen != nil {
 				tc.seen(f.c, job)
 			}
-			fault, ok := f.c.storeFaultAt(job, trainer, at(tc.exit))
+			fault, ok := f.c.storeFaultAt(job, trainer.CreationTimestamp.Time, at(tc.exit))
 			switch {
 			case tc.want == "" && ok:
 				t.Errorf("exit at %d s blamed on the store (%s), want a crash", tc.exit, fault.why)
@@ -184,5 +184,55 @@ func TestRestartedInPlace(t *testing.T) {
 	f.c.observe(old, false)
 	if f.queuedKind(restarted) {
 		t.Errorf("restarts from before the controller saw the pod were queued")
+	}
+}
+
+// A process failure Paddle's launcher reports ("failed" on the job's
+// status key) counts toward --elastic-max-failures, once per burst, not
+// after a pod of the job went nor in a store fault.
+func TestProcessFailures(t *testing.T) {
+	cases := []struct {
+		name       string
+		failures   string
+		setup      func(*fixture)
+		store      func(*testing.T, *batch.Job) *v1.Pod
+		wantCount  string
+		wantFailed bool
+	}{
+		{"counted", "", nil, nil, "1", false},
+		{"beyond the bound", "1", nil, nil, "1", true},
+		{"the same burst as one counted", "", func(f *fixture) { f.c.processFailedAt["ml/el"] = at(595) }, nil, "", false},
+		{"after the burst", "", func(f *fixture) { f.c.processFailedAt["ml/el"] = at(580) }, nil, "1", false},
+		{"a pod went just before", "", func(f *fixture) { f.c.lostAt["ml/el"] = at(590) }, nil, "", false},
+		{"a pod went long before", "", func(f *fixture) { f.c.lostAt["ml/el"] = at(500) }, nil, "1", false},
+		{"the store restarted", "", nil, func(t *testing.T, j *batch.Job) *v1.Pod { return storeAt(t, j, -5, 603, 601) }, "", false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			job := elasticJob(tc.failures)
+			var pods []*v1.Pod
+			if tc.store != nil {
+				pods = append(pods, tc.store(t, job))
+			} else {
+				pods = append(pods, storeAt(t, job, -5, -3, never))
+			}
+			f := newFixture(t, job, pods...)
+			f.c.now = func() time.Time { return at(610) }
+			if tc.setup != nil {
+				tc.setup(f)
+			}
+			f.c.queue.Add(work{kind: paddleFailed, namespace: "ml", job: "el", at: at(600).UnixNano()})
+			f.drain(t)
+			got, err := f.vc.BatchV1alpha1().Jobs("ml").Get(context.Background(), "el", metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c := got.Annotations[FailuresAnnotation]; c != tc.wantCount {
+				t.Errorf("failure count %q, want %q", c, tc.wantCount)
+			}
+			if failed := got.Status.State.Phase == batch.Failed; failed != tc.wantFailed {
+				t.Errorf("job phase %s (%s), want failed=%v", got.Status.State.Phase, got.Status.State.Message, tc.wantFailed)
+			}
+		})
 	}
 }
