@@ -156,7 +156,10 @@ func (c *ensuredCache) forget(uid types.UID) {
 
 // Forget drops what the cache of ensured incarnations holds for a job
 // (OnJobDelete).
-func Forget(uid types.UID) { ensured.forget(uid) }
+func Forget(uid types.UID) {
+	ensured.forget(uid)
+	storeStarted.forget(uid)
+}
 
 // EnsureIncarnation makes sure the ConfigMap of the layout's incarnation
 // exists before a pod that refers to it is created.

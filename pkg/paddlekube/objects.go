@@ -29,17 +29,20 @@ func EnsureObjects(ctx context.Context, client kubernetes.Interface, job *batch.
 }
 
 // Start creates what a Paddle job needs before Volcano creates its pods
-// (the job plugin's OnJobAdd): its headless Service, an elastic job's etcd
-// and the ConfigMap of its current incarnation, so that the peer lists
-// exist before any pod refers to them; then it records in the job's status
-// that the plugin serves it (paddlejob.Serves), at the sizes of l. l is the
+// (the job plugin's OnJobAdd): its headless Service, an elastic job's
+// store address (its pod comes with the trainers: EnsureEtcdStarted) and
+// the ConfigMap of its current incarnation, so that the peer lists exist
+// before any pod refers to them; then it records in the job's status that
+// the plugin serves it (paddlejob.Serves), at the sizes of l. l is the
 // job's validated layout.
 func Start(ctx context.Context, client kubernetes.Interface, job *batch.Job, l *paddlejob.Layout) error {
 	if err := EnsureService(ctx, client, job); err != nil {
 		return err
 	}
-	if err := EnsureEtcdOf(ctx, client, job, l); err != nil {
-		return err
+	if l.Elastic != nil {
+		if err := ensureEtcdAddress(ctx, client, job, l); err != nil {
+			return err
+		}
 	}
 	if err := EnsureIncarnation(ctx, client, job, l.At(int(job.Status.Version))); err != nil {
 		return err

@@ -108,20 +108,42 @@ func ensureOwned[T metav1.Object](ctx context.Context, c getCreator[T], job *bat
 
 // EnsureEtcdOf creates the elastic job's etcd objects that are missing,
 // brings the job's own Service, NetworkPolicy and EndpointSlice to what
-// paddlejob builds, and writes the EndpointSlice from the etcd pod. An etcd
-// pod still terminating from the job's previous incarnation is waited for
-// (the error makes Volcano retry the sync): the new launchers must not meet
-// the old rendezvous.
+// paddlejob builds, creates the etcd pod and writes the EndpointSlice from
+// it. An etcd pod still terminating from the job's previous incarnation is
+// waited for (the error makes the caller retry): the new launchers must
+// not meet the old rendezvous.
 func EnsureEtcdOf(ctx context.Context, client kubernetes.Interface, job *batch.Job, l *paddlejob.Layout) error {
 	if l.Elastic == nil {
 		return nil
 	}
+	if err := ensureEtcdAddress(ctx, client, job, l); err != nil {
+		return err
+	}
+	return ensureEtcdPod(ctx, client, job, l)
+}
+
+// ensureEtcdAddress creates or brings to what paddlejob builds the store's
+// objects other than its pod: the Service, the NetworkPolicy, and (with no
+// endpoint while there is no pod) the EndpointSlice. They cost nothing
+// while the job waits in its queue.
+func ensureEtcdAddress(ctx context.Context, client kubernetes.Interface, job *batch.Job, l *paddlejob.Layout) error {
 	name := paddlejob.EtcdName(job.Name)
 	// The inert objects first, the pod last: a name someone else holds
 	// stops the store before its pod is created. The Service is
 	// selector-less, so it publishes nothing until the EndpointSlice does.
 	if err := foreignSlices(ctx, client, job); err != nil {
 		return err
+	}
+	// A pod someone else holds under the store's name is reported now,
+	// not when the trainers are created.
+	switch pod, err := client.CoreV1().Pods(job.Namespace).Get(ctx, name, metav1.GetOptions{}); {
+	case apierrors.IsNotFound(err):
+	case err != nil:
+		return fmt.Errorf("reading etcd Pod %s/%s: %w", job.Namespace, name, err)
+	case !metav1.IsControlledBy(pod, job):
+		return newStoreConflict(job, "Pod", pod)
+	case pod.DeletionTimestamp != nil:
+		return fmt.Errorf("etcd pod %s/%s of the job's previous run is still terminating; retrying", job.Namespace, name)
 	}
 	if err := ensureEtcdService(ctx, client, job); err != nil {
 		return err
@@ -141,14 +163,39 @@ func EnsureEtcdOf(ctx context.Context, client kubernetes.Interface, job *batch.J
 			return fmt.Errorf("updating etcd NetworkPolicy %s/%s: %w", job.Namespace, name, err)
 		}
 	}
+	return nil
+}
+
+// ensureEtcdPod creates the store's pod if it is missing and writes its
+// address.
+func ensureEtcdPod(ctx context.Context, client kubernetes.Interface, job *batch.Job, l *paddlejob.Layout) error {
 	pod, err := ensureOwned[*v1.Pod](ctx, client.CoreV1().Pods(job.Namespace), job, "Pod", paddlejob.EtcdPod(job, l))
 	if err != nil {
 		return err
 	}
 	if pod.DeletionTimestamp != nil {
-		return fmt.Errorf("etcd pod %s/%s of the job's previous run is still terminating; retrying", job.Namespace, name)
+		return fmt.Errorf("etcd pod %s/%s of the job's previous run is still terminating; retrying", job.Namespace, pod.Name)
 	}
 	return writeEtcdEndpoints(ctx, client, job, pod)
+}
+
+// storeStarted remembers the jobs (UID, incarnation) whose store pod
+// EnsureEtcdStarted has made sure of, so that it costs API calls only for
+// a job's first pod.
+var storeStarted = &ensuredCache{entries: map[ensuredKey]*ensuredEntry{}}
+
+// EnsureEtcdStarted makes sure the elastic job's store pod exists before
+// the first of its trainer pods is created (the job plugin's OnPodCreate):
+// Volcano creates a job's pods only once its PodGroup has left the queue
+// (Inqueue), so a job that waits there runs no store. The cost: the
+// store starts with the trainers instead of before them (its pod is
+// placed, started and Ready while they are placed and started, and their
+// DNS barrier waits for it). Once per job incarnation.
+func EnsureEtcdStarted(ctx context.Context, client kubernetes.Interface, job *batch.Job, l *paddlejob.Layout) error {
+	if l.Elastic == nil {
+		return nil
+	}
+	return storeStarted.once(job, l.Incarnation, func() error { return ensureEtcdPod(ctx, client, job, l) })
 }
 
 // foreignSlices fails on an EndpointSlice under the store's name that the

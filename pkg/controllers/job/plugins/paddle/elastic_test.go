@@ -275,3 +275,47 @@ func TestElasticResizeFollowed(t *testing.T) {
 		t.Fatalf("resize beyond MAX not held: replicas %d", job.Spec.Tasks[0].Replicas)
 	}
 }
+
+// Issue 37, cost: a job that waits in its queue runs no store. OnJobAdd
+// (Volcano calls it before the PodGroup is enqueued) writes the store's
+// address objects only; the store pod comes with the first trainer pod
+// Volcano creates, once per incarnation.
+func TestElasticStoreStartsWithTheTrainers(t *testing.T) {
+	ctx := context.Background()
+	job := elasticJob("el", 2, 3, 4)
+	client := fake.NewSimpleClientset()
+	job.Status.ControlledResources = map[string]string{}
+	if err := plugin(t, client, job).OnJobAdd(job); err != nil {
+		t.Fatal(err)
+	}
+	name := paddlejob.EtcdName("el")
+	if _, err := client.CoreV1().Pods("ml").Get(ctx, name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("the store pod exists before any trainer pod: %v", err)
+	}
+	for _, get := range []func() error{
+		func() error { _, err := client.CoreV1().Services("ml").Get(ctx, name, metav1.GetOptions{}); return err },
+		func() error { _, err := client.NetworkingV1().NetworkPolicies("ml").Get(ctx, name, metav1.GetOptions{}); return err },
+	} {
+		if err := get(); err != nil {
+			t.Errorf("store address object missing after OnJobAdd: %v", err)
+		}
+	}
+	if err := plugin(t, client, job).OnPodCreate(newPod(job, 0, 0), job); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.CoreV1().Pods("ml").Get(ctx, name, metav1.GetOptions{}); err != nil {
+		t.Fatalf("no store pod once a trainer pod is created: %v", err)
+	}
+	// The other trainers cost no store call.
+	client.ClearActions()
+	for i := 1; i < 3; i++ {
+		if err := plugin(t, client, job).OnPodCreate(newPod(job, 0, i), job); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, a := range client.Actions() {
+		if a.GetResource().Resource == "pods" {
+			t.Errorf("a later trainer pod called the API for the store: %s %s", a.GetVerb(), a.GetResource().Resource)
+		}
+	}
+}

@@ -156,5 +156,8 @@ func (p *jobPlugin) OnPodCreate(pod *v1.Pod, job *batch.Job) error {
 	if err != nil || !role {
 		return err
 	}
+	if err := paddlekube.EnsureEtcdStarted(context.TODO(), p.client.KubeClients, job, l); err != nil {
+		return err
+	}
 	return paddlekube.EnsureIncarnation(context.TODO(), p.client.KubeClients, job, l)
 }
