@@ -294,7 +294,10 @@ func TestElasticStoreStartsWithTheTrainers(t *testing.T) {
 	}
 	for _, get := range []func() error{
 		func() error { _, err := client.CoreV1().Services("ml").Get(ctx, name, metav1.GetOptions{}); return err },
-		func() error { _, err := client.NetworkingV1().NetworkPolicies("ml").Get(ctx, name, metav1.GetOptions{}); return err },
+		func() error {
+			_, err := client.NetworkingV1().NetworkPolicies("ml").Get(ctx, name, metav1.GetOptions{})
+			return err
+		},
 	} {
 		if err := get(); err != nil {
 			t.Errorf("store address object missing after OnJobAdd: %v", err)
