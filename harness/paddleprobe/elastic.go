@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -142,6 +143,10 @@ func (p *probe) elastic(ctx context.Context) (err error) {
 		return fmt.Errorf("etcd at %s read back %v, not what the launcher wrote", a, rep.Keys)
 	}
 	klog.InfoS("registered with the job's etcd", "endpoint", ep, "addr", a, "name", rep.Name, "heartbeat", beat)
+	bounds, err := worldBoundsOf(p.Env("PADDLE_NNODES"), p.Env("PADDLE_ELASTIC_TIMEOUT"))
+	if err != nil {
+		return err
+	}
 	beatCtx, stopBeats := context.WithCancel(ctx)
 	beating := make(chan struct{})
 	go func() {
@@ -152,7 +157,7 @@ func (p *probe) elastic(ctx context.Context) (err error) {
 			p.mu.Unlock()
 		})
 	}()
-	err = WatchStore(ctx, g, jobID)
+	err = WatchStore(ctx, g, jobID, bounds)
 	stopBeats()
 	<-beating
 	if err != nil {
@@ -161,42 +166,158 @@ func (p *probe) elastic(ctx context.Context) (err error) {
 	return ctx.Err()
 }
 
+// WorldBounds are a launcher's world limits: PADDLE_NNODES=MIN:MAX and
+// PADDLE_ELASTIC_TIMEOUT. Zero Min: no rendezvous is played.
+type WorldBounds struct {
+	Min, Max int
+	Timeout  time.Duration
+}
+
+// worldBoundsOf reads PADDLE_NNODES (MIN:MAX, or N) and
+// PADDLE_ELASTIC_TIMEOUT (seconds; Paddle's default 30).
+func worldBoundsOf(nnodes, timeout string) (WorldBounds, error) {
+	var b WorldBounds
+	if nnodes == "" {
+		return b, nil
+	}
+	lo, hi, found := strings.Cut(nnodes, ":")
+	if !found {
+		hi = lo
+	}
+	var err1, err2 error
+	b.Min, err1 = strconv.Atoi(lo)
+	b.Max, err2 = strconv.Atoi(hi)
+	if err1 != nil || err2 != nil || b.Min < 1 || b.Max < b.Min {
+		return b, fmt.Errorf("PADDLE_NNODES=%q is not MIN:MAX", nnodes)
+	}
+	b.Timeout = 30 * time.Second
+	if timeout != "" {
+		n, err := strconv.Atoi(timeout)
+		if err != nil {
+			return b, fmt.Errorf("PADDLE_ELASTIC_TIMEOUT=%q: %w", timeout, err)
+		}
+		b.Timeout = time.Duration(n) * time.Second
+	}
+	return b, nil
+}
+
+// ExitError is an end of the launcher with its own exit code.
+type ExitError struct {
+	Code int
+	Err  error
+}
+
+func (e *ExitError) Error() string { return e.Err.Error() }
+func (e *ExitError) Unwrap() error { return e.Err }
+
+// exitPeerNotReady is the code of a launcher that gave up waiting for
+// MIN peers after it had trained: sys.exit of its stopped processes'
+// -15 (controllers/controller.py: finalize).
+const exitPeerNotReady = 241
+
 // WatchStore plays the watch of Paddle's launcher until ctx ends: the
 // launcher watches its job's heartbeats (controllers/master.py:
 // ETCDMaster.register_heartbeat, _beat_watch), and any event, the watch's
 // own failure included, marks it restarting; its watch loop then asks the
 // store for the job's status (controllers/controller.py: Controller.watch
 // calls ETCDMaster.get_status), and when the store cannot answer that
-// call raises and the launcher exits 1. The same in v2.6.2 and
-// v3.0.0-beta2. It returns that error, or nil once ctx ends; a store that
-// answers again is watched again (the launcher would re-form its world).
-func WatchStore(ctx context.Context, g *paddleetcd.Gateway, jobID string) error {
-	for ctx.Err() == nil {
-		watchCtx, cancel := context.WithCancel(ctx)
-		var lost error
-		err := g.Watch(watchCtx, paddleetcd.HeartbeatPrefix(jobID), false, nil, func([]paddleetcd.Event) {
-			if _, _, err := g.Get(watchCtx, paddleetcd.StatusKey(jobID)); err != nil && watchCtx.Err() == nil {
-				lost = err
-				cancel()
+// call raises and the launcher exits 1 (a store killed or restarted, data
+// kept or not: all three launchers exited 1 within 0.4-1.9 s, both tags).
+// When it answers, the launcher stops its processes and waits for peers
+// (ETCDMaster.wait_peer_ready): at once when MAX heartbeats are there,
+// else PADDLE_ELASTIC_TIMEOUT after the last change; with fewer than MIN
+// it gives up, "peer not ready", exit 241 (a store stopped longer than
+// the 10 s lease: every lease expires and no launcher grants another;
+// exit 241 about 41 s after a 30 s stop). It returns that end, or nil once
+// ctx ends. The same in v2.6.2 and v3.0.0-beta2.
+func WatchStore(ctx context.Context, g *paddleetcd.Gateway, jobID string, bounds WorldBounds) error {
+	changed := make(chan struct{}, 1)
+	watchErr := make(chan error, 1)
+	watchCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		for watchCtx.Err() == nil {
+			err := g.Watch(watchCtx, paddleetcd.HeartbeatPrefix(jobID), false, nil, func([]paddleetcd.Event) {
+				select {
+				case changed <- struct{}{}:
+				default:
+				}
+			})
+			if watchCtx.Err() != nil {
+				return
 			}
-		})
-		cancel()
-		if ctx.Err() != nil {
+			// The watch itself failed: restarting, and get_status decides.
+			if _, _, gerr := g.Get(watchCtx, paddleetcd.StatusKey(jobID)); gerr != nil && watchCtx.Err() == nil {
+				watchErr <- fmt.Errorf("the job's store is interrupted (watch: %v; get_status: %w)", err, gerr)
+				return
+			}
+			select {
+			case <-watchCtx.Done():
+			case <-time.After(time.Second):
+			}
+		}
+	}()
+	for {
+		select {
+		case <-ctx.Done():
 			return nil
+		case err := <-watchErr:
+			return err
+		case <-changed:
 		}
-		if lost != nil {
-			return fmt.Errorf("the job's store could not answer get_status after a heartbeat change: %w", lost)
+		if _, _, err := g.Get(ctx, paddleetcd.StatusKey(jobID)); err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("the job's store could not answer get_status after a heartbeat change: %w", err)
 		}
-		// The watch itself failed: restarting, and get_status decides.
-		if _, _, gerr := g.Get(ctx, paddleetcd.StatusKey(jobID)); gerr != nil && ctx.Err() == nil {
-			return fmt.Errorf("the job's store is interrupted (watch: %v; get_status: %w)", err, gerr)
+		if bounds.Min == 0 {
+			continue
+		}
+		n, err := waitPeerReady(ctx, g, jobID, bounds, changed)
+		switch {
+		case ctx.Err() != nil:
+			return nil
+		case err != nil:
+			return err
+		case n < bounds.Min || n > bounds.Max:
+			return &ExitError{Code: exitPeerNotReady, Err: fmt.Errorf("peer not ready: %d launchers alive, the world needs %d:%d", n, bounds.Min, bounds.Max)}
+		}
+	}
+}
+
+// waitPeerReady is ETCDMaster.wait_peer_ready: the count of live
+// heartbeats, at once when it is MAX, else once it has not changed for
+// the timeout. Changes seen meanwhile are consumed.
+func waitPeerReady(ctx context.Context, g *paddleetcd.Gateway, jobID string, b WorldBounds, changed <-chan struct{}) (int, error) {
+	count := func() (int, error) {
+		kvs, err := g.Prefix(ctx, paddleetcd.HeartbeatPrefix(jobID))
+		return len(kvs), err
+	}
+	prev, err := count()
+	if err != nil {
+		return 0, fmt.Errorf("the job's store could not answer while waiting for peers: %w", err)
+	}
+	end := time.Now().Add(b.Timeout)
+	for time.Now().Before(end) {
+		n, err := count()
+		if err != nil {
+			return 0, fmt.Errorf("the job's store could not answer while waiting for peers: %w", err)
+		}
+		if n == b.Max {
+			return n, nil
+		}
+		if n != prev {
+			end, prev = time.Now().Add(b.Timeout), n
 		}
 		select {
 		case <-ctx.Done():
-		case <-time.After(time.Second):
+			return 0, ctx.Err()
+		case <-changed:
+		case <-time.After(500 * time.Millisecond):
 		}
 	}
-	return nil
+	return count()
 }
 
 // Heartbeat plays the heartbeat thread of Paddle's launcher

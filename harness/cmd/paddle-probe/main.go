@@ -42,6 +42,10 @@ func main() {
 	if err != nil && !errors.Is(err, context.Canceled) {
 		fmt.Fprintf(os.Stderr, "paddle-probe: %v\n", err)
 		code = 1
+		var exit *paddleprobe.ExitError
+		if errors.As(err, &exit) {
+			code = exit.Code
+		}
 	}
 	b, _ := json.Marshal(report)
 	fmt.Println(string(b))

@@ -91,8 +91,14 @@ const NetworksEnv = "PADDLE_ELASTIC_ETCD_NETWORKS"
 const exitStopped = 241
 
 // exitTerminated is a container that ended on SIGTERM (143): the pod was
-// being stopped. Not a crash.
-const exitTerminated = 143
+// being stopped. Not a crash. exitSignalled is Paddle's launcher ending on
+// SIGTERM itself: its handler stops its processes and calls
+// sys.exit(signum), 15 (controllers/controller.py: signal_handler;
+// measured on v2.6.2 and v3.0.0-beta2).
+const (
+	exitTerminated = 143
+	exitSignalled  = 15
+)
 
 func init() {
 	framework.RegisterController(&Controller{})
@@ -506,7 +512,7 @@ func crashed(pod *v1.Pod) bool {
 	for _, s := range pod.Status.ContainerStatuses {
 		if t := s.State.Terminated; t != nil {
 			switch t.ExitCode {
-			case 0, exitStopped, exitTerminated:
+			case 0, exitStopped, exitTerminated, exitSignalled:
 			default:
 				return true
 			}
@@ -854,7 +860,7 @@ func (c *Controller) syncRestarted(ctx context.Context, w work) error {
 			continue
 		}
 		switch t.ExitCode {
-		case 0, exitStopped, exitTerminated:
+		case 0, exitStopped, exitTerminated, exitSignalled:
 			continue
 		}
 		exit := fmt.Sprintf("container %s exit code %d %s", st.Name, t.ExitCode, t.Reason)

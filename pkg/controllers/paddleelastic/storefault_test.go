@@ -143,6 +143,7 @@ func TestRestartedInPlace(t *testing.T) {
 		{"exit when the store restarted", "1", func(t *testing.T, j *batch.Job) *v1.Pod { return storeAt(t, j, -5, 603, 601) }, 1, "1", false},
 		{"processes stopped (241)", "1", func(t *testing.T, j *batch.Job) *v1.Pod { return storeAt(t, j, -5, -3, never) }, exitStopped, "1", false},
 		{"SIGTERM (143)", "", func(t *testing.T, j *batch.Job) *v1.Pod { return storeAt(t, j, -5, -3, never) }, exitTerminated, "", false},
+		{"Paddle's launcher on SIGTERM (15)", "", func(t *testing.T, j *batch.Job) *v1.Pod { return storeAt(t, j, -5, -3, never) }, exitSignalled, "", false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
