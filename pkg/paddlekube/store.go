@@ -307,14 +307,24 @@ func writeEtcdEndpoints(ctx context.Context, client kubernetes.Interface, job *b
 }
 
 // EnsureEtcd re-creates a running elastic job's etcd objects (the
-// paddleelastic controller calls it when the etcd pod is gone); s is the
-// job's arguments (paddlejob.Read).
-func EnsureEtcd(ctx context.Context, client kubernetes.Interface, job *batch.Job, s paddlejob.Spec) error {
+// paddleelastic controller calls it when one is gone), the pod only when
+// withPod (the job's trainers exist: a job that waits in its queue runs
+// no store); s is the job's arguments (paddlejob.Read).
+func EnsureEtcd(ctx context.Context, client kubernetes.Interface, job *batch.Job, s paddlejob.Spec, withPod bool) error {
 	l, err := s.Validate(job)
 	if err != nil {
 		return err
 	}
-	return EnsureEtcdOf(ctx, client, job, l)
+	if l.Elastic == nil {
+		return nil
+	}
+	if err := ensureEtcdAddress(ctx, client, job, l); err != nil {
+		return err
+	}
+	if !withPod {
+		return nil
+	}
+	return ensureEtcdPod(ctx, client, job, l)
 }
 
 // DeleteEtcd deletes the job's etcd objects that this job owns. The

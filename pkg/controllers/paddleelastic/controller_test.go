@@ -14,8 +14,10 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/cache"
@@ -157,7 +159,7 @@ func newFixture(t *testing.T, job *batch.Job, pods ...*v1.Pod) *fixture {
 	stop := make(chan struct{})
 	t.Cleanup(func() { close(stop) })
 	opt.VCSharedInformerFactory.Start(stop)
-	if !c.Start(stop, Name) {
+	if !c.start(stop) {
 		t.Fatal("caches did not sync")
 	}
 	return &fixture{c: c, kube: kube, vc: vc, kv: kv, rec: rec}
@@ -374,7 +376,8 @@ func TestEtcdPodNetworks(t *testing.T) {
 // pod on its delete event, all of them on the periodic check.
 func TestEtcdRecreated(t *testing.T) {
 	job := elasticJob("")
-	f := newFixture(t, job)
+	f := newFixture(t, job, trainerPod(job, 0, "10.1.0.1"))
+	f.waitLister(t, "ml", "el-worker-0", trainerPod(job, 0, "10.1.0.1"))
 	ctx := context.Background()
 	name := paddlejob.EtcdName("el")
 	f.c.observe(&v1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ml", Name: name, UID: "etcd-1",
@@ -397,6 +400,14 @@ func TestEtcdRecreated(t *testing.T) {
 	if err := f.kube.NetworkingV1().NetworkPolicies("ml").Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	// The check reads the caches: once they have seen the deletions.
+	if err := wait.PollUntilContextTimeout(ctx, 5*time.Millisecond, 5*time.Second, true, func(context.Context) (bool, error) {
+		_, e1 := f.c.services.Services("ml").Get(name)
+		_, e2 := f.c.policies.NetworkPolicies("ml").Get(name)
+		return apierrors.IsNotFound(e1) && apierrors.IsNotFound(e2), nil
+	}); err != nil {
+		t.Fatal("the caches never saw the deletions")
+	}
 	f.c.resyncEtcd()
 	if _, err := f.kube.CoreV1().Services("ml").Get(ctx, name, metav1.GetOptions{}); err != nil {
 		t.Errorf("etcd Service not re-created: %v", err)
@@ -404,4 +415,42 @@ func TestEtcdRecreated(t *testing.T) {
 	if _, err := f.kube.NetworkingV1().NetworkPolicies("ml").Get(ctx, name, metav1.GetOptions{}); err != nil {
 		t.Errorf("etcd NetworkPolicy not re-created: %v", err)
 	}
+}
+
+// Issue 37, cost: once a running job's store is whole in the caches, the
+// periodic check calls the API for nothing; a job waiting in its queue (no
+// trainer pod yet) gets its store's address objects but no store pod.
+func TestEtcdCheckCosts(t *testing.T) {
+	ctx := context.Background()
+	name := paddlejob.EtcdName("el")
+	t.Run("queued", func(t *testing.T) {
+		job := elasticJob("")
+		job.Status.State.Phase = batch.Pending
+		f := newFixture(t, job)
+		f.c.resyncEtcd()
+		if _, err := f.kube.CoreV1().Services("ml").Get(ctx, name, metav1.GetOptions{}); err != nil {
+			t.Errorf("no store Service for a queued job: %v", err)
+		}
+		if _, err := f.kube.CoreV1().Pods("ml").Get(ctx, name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			t.Errorf("a store pod for a job without trainers: %v", err)
+		}
+	})
+	t.Run("running, whole", func(t *testing.T) {
+		job := elasticJob("")
+		f := newFixture(t, job, trainerPod(job, 0, "10.1.0.1"), etcdPodOf(t, job, "etcd-1", "10.1.0.9", true))
+		f.c.resyncEtcd() // builds what is missing
+		if err := wait.PollUntilContextTimeout(ctx, 5*time.Millisecond, 5*time.Second, true, func(context.Context) (bool, error) {
+			s, _ := f.c.elasticSpec(job)
+			return f.c.storeIntact(job, s, true), nil
+		}); err != nil {
+			t.Fatal("the caches never showed the store whole")
+		}
+		f.kube.ClearActions()
+		for i := 0; i < 3; i++ {
+			f.c.resyncEtcd()
+		}
+		if a := f.kube.Actions(); len(a) != 0 {
+			t.Errorf("the periodic check of a whole store made %d API calls, first %s %s", len(a), a[0].GetVerb(), a[0].GetResource().Resource)
+		}
+	})
 }

@@ -38,7 +38,7 @@ func (c *Controller) syncProcessFailure(ctx context.Context, w work) error {
 	if err != nil || job.DeletionTimestamp != nil {
 		return nil
 	}
-	s, elastic := elasticSpec(job)
+	s, elastic := c.elasticSpec(job)
 	if !elastic || job.Status.State.Phase != batch.Running {
 		return nil
 	}
