@@ -147,7 +147,7 @@ const (
 // Controller implements framework.Controller.
 type Controller struct {
 	controllerkit.Base
-	pods     corelisters.PodLister
+	pods corelisters.PodLister
 	// storeObjects watches the stores' Services, NetworkPolicies and
 	// EndpointSlices (label paddlejob.EtcdOfLabel), so that the periodic
 	// check reads caches and calls the API only to repair.
@@ -155,8 +155,8 @@ type Controller struct {
 	services     corelisters.ServiceLister
 	policies     networkinglisters.NetworkPolicyLister
 	slices       discoverylisters.EndpointSliceLister
-	http     noticeClient
-	networks []*net.IPNet
+	http         noticeClient
+	networks     []*net.IPNet
 	// notices are loss notices; they have their own workers so that they
 	// never wait behind slower work.
 	notices controllerkit.Queue[work]
