@@ -13,8 +13,12 @@
 //     controller creates it again (syncJob creates missing pods); the
 //     survivors are left alone;
 //   - failure bound: a trainer that crashed (any other exit code) is
-//     replaced too, up to --elastic-max-failures times per job; the next
-//     crash fails the job, with a Warning event naming the pod;
+//     replaced too (or restarted in place by the kubelet, restartPolicy
+//     OnFailure), and a process failure Paddle's launcher restarts the
+//     world for counts as well (processfailure.go), up to
+//     --elastic-max-failures per job; the next one fails the job, with a
+//     Warning event naming it. Exits when the job's store could not serve
+//     are not crashes (storefault.go);
 //   - the etcd: when the job's etcd pod is gone while the job runs, it is
 //     created again (the plugin creates it when the job starts), and on
 //     every change of the etcd pod its address (IP, readiness) is written
@@ -709,7 +713,7 @@ func (c *Controller) syncEtcd(ctx context.Context, w work) error {
 	}
 	klog.InfoS("Re-created the etcd of an elastic Paddle job", "job", klog.KObj(job))
 	c.Recorder.Event(job, v1.EventTypeWarning, EtcdRestoredReason,
-		"re-created the job's etcd pod, which was gone while the job ran; launchers that cannot register with the new etcd give up after PADDLE_ELASTIC_TIMEOUT and their pods are re-created")
+		"re-created the job's etcd pod, which was gone while the job ran; its launchers exited on the loss and start again (in place with restartPolicy OnFailure, their pods replaced with Never), without counting toward --elastic-max-failures, and register with the new, empty store")
 	return nil
 }
 
