@@ -50,13 +50,18 @@ type EtcdReport struct {
 	Keys map[string]string `json:"keys"`
 	// Beats counts the lease refreshes.
 	Beats int `json:"beats"`
+	// Worlds are the worlds the launcher formed, in order (launcher.run).
+	Worlds []World `json:"worlds,omitempty"`
 	// StoreLost is the store's error the launcher exited on (a failed
-	// call, or an interruption WatchStore saw), if it did.
+	// call, or an interruption its watch saw), if it did.
 	StoreLost string `json:"storeLost,omitempty"`
 }
 
 // etcdScheme is the scheme of PADDLE_MASTER that selects ETCDMaster.
 const etcdScheme = "etcd://"
+
+// storeWait is how long the probe waits for one answer of its store.
+const storeWait = 10 * time.Minute
 
 // heartbeatTTL is Paddle's heartbeat lease (register_heartbeat's ttl=10);
 // the launcher refreshes it every ttl/2.
@@ -107,7 +112,9 @@ func (p *probe) elastic(ctx context.Context) (err error) {
 			rep.StoreLost = err.Error()
 		}
 	}()
-	g := &paddleetcd.Gateway{URL: "http://" + a}
+	// No practical bound on a request, as Paddle's etcd3 client sets none:
+	// a stopped store makes the launcher wait, a gone one fails at once.
+	g := &paddleetcd.Gateway{URL: "http://" + a, RequestTimeout: storeWait}
 	lease, err := g.Grant(ctx, heartbeatTTL)
 	if err != nil {
 		return err
@@ -157,7 +164,11 @@ func (p *probe) elastic(ctx context.Context) (err error) {
 			p.mu.Unlock()
 		})
 	}()
-	err = WatchStore(ctx, g, jobID, bounds)
+	err = (&launcher{g: g, jobID: jobID, name: rep.Name, record: string(record), bounds: bounds, worlds: func(w World) {
+		p.mu.Lock()
+		rep.Worlds = append(rep.Worlds, w)
+		p.mu.Unlock()
+	}}).run(ctx)
 	stopBeats()
 	<-beating
 	if err != nil {
@@ -209,116 +220,6 @@ type ExitError struct {
 
 func (e *ExitError) Error() string { return e.Err.Error() }
 func (e *ExitError) Unwrap() error { return e.Err }
-
-// exitPeerNotReady is the code of a launcher that gave up waiting for
-// MIN peers after it had trained: sys.exit of its stopped processes'
-// -15 (controllers/controller.py: finalize).
-const exitPeerNotReady = 241
-
-// WatchStore plays the watch of Paddle's launcher until ctx ends: the
-// launcher watches its job's heartbeats (controllers/master.py:
-// ETCDMaster.register_heartbeat, _beat_watch), and any event, the watch's
-// own failure included, marks it restarting; its watch loop then asks the
-// store for the job's status (controllers/controller.py: Controller.watch
-// calls ETCDMaster.get_status), and when the store cannot answer that
-// call raises and the launcher exits 1 (a store killed or restarted, data
-// kept or not: all three launchers exited 1 within 0.4-1.9 s, both tags).
-// When it answers, the launcher stops its processes and waits for peers
-// (ETCDMaster.wait_peer_ready): at once when MAX heartbeats are there,
-// else PADDLE_ELASTIC_TIMEOUT after the last change; with fewer than MIN
-// it gives up, "peer not ready", exit 241 (a store stopped longer than
-// the 10 s lease: every lease expires and no launcher grants another;
-// exit 241 about 41 s after a 30 s stop). It returns that end, or nil once
-// ctx ends. The same in v2.6.2 and v3.0.0-beta2.
-func WatchStore(ctx context.Context, g *paddleetcd.Gateway, jobID string, bounds WorldBounds) error {
-	changed := make(chan struct{}, 1)
-	watchErr := make(chan error, 1)
-	watchCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	go func() {
-		for watchCtx.Err() == nil {
-			err := g.Watch(watchCtx, paddleetcd.HeartbeatPrefix(jobID), false, nil, func([]paddleetcd.Event) {
-				select {
-				case changed <- struct{}{}:
-				default:
-				}
-			})
-			if watchCtx.Err() != nil {
-				return
-			}
-			// The watch itself failed: restarting, and get_status decides.
-			if _, _, gerr := g.Get(watchCtx, paddleetcd.StatusKey(jobID)); gerr != nil && watchCtx.Err() == nil {
-				watchErr <- fmt.Errorf("the job's store is interrupted (watch: %v; get_status: %w)", err, gerr)
-				return
-			}
-			select {
-			case <-watchCtx.Done():
-			case <-time.After(time.Second):
-			}
-		}
-	}()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case err := <-watchErr:
-			return err
-		case <-changed:
-		}
-		if _, _, err := g.Get(ctx, paddleetcd.StatusKey(jobID)); err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
-			return fmt.Errorf("the job's store could not answer get_status after a heartbeat change: %w", err)
-		}
-		if bounds.Min == 0 {
-			continue
-		}
-		n, err := waitPeerReady(ctx, g, jobID, bounds, changed)
-		switch {
-		case ctx.Err() != nil:
-			return nil
-		case err != nil:
-			return err
-		case n < bounds.Min || n > bounds.Max:
-			return &ExitError{Code: exitPeerNotReady, Err: fmt.Errorf("peer not ready: %d launchers alive, the world needs %d:%d", n, bounds.Min, bounds.Max)}
-		}
-	}
-}
-
-// waitPeerReady is ETCDMaster.wait_peer_ready: the count of live
-// heartbeats, at once when it is MAX, else once it has not changed for
-// the timeout. Changes seen meanwhile are consumed.
-func waitPeerReady(ctx context.Context, g *paddleetcd.Gateway, jobID string, b WorldBounds, changed <-chan struct{}) (int, error) {
-	count := func() (int, error) {
-		kvs, err := g.Prefix(ctx, paddleetcd.HeartbeatPrefix(jobID))
-		return len(kvs), err
-	}
-	prev, err := count()
-	if err != nil {
-		return 0, fmt.Errorf("the job's store could not answer while waiting for peers: %w", err)
-	}
-	end := time.Now().Add(b.Timeout)
-	for time.Now().Before(end) {
-		n, err := count()
-		if err != nil {
-			return 0, fmt.Errorf("the job's store could not answer while waiting for peers: %w", err)
-		}
-		if n == b.Max {
-			return n, nil
-		}
-		if n != prev {
-			end, prev = time.Now().Add(b.Timeout), n
-		}
-		select {
-		case <-ctx.Done():
-			return 0, ctx.Err()
-		case <-changed:
-		case <-time.After(500 * time.Millisecond):
-		}
-	}
-	return count()
-}
 
 // Heartbeat plays the heartbeat thread of Paddle's launcher
 // (controllers/master.py: ETCDMaster.register_heartbeat, its _heartbeat

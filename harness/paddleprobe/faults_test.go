@@ -3,6 +3,7 @@ package paddleprobe
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"strings"
 	"testing"
@@ -22,7 +23,8 @@ import (
 // data (controllers/controller.py: Controller.watch, get_status raising);
 // it keeps running through a 2 s stop; after a stop longer than its 10 s
 // lease it finds no live peer and gives up, "peer not ready", exit 241
-// (ETCDMaster.wait_peer_ready). One launcher here, MIN 1, MAX 3.
+// (ETCDMaster.wait_peer_ready). One launcher here, in a world of 1 (MIN =
+// MAX = 1), faulted once its world has formed and its processes would run.
 func TestLauncherOnStoreFaults(t *testing.T) {
 	cases := []struct {
 		name     string
@@ -63,7 +65,7 @@ func TestLauncherOnStoreFaults(t *testing.T) {
 			}}
 			_, port, _ := net.SplitHostPort(strings.TrimPrefix(etcd.URL, "http://"))
 			env := map[string]string{"PADDLE_MASTER": "etcd://paddle-etcd-el.ns.svc:" + port, "PADDLE_JOB_ID": "ns-el", "POD_IP": "127.0.0.9", "PROBE_POD_NAME": "el-worker-0",
-				"PADDLE_NNODES": "1:3", "PADDLE_ELASTIC_TIMEOUT": "10"}
+				"PADDLE_NNODES": "1:1", "PADDLE_ELASTIC_TIMEOUT": "10"}
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			type result struct {
@@ -76,13 +78,13 @@ func TestLauncherOnStoreFaults(t *testing.T) {
 				r, err := Run(ctx, Config{Env: func(k string) string { return env[k] }, Resolver: resolver, Timeout: 5 * time.Second})
 				done <- result{r, err, time.Now()}
 			}()
-			// Registered: its heartbeat is in the store.
+			// Its world formed: it set the job's status to running.
 			g := &paddleetcd.Gateway{URL: etcd.URL}
 			if err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
-				kvs, err := g.Prefix(ctx, paddleetcd.HeartbeatPrefix("ns-el"))
-				return err == nil && len(kvs) == 1, nil
+				v, ok, err := g.Get(ctx, paddleetcd.StatusKey("ns-el"))
+				return err == nil && ok && v == "running", nil
 			}); err != nil {
-				t.Fatalf("the double did not register: %v", err)
+				t.Fatalf("the double did not form its world: %v", err)
 			}
 			faulted := time.Now()
 			tc.fault(etcd)
@@ -113,5 +115,73 @@ func TestLauncherOnStoreFaults(t *testing.T) {
 				t.Logf("exit %d %s after the fault began: %v", code, res.at.Sub(faulted).Round(100*time.Millisecond), res.err)
 			}
 		})
+	}
+}
+
+// Three doubles form one world as Paddle's launchers do: with MAX alive,
+// at once, each with its own rank in 0..2 (sync_peers: ranks follow the
+// sorted record keys).
+func TestLaunchersFormAWorld(t *testing.T) {
+	etcd := etcdtest.StartServer(t)
+	dns := dnstest.Start(t)
+	dns.Set("paddle-etcd-el.ns.svc.", "127.0.0.1")
+	resolver := &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, "udp", dns.Addr)
+	}}
+	_, port, _ := net.SplitHostPort(strings.TrimPrefix(etcd.URL, "http://"))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	// Each launcher puts "running" on the job's status key once its world
+	// has formed (set_status): three puts.
+	g := &paddleetcd.Gateway{URL: etcd.URL}
+	running := make(chan struct{}, 16)
+	watching := make(chan struct{})
+	go func() {
+		_ = g.Watch(ctx, paddleetcd.StatusKey("ns-el"), false, func() { close(watching) }, func(events []paddleetcd.Event) {
+			for _, e := range events {
+				if e.Key == paddleetcd.StatusKey("ns-el") && e.Value == "running" {
+					running <- struct{}{}
+				}
+			}
+		})
+	}()
+	select {
+	case <-watching:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the status watch did not start")
+	}
+	reports := make(chan Report, 3)
+	for i := 1; i <= 3; i++ {
+		env := map[string]string{"PADDLE_MASTER": "etcd://paddle-etcd-el.ns.svc:" + port, "PADDLE_JOB_ID": "ns-el", "POD_IP": fmt.Sprintf("127.0.0.%d", i),
+			"PROBE_POD_NAME": fmt.Sprintf("el-worker-%d", i), "PADDLE_NNODES": "2:3", "PADDLE_ELASTIC_TIMEOUT": "10"}
+		go func() {
+			r, _ := Run(ctx, Config{Env: func(k string) string { return env[k] }, Resolver: resolver, Timeout: 5 * time.Second})
+			reports <- r
+		}()
+	}
+	deadline := time.After(20 * time.Second)
+	for i := 0; i < 3; i++ {
+		select {
+		case <-running:
+		case <-deadline:
+			t.Fatalf("%d of 3 launchers formed a world within 20 s", i)
+		}
+	}
+	cancel()
+	ranks := map[int]bool{}
+	for i := 0; i < 3; i++ {
+		r := <-reports
+		if r.Etcd == nil || len(r.Etcd.Worlds) == 0 {
+			t.Fatalf("a launcher formed no world: %+v", r.Etcd)
+		}
+		w := r.Etcd.Worlds[0]
+		if w.Size != 3 {
+			t.Errorf("launcher %s formed a world of %d, want 3", r.Etcd.Name, w.Size)
+		}
+		ranks[w.Rank] = true
+	}
+	if len(ranks) != 3 || !ranks[0] || !ranks[1] || !ranks[2] {
+		t.Errorf("ranks %v, want 0, 1 and 2", ranks)
 	}
 }

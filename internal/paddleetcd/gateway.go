@@ -26,6 +26,10 @@ type Gateway struct {
 	// URL is the etcd client URL, http://host:port.
 	URL    string
 	Client *http.Client
+	// RequestTimeout bounds one request; 0 is Timeout. Paddle's launcher
+	// sets none (its etcd3 client waits as long as a stopped store
+	// does), which paddle-probe plays with a long one.
+	RequestTimeout time.Duration
 }
 
 // KV is one key, its value and its lease ("" or "0": none).
@@ -42,7 +46,11 @@ func (g *Gateway) post(ctx context.Context, path string, req, resp interface{}) 
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(ctx, Timeout)
+	timeout := g.RequestTimeout
+	if timeout == 0 {
+		timeout = Timeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	r, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimRight(g.URL, "/")+path, bytes.NewReader(body))
 	if err != nil {
