@@ -20,7 +20,7 @@ import (
 )
 
 // Start runs a real etcd (StartServer) and returns its client URL.
-func Start(t *testing.T) string { return StartServer(t).URL }
+func Start(t testing.TB) string { return StartServer(t).URL }
 
 // Server is a real etcd process ($ETCD_BIN, else bin/etcd, which make
 // builds for the local cluster) on loopback ports with a temporary data
@@ -31,7 +31,7 @@ type Server struct {
 	// across Restart.
 	URL string
 
-	t      *testing.T
+	t      testing.TB
 	bin    string
 	dir    string
 	peer   string
@@ -42,12 +42,19 @@ type Server struct {
 }
 
 // StartServer starts an etcd and waits until it answers.
-func StartServer(t *testing.T) *Server {
+func StartServer(t testing.TB) *Server {
 	t.Helper()
 	bin := os.Getenv("ETCD_BIN")
 	if bin == "" {
 		bin = filepath.Join(moduleRoot(t), "bin", "etcd")
 	}
+	return StartBinary(t, bin)
+}
+
+// StartBinary starts the etcd binary bin (a benchmark passes its own t
+// or a stand-in) and waits until it answers.
+func StartBinary(t testing.TB, bin string) *Server {
+	t.Helper()
 	if _, err := os.Stat(bin); err != nil {
 		t.Fatalf("%s: %v; run make tools (make test-unit and make test build it)", bin, err)
 	}
@@ -180,7 +187,7 @@ func (s *Server) signal(sig syscall.Signal) {
 // moduleRoot is the folder of the go.mod above the test's working folder
 // (not localcluster.RepoRoot: the local cluster imports the controllers
 // whose tests use this package).
-func moduleRoot(t *testing.T) string {
+func moduleRoot(t testing.TB) string {
 	t.Helper()
 	dir, err := os.Getwd()
 	if err != nil {

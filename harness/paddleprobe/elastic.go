@@ -30,10 +30,9 @@ import (
 // beating until it is stopped, putting its heartbeat key back with its
 // lease whenever it is missing, as Paddle's heartbeat thread does
 // (Heartbeat): the loss notice must keep it away by revoking the lease.
-// And like Paddle it exits (code 1) when its job's store is interrupted
-// (WatchStore). Unlike Paddle it does not wipe the job's heartbeats when
-// it starts (the tests check the loss notice's removals, which that would
-// race) and does not rendezvous.
+// It then runs Paddle's elastic loop (rendezvous.go), and exits as Paddle
+// does on its store's faults. It wipes the job's keys when it starts only
+// when asked (Config.WipeOnStart).
 
 // EtcdReport is what an elastic launcher did on its job's etcd.
 type EtcdReport struct {
@@ -115,6 +114,11 @@ func (p *probe) elastic(ctx context.Context) (err error) {
 	// No practical bound on a request, as Paddle's etcd3 client sets none:
 	// a stopped store makes the launcher wait, a gone one fails at once.
 	g := &paddleetcd.Gateway{URL: "http://" + a, RequestTimeout: storeWait}
+	if p.WipeOnStart {
+		if err := g.DeletePrefix(ctx, paddleetcd.StatusKey(jobID)); err != nil {
+			return err
+		}
+	}
 	lease, err := g.Grant(ctx, heartbeatTTL)
 	if err != nil {
 		return err

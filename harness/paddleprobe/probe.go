@@ -98,6 +98,13 @@ type Config struct {
 	// entry of PADDLE_PSERVERS (the Fluid DistributeTranspiler looks it up
 	// there), and trainers connect to the PADDLE_PSERVERS entries.
 	FluidCTR bool
+	// WipeOnStart makes an elastic launcher delete its job's keys when it
+	// starts, as Paddle's does (controllers/master.py:
+	// ETCDMaster.register_heartbeat deletes /paddle/<job_id>, every
+	// launcher's heartbeat included). The re-form benchmark plays it; the
+	// e2e tests leave it off, so that a replacement's wipe does not race
+	// their checks of the loss notice's removals.
+	WipeOnStart bool
 }
 
 type probe struct {
