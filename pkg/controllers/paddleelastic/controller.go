@@ -790,6 +790,7 @@ func (c *Controller) resyncEtcd() {
 		default:
 			continue
 		}
+		c.unblockStore(job)
 		withPod := c.hasTrainerPods(job)
 		if c.storeIntact(job, s, withPod) {
 			continue
@@ -798,6 +799,37 @@ func (c *Controller) resyncEtcd() {
 			klog.V(2).InfoS("Checking the etcd objects of an elastic Paddle job", "job", klog.KObj(job), "err", err)
 		}
 	}
+}
+
+// storeStuckAfter is how long past its deletion deadline (deletion
+// timestamp: the request plus the grace period) the job's store pod may
+// stay before it is deleted at once.
+const storeStuckAfter = time.Minute
+
+// EtcdForceDeletedReason is the event of a store pod deleted at once.
+const EtcdForceDeletedReason = "PaddleEtcdForceDeleted"
+
+// unblockStore deletes at once (grace period 0) the job's store pod when
+// it has stayed terminating storeStuckAfter past its deadline: a pod on an
+// unreachable node is never confirmed gone by its kubelet, and the store's
+// fixed name would stay taken for good, the job without a store. The
+// store holds nothing worth more than the job's progress: its launchers
+// there cannot reach the others either, and a new store starts empty.
+func (c *Controller) unblockStore(job *batch.Job) {
+	pod, err := c.pods.Pods(job.Namespace).Get(paddlejob.EtcdName(job.Name))
+	if err != nil || !metav1.IsControlledBy(pod, job) || pod.DeletionTimestamp == nil || c.now().Sub(pod.DeletionTimestamp.Time) < storeStuckAfter {
+		return
+	}
+	zero, uid := int64(0), pod.UID
+	err = c.Kube.CoreV1().Pods(pod.Namespace).Delete(context.Background(), pod.Name, metav1.DeleteOptions{GracePeriodSeconds: &zero, Preconditions: &metav1.Preconditions{UID: &uid}})
+	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+		klog.ErrorS(err, "Deleting a stuck store pod of an elastic Paddle job", "job", klog.KObj(job), "pod", klog.KObj(pod))
+		return
+	}
+	stuck := c.now().Sub(pod.DeletionTimestamp.Time).Round(time.Second)
+	klog.InfoS("Deleted a store pod stuck terminating", "job", klog.KObj(job), "pod", klog.KObj(pod), "node", pod.Spec.NodeName, "pastDeadline", stuck)
+	c.Recorder.Eventf(job, v1.EventTypeWarning, EtcdForceDeletedReason, "the job's store pod %s stayed terminating %s past its deadline (its node %s may be unreachable); deleted it at once so that a new store can take its name",
+		pod.Name, stuck, pod.Spec.NodeName)
 }
 
 // hasTrainerPods: a trainer pod of the job exists (Volcano creates them

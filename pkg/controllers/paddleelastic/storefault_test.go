@@ -7,6 +7,7 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 )
@@ -233,6 +234,50 @@ func TestProcessFailures(t *testing.T) {
 			}
 			if failed := got.Status.State.Phase == batch.Failed; failed != tc.wantFailed {
 				t.Errorf("job phase %s (%s), want failed=%v", got.Status.State.Phase, got.Status.State.Message, tc.wantFailed)
+			}
+		})
+	}
+}
+
+// A store pod stuck terminating (its node unreachable: the kubelet never
+// confirms) is deleted at once a minute past its deadline, so that a new
+// store can take its name; before that, or a pod the job does not
+// control, is left alone.
+func TestStuckStoreUnblocked(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		pastDue     time.Duration
+		foreign     bool
+		wantDeleted bool
+	}{
+		{"stuck", 2 * time.Minute, false, true},
+		{"still within its minute", 30 * time.Second, false, false},
+		{"not the job's", 2 * time.Minute, true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			job := elasticJob("")
+			store := storeAt(t, job, -5, -3, never)
+			store.DeletionTimestamp = &metav1.Time{Time: at(600).Add(-tc.pastDue)}
+			store.Finalizers = []string{"kubernetes"} // what keeps a real one there
+			if tc.foreign {
+				store.OwnerReferences = nil
+			}
+			f := newFixture(t, job, store)
+			f.c.now = func() time.Time { return at(600) }
+			f.c.resyncEtcd()
+			_, err := f.kube.CoreV1().Pods("ml").Get(context.Background(), store.Name, metav1.GetOptions{})
+			if deleted := apierrors.IsNotFound(err); deleted != tc.wantDeleted {
+				t.Errorf("store pod deleted = %v (%v), want %v", deleted, err, tc.wantDeleted)
+			}
+			if tc.wantDeleted {
+				select {
+				case e := <-f.rec.Events:
+					if !strings.Contains(e, EtcdForceDeletedReason) || !strings.Contains(e, store.Name) {
+						t.Errorf("event %q", e)
+					}
+				default:
+					t.Errorf("no %s event", EtcdForceDeletedReason)
+				}
 			}
 		})
 	}
