@@ -472,26 +472,44 @@ func (c *Controller) processNext(q controllerkit.Queue[work], retries int) bool 
 	})
 }
 
-// syncEnded handles a trainer pod whose containers ended.
-func (c *Controller) syncEnded(ctx context.Context, w work) error {
+// trainerOf is the trainer pod w names, the incarnation w saw and not
+// going (one gone already is Volcano's to create again), and its job, when
+// that is an elastic job that runs or waits (activeElastic).
+func (c *Controller) trainerOf(w work) (*v1.Pod, *batch.Job, paddlejob.Spec, bool) {
 	pod, err := c.pods.Pods(w.namespace).Get(w.pod)
 	if err != nil || pod.UID != w.uid || pod.DeletionTimestamp != nil {
-		return nil // gone already: Volcano re-creates it
+		return nil, nil, paddlejob.Spec{}, false
 	}
 	job, err := c.Jobs.Jobs(w.namespace).Get(pod.Labels[batch.JobNameKey])
-	if err != nil || job.DeletionTimestamp != nil {
-		return nil
+	if err != nil {
+		return nil, nil, paddlejob.Spec{}, false
+	}
+	s, ok := c.activeElastic(job)
+	return pod, job, s, ok
+}
+
+// activeElastic is the job's arguments when it is an elastic job, not
+// being deleted, that runs or waits (Running, Pending): not one that
+// restarts or has finished, which has no world to keep.
+func (c *Controller) activeElastic(job *batch.Job) (paddlejob.Spec, bool) {
+	if job.DeletionTimestamp != nil {
+		return paddlejob.Spec{}, false
 	}
 	s, elastic := c.elasticSpec(job)
-	if !elastic {
+	switch job.Status.State.Phase {
+	case batch.Running, batch.Pending:
+		return s, elastic
+	}
+	return s, false
+}
+
+// syncEnded handles a trainer pod whose containers ended.
+func (c *Controller) syncEnded(ctx context.Context, w work) error {
+	pod, job, s, ok := c.trainerOf(w)
+	if !ok {
 		return nil
 	}
 	a := s.Args
-	switch job.Status.State.Phase {
-	case batch.Running, batch.Pending:
-	default:
-		return nil
-	}
 	switch {
 	case pod.Status.Phase == v1.PodSucceeded:
 		// Exit 0 is completion only when Paddle said so.
@@ -693,16 +711,11 @@ func (c *Controller) syncEtcd(ctx context.Context, w work) error {
 		}
 		return nil
 	}
-	if job == nil || job.DeletionTimestamp != nil || !paddlejob.Serves(job) {
+	if job == nil || !paddlejob.Serves(job) {
 		return nil
 	}
-	s, elastic := c.elasticSpec(job)
-	if !elastic {
-		return nil
-	}
-	switch job.Status.State.Phase {
-	case batch.Running, batch.Pending:
-	default:
+	s, ok := c.activeElastic(job)
+	if !ok {
 		return nil
 	}
 	if !c.hasTrainerPods(job) {
@@ -722,18 +735,14 @@ func (c *Controller) syncEtcd(ctx context.Context, w work) error {
 // while the pod is gone. A pod under the store's name that the job does
 // not control is never published.
 func (c *Controller) syncEtcdAddress(ctx context.Context, w work) error {
+	// A deleted job's slice goes with it (owner reference); a restarting
+	// or finished job has no store to publish: OnJobDelete removed it,
+	// with its EndpointSlice, which must not come back.
 	job := c.etcdJob(w.namespace, w.pod)
-	if job == nil || job.DeletionTimestamp != nil {
-		return nil // the slice goes with the job (owner reference)
-	}
-	if _, elastic := c.elasticSpec(job); !elastic {
+	if job == nil {
 		return nil
 	}
-	// A restarting or finished job has no store to publish: OnJobDelete
-	// removed it, with its EndpointSlice, which must not come back.
-	switch job.Status.State.Phase {
-	case batch.Running, batch.Pending:
-	default:
+	if _, ok := c.activeElastic(job); !ok {
 		return nil
 	}
 	pod, err := c.pods.Pods(w.namespace).Get(w.pod)
@@ -778,16 +787,11 @@ func (c *Controller) resyncEtcd() {
 		return
 	}
 	for _, job := range jobs {
-		if job.DeletionTimestamp != nil || !paddlejob.Serves(job) {
+		if !paddlejob.Serves(job) {
 			continue
 		}
-		s, elastic := c.elasticSpec(job)
-		if !elastic {
-			continue
-		}
-		switch job.Status.State.Phase {
-		case batch.Running, batch.Pending:
-		default:
+		s, ok := c.activeElastic(job)
+		if !ok {
 			continue
 		}
 		c.unblockStore(job)
@@ -1007,21 +1011,8 @@ func restartCount(pod *v1.Pod) int32 {
 // it registers anew when it starts (controllers/master.py:
 // ETCDMaster.register_heartbeat).
 func (c *Controller) syncRestarted(ctx context.Context, w work) error {
-	pod, err := c.pods.Pods(w.namespace).Get(w.pod)
-	if err != nil || pod.UID != w.uid || pod.DeletionTimestamp != nil {
-		return nil
-	}
-	job, err := c.Jobs.Jobs(w.namespace).Get(pod.Labels[batch.JobNameKey])
-	if err != nil || job.DeletionTimestamp != nil {
-		return nil
-	}
-	s, elastic := c.elasticSpec(job)
-	if !elastic {
-		return nil
-	}
-	switch job.Status.State.Phase {
-	case batch.Running, batch.Pending:
-	default:
+	pod, job, s, ok := c.trainerOf(w)
+	if !ok {
 		return nil
 	}
 	for _, st := range pod.Status.ContainerStatuses {

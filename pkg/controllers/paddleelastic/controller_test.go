@@ -165,6 +165,21 @@ func newFixture(t *testing.T, job *batch.Job, pods ...*v1.Pod) *fixture {
 	return &fixture{c: c, kube: kube, vc: vc, kv: kv, rec: rec}
 }
 
+// checkFailures checks the job's failure count and whether it failed.
+func (f *fixture) checkFailures(t *testing.T, wantCount string, wantFailed bool) {
+	t.Helper()
+	got, err := f.vc.BatchV1alpha1().Jobs("ml").Get(context.Background(), "el", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := got.Annotations[FailuresAnnotation]; c != wantCount {
+		t.Errorf("failure count %q, want %q", c, wantCount)
+	}
+	if failed := got.Status.State.Phase == batch.Failed; failed != wantFailed {
+		t.Errorf("job phase %s (%s), want failed=%v", got.Status.State.Phase, got.Status.State.Message, wantFailed)
+	}
+}
+
 // drain processes what the queues hold.
 func (f *fixture) drain(t *testing.T) {
 	t.Helper()
@@ -302,16 +317,7 @@ func TestEndedPods(t *testing.T) {
 			if deleted := err != nil; deleted != tc.wantDeleted {
 				t.Errorf("pod deleted = %v, want %v", deleted, tc.wantDeleted)
 			}
-			got, err := f.vc.BatchV1alpha1().Jobs("ml").Get(context.Background(), "el", metav1.GetOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if c := got.Annotations[FailuresAnnotation]; c != tc.wantCount {
-				t.Errorf("failure count %q, want %q", c, tc.wantCount)
-			}
-			if failed := got.Status.State.Phase == batch.Failed; failed != tc.wantFailed {
-				t.Errorf("job phase %s (%s), want failed=%v", got.Status.State.Phase, got.Status.State.Message, tc.wantFailed)
-			}
+			f.checkFailures(t, tc.wantCount, tc.wantFailed)
 			if tc.wantFailed {
 				select {
 				case e := <-f.rec.Events:

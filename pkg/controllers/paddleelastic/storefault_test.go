@@ -160,16 +160,7 @@ func TestRestartedInPlace(t *testing.T) {
 			f.waitLister(t, "ml", again.Name, again)
 			f.c.observe(again, false)
 			f.drain(t)
-			got, err := f.vc.BatchV1alpha1().Jobs("ml").Get(context.Background(), "el", metav1.GetOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if c := got.Annotations[FailuresAnnotation]; c != tc.wantCount {
-				t.Errorf("failure count %q, want %q", c, tc.wantCount)
-			}
-			if failed := got.Status.State.Phase == batch.Failed; failed != tc.wantFailed {
-				t.Errorf("job phase %s (%s), want failed=%v", got.Status.State.Phase, got.Status.State.Message, tc.wantFailed)
-			}
+			f.checkFailures(t, tc.wantCount, tc.wantFailed)
 			// The same restart seen again is not judged again.
 			f.c.observe(again, false)
 			if f.queuedKind(restarted) {
@@ -225,16 +216,7 @@ func TestProcessFailures(t *testing.T) {
 			}
 			f.c.queue.Add(work{kind: paddleFailed, namespace: "ml", job: "el", at: at(600).UnixNano()})
 			f.drain(t)
-			got, err := f.vc.BatchV1alpha1().Jobs("ml").Get(context.Background(), "el", metav1.GetOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if c := got.Annotations[FailuresAnnotation]; c != tc.wantCount {
-				t.Errorf("failure count %q, want %q", c, tc.wantCount)
-			}
-			if failed := got.Status.State.Phase == batch.Failed; failed != tc.wantFailed {
-				t.Errorf("job phase %s (%s), want failed=%v", got.Status.State.Phase, got.Status.State.Message, tc.wantFailed)
-			}
+			f.checkFailures(t, tc.wantCount, tc.wantFailed)
 		})
 	}
 }
