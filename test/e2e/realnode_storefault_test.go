@@ -27,12 +27,14 @@ import (
 // A store fault is not a job failure, on the real node: an elastic job
 // whose trainers (paddle-probe, which exits like Paddle's launcher when
 // its store is interrupted) run with restartPolicy OnFailure has its
-// store's etcd process killed on the node (the kubelet restarts it in
-// place, data kept: an OOM kill), then its store pod deleted (the
-// controller re-creates it, data lost: an eviction, a drain). Each time
-// every launcher exits 1 on the store's error and the kubelet restarts it
-// in place (same pods), they all register with the store again, the job
-// stays Running, and no exit counts toward --elastic-max-failures.
+// store's etcd process stopped for 12 s (longer than the launchers' 10 s
+// leases: they find no peer and give up, exit 241), then killed on the
+// node (the kubelet restarts it in place, data kept: an OOM kill), then
+// its store pod deleted (the controller re-creates it, data lost: an
+// eviction, a drain). Each time every launcher exits (1 on the store's
+// error, 241 after the stop) and the kubelet restarts it in place (same
+// pods), they all register with the store again, the job stays Running,
+// and no exit counts toward --elastic-max-failures.
 func TestRealNodeElasticStoreFaults(t *testing.T) {
 	c := framework.RealNodeCluster(t)
 	ns := framework.Namespace(t, c)
@@ -57,20 +59,34 @@ func TestRealNodeElasticStoreFaults(t *testing.T) {
 	}
 	t.Logf("launchers registered: %v", launchers)
 
-	// 1. The store's etcd process killed on the node.
+	// 1. The store's etcd process stopped for longer than the leases.
 	pid := storeProcess(t, store)
+	stopped := time.Now()
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatalf("stopping the store's etcd (pid %d): %v", pid, err)
+	}
+	time.Sleep(12 * time.Second) // the fault's length, not a wait for a condition
+	if err := syscall.Kill(pid, syscall.SIGCONT); err != nil {
+		t.Fatalf("resuming the store's etcd (pid %d): %v", pid, err)
+	}
+	waitLaunchersRestarted(ctx, t, c, ns, "sf", uids, 1, exitPeerNotReady)
+	launchers = waitLaunchers(ctx, t, c, ns, "sf", storeGateway(store), jobID, launchers)
+	t.Logf("launchers registered again %s after the stop began: %v", time.Since(stopped).Round(100*time.Millisecond), launchers)
+	checkNoFailure(ctx, t, c, ns, "sf")
+
+	// 2. The store's etcd process killed on the node.
 	killed := time.Now()
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatalf("killing the store's etcd (pid %d): %v", pid, err)
 	}
 	store = waitStoreRestarted(ctx, t, c, ns, store)
 	t.Logf("store restarted in place and Ready %s after the kill", time.Since(killed).Round(100*time.Millisecond))
-	waitLaunchersRestarted(ctx, t, c, ns, "sf", uids, 1)
+	waitLaunchersRestarted(ctx, t, c, ns, "sf", uids, 2, 1)
 	launchers = waitLaunchers(ctx, t, c, ns, "sf", storeGateway(store), jobID, launchers)
 	t.Logf("launchers registered again %s after the kill: %v", time.Since(killed).Round(100*time.Millisecond), launchers)
 	checkNoFailure(ctx, t, c, ns, "sf")
 
-	// 2. The store pod deleted: re-created by the controller, data lost,
+	// 3. The store pod deleted: re-created by the controller, data lost,
 	// a new IP.
 	deleted := time.Now()
 	if err := c.Kube.CoreV1().Pods(ns).Delete(ctx, store.Name, metav1.DeleteOptions{}); err != nil {
@@ -78,7 +94,7 @@ func TestRealNodeElasticStoreFaults(t *testing.T) {
 	}
 	store = waitStorePod(ctx, t, c, ns, "sf", store.UID)
 	t.Logf("store re-created and Ready %s after the delete, at %s", time.Since(deleted).Round(100*time.Millisecond), store.Status.PodIP)
-	waitLaunchersRestarted(ctx, t, c, ns, "sf", uids, 2)
+	waitLaunchersRestarted(ctx, t, c, ns, "sf", uids, 3, 1)
 	launchers = waitLaunchers(ctx, t, c, ns, "sf", storeGateway(store), jobID, launchers)
 	t.Logf("launchers registered with the new store %s after the delete: %v", time.Since(deleted).Round(100*time.Millisecond), launchers)
 	checkNoFailure(ctx, t, c, ns, "sf")
@@ -126,6 +142,11 @@ func waitStoreRestarted(ctx context.Context, t *testing.T, c *localcluster.Clust
 	}
 	return p
 }
+
+// exitPeerNotReady is a launcher's exit when it finds fewer than MIN
+// peers after it trained (paddleprobe, as Paddle's controller.py:
+// finalize).
+const exitPeerNotReady = 241
 
 func restarts(p *corev1.Pod) int32 {
 	var n int32
@@ -209,9 +230,9 @@ func waitLaunchers(ctx context.Context, t *testing.T, c *localcluster.Cluster, n
 
 // waitLaunchersRestarted waits until every worker pod (the same pods,
 // uids) has restarted its launcher in place at least n times, the last
-// time after exiting 1 on its store's error (its report, the termination
-// message, says so).
-func waitLaunchersRestarted(ctx context.Context, t *testing.T, c *localcluster.Cluster, ns, job string, uids map[string]types.UID, n int32) {
+// time after exiting with code: 1 on its store's error (its report, the
+// termination message, says so), or 241 when it found no peer.
+func waitLaunchersRestarted(ctx context.Context, t *testing.T, c *localcluster.Cluster, ns, job string, uids map[string]types.UID, n, code int32) {
 	t.Helper()
 	var state string
 	if err := framework.Poll(ctx, 180*time.Second, func(ctx context.Context) (bool, error) {
@@ -230,8 +251,8 @@ func waitLaunchersRestarted(ctx context.Context, t *testing.T, c *localcluster.C
 				continue
 			}
 			last := st[0].LastTerminationState.Terminated
-			if last.ExitCode != 1 || !strings.Contains(last.Message, `"storeLost"`) {
-				return false, fmt.Errorf("worker %s's launcher last ended with exit code %d and report %s, want 1 on its store's error", name, last.ExitCode, last.Message)
+			if last.ExitCode != code || (code == 1 && !strings.Contains(last.Message, `"storeLost"`)) {
+				return false, fmt.Errorf("worker %s's launcher last ended with exit code %d and report %s, want %d", name, last.ExitCode, last.Message, code)
 			}
 			fmt.Fprintf(&b, "%s: %d restarts; ", name, st[0].RestartCount)
 		}
