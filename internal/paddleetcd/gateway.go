@@ -32,9 +32,12 @@ type Gateway struct {
 	RequestTimeout time.Duration
 }
 
-// KV is one key, its value and its lease ("" or "0": none).
+// KV is one key, its value and its lease ("" or "0": none), and its
+// version: the writes since the key was created (mvccpb.KeyValue.version),
+// where GetKV read it.
 type KV struct {
 	Key, Value, Lease string
+	Version           int64
 }
 
 // Timeout bounds one request: the loss notice is worth something
@@ -157,8 +160,9 @@ func (g *Gateway) Get(ctx context.Context, key string) (string, bool, error) {
 func (g *Gateway) GetKV(ctx context.Context, key string) (KV, bool, error) {
 	var resp struct {
 		KVs []struct {
-			Value string `json:"value"`
-			Lease string `json:"lease"`
+			Value   string `json:"value"`
+			Lease   string `json:"lease"`
+			Version string `json:"version"`
 		} `json:"kvs"`
 	}
 	if err := g.post(ctx, "/v3/kv/range", map[string]string{"key": Base64(key)}, &resp); err != nil {
@@ -171,7 +175,8 @@ func (g *Gateway) GetKV(ctx context.Context, key string) (KV, bool, error) {
 	if err != nil {
 		return KV{}, false, fmt.Errorf("etcd %s: value of %q: %w", g.URL, key, err)
 	}
-	return KV{Key: key, Value: v, Lease: resp.KVs[0].Lease}, true, nil
+	version, _ := strconv.ParseInt(resp.KVs[0].Version, 10, 64)
+	return KV{Key: key, Value: v, Lease: resp.KVs[0].Lease, Version: version}, true, nil
 }
 
 // HasLease says whether a KV's lease field names a lease (the gateway

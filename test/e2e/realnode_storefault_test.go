@@ -53,6 +53,10 @@ func TestRealNodeElasticStoreFaults(t *testing.T) {
 
 	store := waitStorePod(ctx, t, c, ns, "sf", "")
 	launchers := waitLaunchers(ctx, t, c, ns, "sf", storeGateway(store), jobID, nil)
+	// Faulted only once every launcher has formed its world: one that has
+	// not yet gives up with exit 0 on a fault, as Paddle's does, and its
+	// pod is replaced instead of restarted (a pod that never trained).
+	waitFirstWorld(ctx, t, storeGateway(store), jobID, 3)
 	uids := map[string]types.UID{}
 	for _, p := range workerPods(t, c, ns, "sf") {
 		uids[p.Name] = p.UID
@@ -100,6 +104,24 @@ func TestRealNodeElasticStoreFaults(t *testing.T) {
 	checkNoFailure(ctx, t, c, ns, "sf")
 
 	deleteElasticJob(t, c, ns, "sf", 90*time.Second)
+}
+
+// waitFirstWorld waits until n launchers have each put "running" on the
+// job's status key (set_status, once their first world formed; the key's
+// version counts the puts, none of the launchers here wipes it) and the
+// records of a world of n are in place.
+func waitFirstWorld(ctx context.Context, t *testing.T, g *paddleetcd.Gateway, jobID string, n int) {
+	t.Helper()
+	if err := framework.Poll(ctx, 60*time.Second, func(ctx context.Context) (bool, error) {
+		kv, ok, err := g.GetKV(ctx, paddleetcd.StatusKey(jobID))
+		if err != nil || !ok || kv.Value != "running" || kv.Version < int64(n) {
+			return false, nil
+		}
+		records, err := g.Prefix(ctx, strings.TrimSuffix(paddleetcd.InfoPrefix(jobID), "/"))
+		return err == nil && len(records) == n, nil
+	}); err != nil {
+		t.Fatalf("the launchers of job %s did not form their first world of %d: %v", jobID, n, err)
+	}
 }
 
 // storeGateway reaches a store pod at its IP, as the controller does.
