@@ -40,7 +40,10 @@ const elasticTimeout = 10 * time.Second
 //   - replacement: a new launcher joins, which wipes every heartbeat as it
 //     starts; the world of 3 = MAX forms as soon as all three beat again;
 //   - node-lost: a launcher dies with no pod deletion (its node lost):
-//     only its lease's expiry tells the others, for ours as for alone.
+//     only its lease's expiry tells the others, for ours as for alone;
+//     node-lost-after-lease counts from that expiry (its heartbeat key's
+//     deletion), where the path is Paddle's own whatever the lease's phase
+//     at the kill: the non-regression check.
 //
 // The launchers are paddle-probe's double (in process); with
 // -paddle-python, Paddle's own launcher too (processes). A world counts as
@@ -62,14 +65,14 @@ func BenchmarkReform(b *testing.B) {
 				variant = "ours"
 			}
 			b.Run(k.name()+"/"+variant, func(b *testing.B) {
-				var sums [3]time.Duration
+				var sums [4]time.Duration
 				for i := 0; i < b.N; i++ {
 					d := reformRun(b, etcd.URL, k, ours, fmt.Sprintf("bench-%s-%s-%d-%d", k.name(), variant, i, time.Now().UnixNano()))
 					for j := range sums {
 						sums[j] += d[j]
 					}
 				}
-				for j, name := range []string{"pod-deleted", "replacement", "node-lost"} {
+				for j, name := range []string{"pod-deleted", "replacement", "node-lost", "node-lost-after-lease"} {
 					b.ReportMetric((sums[j] / time.Duration(b.N)).Seconds(), "s/"+name)
 				}
 				b.ReportMetric(0, "ns/op")
@@ -80,7 +83,7 @@ func BenchmarkReform(b *testing.B) {
 
 // reformRun runs the three events once on a fresh job and returns how
 // long each took to its next world.
-func reformRun(b *testing.B, etcdURL string, k launcherKind, ours bool, jobID string) [3]time.Duration {
+func reformRun(b *testing.B, etcdURL string, k launcherKind, ours bool, jobID string) [4]time.Duration {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	g := &paddleetcd.Gateway{URL: etcdURL}
@@ -131,7 +134,7 @@ func reformRun(b *testing.B, etcdURL string, k launcherKind, ours bool, jobID st
 		start(ip)
 	}
 	worlds.wait(b, t, 3)
-	var out [3]time.Duration
+	var out [4]time.Duration
 
 	// Pod deleted: the notice fires at the deletion, the launcher stops
 	// on its SIGTERM, the nudge follows once the pod is gone.
@@ -155,9 +158,45 @@ func reformRun(b *testing.B, etcdURL string, k launcherKind, ours bool, jobID st
 	out[1] = worlds.wait(b, t1, 3).Sub(t1)
 
 	// Node lost: the launcher dies, its pod is not deleted.
+	names, err := paddleelastic.LaunchersAt(ctx, g, jobID, "127.0.0.4")
+	if err != nil || len(names) == 0 {
+		b.Fatalf("no launcher recorded at 127.0.0.4: %v", err)
+	}
+	expired := watchDeletion(ctx, b, g, paddleetcd.HeartbeatKey(jobID, names[len(names)-1]))
 	t2 := time.Now()
 	end("127.0.0.4", true)
-	out[2] = worlds.wait(b, t2, 2).Sub(t2)
+	formed := worlds.wait(b, t2, 2)
+	out[2] = formed.Sub(t2)
+	select {
+	case at := <-expired:
+		out[3] = formed.Sub(at)
+	case <-time.After(time.Minute):
+		b.Fatal("the lost launcher's heartbeat never expired")
+	}
+	return out
+}
+
+// watchDeletion reports when key is deleted (its lease expired).
+func watchDeletion(ctx context.Context, b *testing.B, g *paddleetcd.Gateway, key string) <-chan time.Time {
+	out := make(chan time.Time, 1)
+	created := make(chan struct{})
+	go func() {
+		_ = g.Watch(ctx, key, false, func() { close(created) }, func(events []paddleetcd.Event) {
+			for _, e := range events {
+				if e.Key == key && e.Delete {
+					select {
+					case out <- time.Now():
+					default:
+					}
+				}
+			}
+		})
+	}()
+	select {
+	case <-created:
+	case <-time.After(10 * time.Second):
+		b.Fatal("the heartbeat watch did not start")
+	}
 	return out
 }
 
