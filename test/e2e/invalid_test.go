@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	batchv1alpha1 "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 )
 
@@ -177,12 +179,23 @@ func TestInvalidJobWithSvcLeavesNothing(t *testing.T) {
 	job.Spec.Plugins["svc"] = []string{}
 	framework.CreateJob(t, c, job)
 	// Plugins run in map order: svc creates its objects in the rounds it
-	// comes first.
+	// comes first. For a map of two keys that is one round in 8 (Go's
+	// small maps start their iteration at one of 8 slots and wrap), and
+	// Volcano's retries of a failing job thin out exponentially (15 rounds
+	// in a minute: svc never came first in one run in about 7). Each
+	// change to the job is another round: the test touches an annotation
+	// until svc has come first.
+	rounds := 0
 	if err := framework.Poll(ctx, 60*time.Second, func(ctx context.Context) (bool, error) {
-		_, err := c.Kube.CoreV1().ConfigMaps(ns).Get(ctx, job.Name+"-svc", metav1.GetOptions{})
-		return err == nil, nil
+		if _, err := c.Kube.CoreV1().ConfigMaps(ns).Get(ctx, job.Name+"-svc", metav1.GetOptions{}); err == nil {
+			return true, nil
+		}
+		rounds++
+		patch := fmt.Sprintf(`{"metadata":{"annotations":{"e2e.paddle.volcano.sh/round":"%d"}}}`, rounds)
+		_, err := c.Volcano.BatchV1alpha1().Jobs(ns).Patch(ctx, job.Name, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
+		return false, err
 	}); err != nil {
-		t.Fatalf("the svc plugin created nothing: %v", err)
+		t.Fatalf("the svc plugin created nothing in %d rounds: %v", rounds, err)
 	}
 	start := time.Now()
 	var phase batchv1alpha1.JobPhase
