@@ -204,11 +204,13 @@ func watchDeletion(ctx context.Context, b *testing.B, g *paddleetcd.Gateway, key
 type worldWatch struct {
 	mu   sync.Mutex
 	puts []time.Time
+	// more is signalled at every put recorded.
+	more chan struct{}
 }
 
 // watchWorlds starts recording the job's "running" puts until ctx ends.
 func watchWorlds(ctx context.Context, b *testing.B, g *paddleetcd.Gateway, jobID string) *worldWatch {
-	w := &worldWatch{}
+	w := &worldWatch{more: make(chan struct{}, 1)}
 	created := make(chan struct{})
 	go func() {
 		_ = g.Watch(ctx, paddleetcd.StatusKey(jobID), false, func() { close(created) }, func(events []paddleetcd.Event) {
@@ -218,6 +220,10 @@ func watchWorlds(ctx context.Context, b *testing.B, g *paddleetcd.Gateway, jobID
 			for _, e := range events {
 				if e.Key == paddleetcd.StatusKey(jobID) && !e.Delete && e.Value == "running" {
 					w.puts = append(w.puts, now)
+					select {
+					case w.more <- struct{}{}:
+					default:
+					}
 				}
 			}
 		})
@@ -233,24 +239,32 @@ func watchWorlds(ctx context.Context, b *testing.B, g *paddleetcd.Gateway, jobID
 // wait returns when the n-th "running" put after t was seen: a world of n
 // launchers formed.
 func (w *worldWatch) wait(b *testing.B, t time.Time, n int) time.Time {
-	deadline := time.Now().Add(2 * time.Minute)
-	for time.Now().Before(deadline) {
-		w.mu.Lock()
-		seen := 0
-		for _, p := range w.puts {
-			if p.After(t) {
-				seen++
-				if seen == n {
-					w.mu.Unlock()
-					return p
-				}
+	deadline := time.After(2 * time.Minute)
+	for {
+		if at, ok := w.nth(t, n); ok {
+			return at
+		}
+		select {
+		case <-w.more:
+		case <-deadline:
+			b.Fatalf("no world of %d within 2 minutes", n)
+		}
+	}
+}
+
+// nth is the time of the n-th put recorded after t, if there is one.
+func (w *worldWatch) nth(t time.Time, n int) (time.Time, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	seen := 0
+	for _, p := range w.puts {
+		if p.After(t) {
+			if seen++; seen == n {
+				return p, true
 			}
 		}
-		w.mu.Unlock()
-		time.Sleep(20 * time.Millisecond) // a poll of what the watch recorded
 	}
-	b.Fatalf("no world of %d within 2 minutes", n)
-	return time.Time{}
+	return time.Time{}, false
 }
 
 // launcherKind starts elastic launchers.

@@ -201,3 +201,39 @@ func moduleRoot(t testing.TB) string {
 	t.Fatal("no go.mod above the working folder")
 	return ""
 }
+
+// Unanswered waits until the etcd stopped, killed or paused has left its
+// clients unanswered for d: polled, its /health answers nothing for d in a
+// row. It is how long a fault lasts as the store's clients see it. The
+// test fails if the store answers meanwhile or d has not passed within
+// d + 30 s.
+func (s *Server) Unanswered(d time.Duration) {
+	s.t.Helper()
+	if err := WaitUnanswered(context.Background(), s.URL, d); err != nil {
+		s.t.Fatal(err)
+	}
+}
+
+// WaitUnanswered polls url's /health until it has answered nothing for d
+// in a row; it fails if it answers, or when d has not passed within d +
+// 30 s.
+func WaitUnanswered(ctx context.Context, url string, d time.Duration) error {
+	client := &http.Client{Timeout: 200 * time.Millisecond}
+	var since time.Time
+	err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, d+30*time.Second, true, func(ctx context.Context) (bool, error) {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url+"/health", nil)
+		res, err := client.Do(req)
+		if err == nil {
+			res.Body.Close()
+			return false, fmt.Errorf("etcd at %s answered %s during its fault", url, res.Status)
+		}
+		if since.IsZero() {
+			since = time.Now()
+		}
+		return time.Since(since) >= d, nil
+	})
+	if err != nil {
+		return fmt.Errorf("etcd at %s not unanswered for %s: %w", url, d, err)
+	}
+	return nil
+}

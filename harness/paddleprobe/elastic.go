@@ -8,7 +8,6 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -180,50 +179,6 @@ func (p *probe) elastic(ctx context.Context) (err error) {
 	}
 	return ctx.Err()
 }
-
-// WorldBounds are a launcher's world limits: PADDLE_NNODES=MIN:MAX and
-// PADDLE_ELASTIC_TIMEOUT. Zero Min: no rendezvous is played.
-type WorldBounds struct {
-	Min, Max int
-	Timeout  time.Duration
-}
-
-// worldBoundsOf reads PADDLE_NNODES (MIN:MAX, or N) and
-// PADDLE_ELASTIC_TIMEOUT (seconds; Paddle's default 30).
-func worldBoundsOf(nnodes, timeout string) (WorldBounds, error) {
-	var b WorldBounds
-	if nnodes == "" {
-		return b, nil
-	}
-	lo, hi, found := strings.Cut(nnodes, ":")
-	if !found {
-		hi = lo
-	}
-	var err1, err2 error
-	b.Min, err1 = strconv.Atoi(lo)
-	b.Max, err2 = strconv.Atoi(hi)
-	if err1 != nil || err2 != nil || b.Min < 1 || b.Max < b.Min {
-		return b, fmt.Errorf("PADDLE_NNODES=%q is not MIN:MAX", nnodes)
-	}
-	b.Timeout = 30 * time.Second
-	if timeout != "" {
-		n, err := strconv.Atoi(timeout)
-		if err != nil {
-			return b, fmt.Errorf("PADDLE_ELASTIC_TIMEOUT=%q: %w", timeout, err)
-		}
-		b.Timeout = time.Duration(n) * time.Second
-	}
-	return b, nil
-}
-
-// ExitError is an end of the launcher with its own exit code.
-type ExitError struct {
-	Code int
-	Err  error
-}
-
-func (e *ExitError) Error() string { return e.Err.Error() }
-func (e *ExitError) Unwrap() error { return e.Err }
 
 // Heartbeat plays the heartbeat thread of Paddle's launcher
 // (controllers/master.py: ETCDMaster.register_heartbeat, its _heartbeat

@@ -14,6 +14,7 @@ import (
 	"github.com/volcano-paddle/volcano-paddle/harness/etcdtest"
 	"github.com/volcano-paddle/volcano-paddle/internal/dnsbarrier/dnstest"
 	"github.com/volcano-paddle/volcano-paddle/internal/paddleetcd"
+	"github.com/volcano-paddle/volcano-paddle/pkg/paddleapi"
 )
 
 // The double on its job's store's faults, against a real etcd, as Paddle's
@@ -35,49 +36,31 @@ func TestLauncherOnStoreFaults(t *testing.T) {
 		{"no fault", func(*etcdtest.Server) {}, 5 * time.Second, 0},
 		{"store killed and restarted in place after 2 s (data kept)", func(s *etcdtest.Server) {
 			s.Kill()
-			time.Sleep(2 * time.Second) // the fault's length, not a wait for a condition
+			s.Unanswered(2 * time.Second)
 			s.Restart(false)
 		}, 5 * time.Second, 1},
 		{"store killed and re-created after 2 s (data lost)", func(s *etcdtest.Server) {
 			s.Kill()
-			time.Sleep(2 * time.Second) // the fault's length
+			s.Unanswered(2 * time.Second)
 			s.Restart(true)
 		}, 5 * time.Second, 1},
 		{"store stopped for 2 s", func(s *etcdtest.Server) {
 			s.Pause()
-			time.Sleep(2 * time.Second) // the fault's length
+			s.Unanswered(2 * time.Second)
 			s.Resume()
 		}, 5 * time.Second, 0},
 		{"store stopped for 12 s (longer than the lease)", func(s *etcdtest.Server) {
 			s.Pause()
-			time.Sleep(12 * time.Second) // the fault's length
+			s.Unanswered(12 * time.Second)
 			s.Resume()
-		}, 20 * time.Second, exitPeerNotReady},
+		}, 20 * time.Second, paddleapi.ExitStopped},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			etcd := etcdtest.StartServer(t)
-			dns := dnstest.Start(t)
-			dns.Set("paddle-etcd-el.ns.svc.", "127.0.0.1")
-			resolver := &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, _, _ string) (net.Conn, error) {
-				var d net.Dialer
-				return d.DialContext(ctx, "udp", dns.Addr)
-			}}
-			_, port, _ := net.SplitHostPort(strings.TrimPrefix(etcd.URL, "http://"))
-			env := map[string]string{"PADDLE_MASTER": "etcd://paddle-etcd-el.ns.svc:" + port, "PADDLE_JOB_ID": "ns-el", "POD_IP": "127.0.0.9", "PROBE_POD_NAME": "el-worker-0",
-				"PADDLE_NNODES": "1:1", "PADDLE_ELASTIC_TIMEOUT": "10"}
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			type result struct {
-				r   Report
-				err error
-				at  time.Time
-			}
-			done := make(chan result, 1)
-			go func() {
-				r, err := Run(ctx, Config{Env: func(k string) string { return env[k] }, Resolver: resolver, Timeout: 5 * time.Second})
-				done <- result{r, err, time.Now()}
-			}()
+			done := startLaunchers(ctx, t, etcd.URL, "1:1", 1)
 			// Its world formed: it set the job's status to running.
 			g := &paddleetcd.Gateway{URL: etcd.URL}
 			if err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
@@ -88,7 +71,7 @@ func TestLauncherOnStoreFaults(t *testing.T) {
 			}
 			faulted := time.Now()
 			tc.fault(etcd)
-			var res result
+			var res launcherResult
 			select {
 			case res = <-done:
 			case <-time.After(tc.within):
@@ -123,13 +106,6 @@ func TestLauncherOnStoreFaults(t *testing.T) {
 // sorted record keys).
 func TestLaunchersFormAWorld(t *testing.T) {
 	etcd := etcdtest.StartServer(t)
-	dns := dnstest.Start(t)
-	dns.Set("paddle-etcd-el.ns.svc.", "127.0.0.1")
-	resolver := &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, _, _ string) (net.Conn, error) {
-		var d net.Dialer
-		return d.DialContext(ctx, "udp", dns.Addr)
-	}}
-	_, port, _ := net.SplitHostPort(strings.TrimPrefix(etcd.URL, "http://"))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	// Each launcher puts "running" on the job's status key once its world
@@ -151,15 +127,7 @@ func TestLaunchersFormAWorld(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the status watch did not start")
 	}
-	reports := make(chan Report, 3)
-	for i := 1; i <= 3; i++ {
-		env := map[string]string{"PADDLE_MASTER": "etcd://paddle-etcd-el.ns.svc:" + port, "PADDLE_JOB_ID": "ns-el", "POD_IP": fmt.Sprintf("127.0.0.%d", i),
-			"PROBE_POD_NAME": fmt.Sprintf("el-worker-%d", i), "PADDLE_NNODES": "2:3", "PADDLE_ELASTIC_TIMEOUT": "10"}
-		go func() {
-			r, _ := Run(ctx, Config{Env: func(k string) string { return env[k] }, Resolver: resolver, Timeout: 5 * time.Second})
-			reports <- r
-		}()
-	}
+	reports := startLaunchers(ctx, t, etcd.URL, "2:3", 3)
 	deadline := time.After(20 * time.Second)
 	for i := 0; i < 3; i++ {
 		select {
@@ -171,7 +139,7 @@ func TestLaunchersFormAWorld(t *testing.T) {
 	cancel()
 	ranks := map[int]bool{}
 	for i := 0; i < 3; i++ {
-		r := <-reports
+		r := (<-reports).r
 		if r.Etcd == nil || len(r.Etcd.Worlds) == 0 {
 			t.Fatalf("a launcher formed no world: %+v", r.Etcd)
 		}
@@ -184,4 +152,36 @@ func TestLaunchersFormAWorld(t *testing.T) {
 	if len(ranks) != 3 || !ranks[0] || !ranks[1] || !ranks[2] {
 		t.Errorf("ranks %v, want 0, 1 and 2", ranks)
 	}
+}
+
+// launcherResult is how a double ended: its report, its error, when.
+type launcherResult struct {
+	r   Report
+	err error
+	at  time.Time
+}
+
+// startLaunchers starts n doubles of job ns-el (POD_IP 127.0.0.1..n) on
+// the etcd at etcdURL, which they find through a name, as in a pod, with
+// PADDLE_NNODES nnodes and a 10 s elastic timeout; each one's end arrives
+// on the channel.
+func startLaunchers(ctx context.Context, t *testing.T, etcdURL, nnodes string, n int) <-chan launcherResult {
+	t.Helper()
+	dns := dnstest.Start(t)
+	dns.Set("paddle-etcd-el.ns.svc.", "127.0.0.1")
+	resolver := &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, "udp", dns.Addr)
+	}}
+	_, port, _ := net.SplitHostPort(strings.TrimPrefix(etcdURL, "http://"))
+	out := make(chan launcherResult, n)
+	for i := 1; i <= n; i++ {
+		env := map[string]string{"PADDLE_MASTER": "etcd://paddle-etcd-el.ns.svc:" + port, "PADDLE_JOB_ID": "ns-el", "POD_IP": fmt.Sprintf("127.0.0.%d", i),
+			"PROBE_POD_NAME": fmt.Sprintf("el-worker-%d", i), "PADDLE_NNODES": nnodes, "PADDLE_ELASTIC_TIMEOUT": "10"}
+		go func() {
+			r, err := Run(ctx, Config{Env: func(k string) string { return env[k] }, Resolver: resolver, Timeout: 5 * time.Second})
+			out <- launcherResult{r, err, time.Now()}
+		}()
+	}
+	return out
 }

@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/volcano-paddle/volcano-paddle/internal/paddleetcd"
+	"github.com/volcano-paddle/volcano-paddle/pkg/paddleapi"
 )
 
 // The elastic launcher's loop, as Paddle's runs it (v2.6.2 and
@@ -40,12 +42,6 @@ type launcher struct {
 	worlds func(World)
 }
 
-// exitPeerNotReady is the code of a launcher that gave up waiting for
-// MIN peers after it had trained: sys.exit of its stopped processes'
-// -15 (controllers/controller.py: finalize); one that never trained
-// exits 0 (job/pod.py).
-const exitPeerNotReady = 241
-
 // syncPoll is sync_peers' and wait_peer_ready's pause between reads.
 const syncPoll = 500 * time.Millisecond
 
@@ -77,7 +73,8 @@ func (l *launcher) run(ctx context.Context) error {
 		if n < l.bounds.Min || n > l.bounds.Max {
 			code := 0
 			if trained {
-				code = exitPeerNotReady
+				// A launcher that never trained exits 0 (job/pod.py).
+				code = paddleapi.ExitStopped
 			}
 			return &ExitError{Code: code, Err: fmt.Errorf("peer not ready: %d launchers alive, the world needs %d:%d", n, l.bounds.Min, l.bounds.Max)}
 		}
@@ -226,3 +223,47 @@ func (l *launcher) syncPeers(ctx context.Context, size int) (World, error) {
 		}
 	}
 }
+
+// WorldBounds are a launcher's world limits: PADDLE_NNODES=MIN:MAX and
+// PADDLE_ELASTIC_TIMEOUT. Zero Min: no rendezvous is played.
+type WorldBounds struct {
+	Min, Max int
+	Timeout  time.Duration
+}
+
+// worldBoundsOf reads PADDLE_NNODES (MIN:MAX, or N) and
+// PADDLE_ELASTIC_TIMEOUT (seconds; Paddle's default 30).
+func worldBoundsOf(nnodes, timeout string) (WorldBounds, error) {
+	var b WorldBounds
+	if nnodes == "" {
+		return b, nil
+	}
+	lo, hi, found := strings.Cut(nnodes, ":")
+	if !found {
+		hi = lo
+	}
+	var err1, err2 error
+	b.Min, err1 = strconv.Atoi(lo)
+	b.Max, err2 = strconv.Atoi(hi)
+	if err1 != nil || err2 != nil || b.Min < 1 || b.Max < b.Min {
+		return b, fmt.Errorf("PADDLE_NNODES=%q is not MIN:MAX", nnodes)
+	}
+	b.Timeout = 30 * time.Second
+	if timeout != "" {
+		n, err := strconv.Atoi(timeout)
+		if err != nil {
+			return b, fmt.Errorf("PADDLE_ELASTIC_TIMEOUT=%q: %w", timeout, err)
+		}
+		b.Timeout = time.Duration(n) * time.Second
+	}
+	return b, nil
+}
+
+// ExitError is an end of the launcher with its own exit code.
+type ExitError struct {
+	Code int
+	Err  error
+}
+
+func (e *ExitError) Error() string { return e.Err.Error() }
+func (e *ExitError) Unwrap() error { return e.Err }

@@ -34,13 +34,7 @@ func TestRealNodeElasticEtcd(t *testing.T) {
 	rec := framework.RecordPods(t, c, ns)
 	image := framework.Image(t, c, "etcd")
 	ctx := context.Background()
-	job := framework.ProbeJob(t, c, ns, "re", []string{"--elastic-max=3", "--etcd-image=" + image}, nil, 0,
-		framework.ProbeTask{Name: "worker", Replicas: 3})
-	// Elastic: MIN 2, MAX 3; pods are replaced one by one, never the job.
-	lo := int32(2)
-	job.Spec.Policies = nil
-	job.Spec.MinAvailable = lo
-	job.Spec.Tasks[0].MinAvailable = &lo
+	job := elasticProbeJob(t, c, ns, "re", nil, nil)
 	start := time.Now()
 	framework.CreateJob(t, c, job)
 

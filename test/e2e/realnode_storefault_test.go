@@ -17,9 +17,11 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	batchv1alpha1 "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 
+	"github.com/volcano-paddle/volcano-paddle/harness/etcdtest"
 	"github.com/volcano-paddle/volcano-paddle/harness/localcluster"
 	"github.com/volcano-paddle/volcano-paddle/internal/paddleetcd"
 	"github.com/volcano-paddle/volcano-paddle/pkg/controllers/paddleelastic"
+	"github.com/volcano-paddle/volcano-paddle/pkg/paddleapi"
 	"github.com/volcano-paddle/volcano-paddle/pkg/paddlejob"
 	"github.com/volcano-paddle/volcano-paddle/test/e2e/framework"
 )
@@ -41,12 +43,7 @@ func TestRealNodeElasticStoreFaults(t *testing.T) {
 	ctx := context.Background()
 	// --timeout: a launcher restarted while DNS still answers the old
 	// store's IP gives up (and is restarted) within 15 s.
-	job := framework.ProbeJob(t, c, ns, "sf", []string{"--elastic-max=3", "--elastic-max-failures=1", "--etcd-image=" + framework.Image(t, c, "etcd")},
-		[]string{"--timeout=15s"}, 0, framework.ProbeTask{Name: "worker", Replicas: 3})
-	lo := int32(2)
-	job.Spec.Policies = nil
-	job.Spec.MinAvailable = lo
-	job.Spec.Tasks[0].MinAvailable = &lo
+	job := elasticProbeJob(t, c, ns, "sf", []string{"--elastic-max-failures=1"}, []string{"--timeout=15s"})
 	job.Spec.Tasks[0].Template.Spec.RestartPolicy = corev1.RestartPolicyOnFailure
 	framework.CreateJob(t, c, job)
 	jobID := paddlejob.JobID(job)
@@ -69,11 +66,17 @@ func TestRealNodeElasticStoreFaults(t *testing.T) {
 	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
 		t.Fatalf("stopping the store's etcd (pid %d): %v", pid, err)
 	}
-	time.Sleep(12 * time.Second) // the fault's length, not a wait for a condition
+	// The stop lasts until the store has left its clients unanswered for
+	// 12 s; resumed whatever happens, so that a failed wait leaves no
+	// stopped process.
+	unanswered := etcdtest.WaitUnanswered(ctx, storeGateway(store).URL, 12*time.Second)
 	if err := syscall.Kill(pid, syscall.SIGCONT); err != nil {
 		t.Fatalf("resuming the store's etcd (pid %d): %v", pid, err)
 	}
-	waitLaunchersRestarted(ctx, t, c, ns, "sf", uids, 1, exitPeerNotReady)
+	if unanswered != nil {
+		t.Fatal(unanswered)
+	}
+	waitLaunchersRestarted(ctx, t, c, ns, "sf", uids, 1, paddleapi.ExitStopped)
 	launchers = waitLaunchers(ctx, t, c, ns, "sf", storeGateway(store), jobID, launchers)
 	t.Logf("launchers registered again %s after the stop began: %v", time.Since(stopped).Round(100*time.Millisecond), launchers)
 	checkNoFailure(ctx, t, c, ns, "sf")
@@ -124,6 +127,21 @@ func waitFirstWorld(ctx context.Context, t *testing.T, g *paddleetcd.Gateway, jo
 	}
 }
 
+// elasticProbeJob is an elastic job of paddle-probe trainers on the real
+// node: 3 workers, MIN 2 (its minAvailable), MAX 3, the control plane's
+// etcd image as its store's; pods are replaced one by one, never the job
+// (no policies); more plugin arguments and probe flags as given.
+func elasticProbeJob(t *testing.T, c *localcluster.Cluster, ns, name string, pluginArgs, probeArgs []string) *batchv1alpha1.Job {
+	t.Helper()
+	args := append([]string{"--elastic-max=3", "--etcd-image=" + framework.Image(t, c, "etcd")}, pluginArgs...)
+	job := framework.ProbeJob(t, c, ns, name, args, probeArgs, 0, framework.ProbeTask{Name: "worker", Replicas: 3})
+	lo := int32(2)
+	job.Spec.Policies = nil
+	job.Spec.MinAvailable = lo
+	job.Spec.Tasks[0].MinAvailable = &lo
+	return job
+}
+
 // storeGateway reaches a store pod at its IP, as the controller does.
 func storeGateway(store *corev1.Pod) *paddleetcd.Gateway {
 	return &paddleetcd.Gateway{URL: "http://" + net.JoinHostPort(store.Status.PodIP, strconv.Itoa(paddlejob.EtcdClientPort))}
@@ -164,11 +182,6 @@ func waitStoreRestarted(ctx context.Context, t *testing.T, c *localcluster.Clust
 	}
 	return p
 }
-
-// exitPeerNotReady is a launcher's exit when it finds fewer than MIN
-// peers after it trained (paddleprobe, as Paddle's controller.py:
-// finalize).
-const exitPeerNotReady = 241
 
 func restarts(p *corev1.Pod) int32 {
 	var n int32

@@ -92,21 +92,10 @@ const EtcdURLAnnotation = "paddle.volcano.sh/etcd-client-url"
 // and real-node ranges: its simulated pods' IPs lead off the machine.
 const NetworksEnv = "PADDLE_ELASTIC_ETCD_NETWORKS"
 
-// exitStopped is the exit code of a launcher whose processes it stopped
-// (SIGTERM, -15 & 0xff): it gave up waiting for peers after it had
-// trained, or reached PADDLE_MAX_RESTART through membership changes
-// (launch/controllers/controller.py: finalize). Not a crash.
-const exitStopped = 241
-
 // exitTerminated is a container that ended on SIGTERM (143): the pod was
-// being stopped. Not a crash. exitSignalled is Paddle's launcher ending on
-// SIGTERM itself: its handler stops its processes and calls
-// sys.exit(signum), 15 (controllers/controller.py: signal_handler;
-// measured on v2.6.2 and v3.0.0-beta2).
-const (
-	exitTerminated = 143
-	exitSignalled  = 15
-)
+// being stopped. Not a crash; nor are Paddle's own stop and SIGTERM exits
+// (paddleapi.ExitStopped, paddleapi.ExitSignalled).
+const exitTerminated = 143
 
 func init() {
 	framework.RegisterController(&Controller{})
@@ -614,7 +603,7 @@ func crashed(pod *v1.Pod) bool {
 	for _, s := range pod.Status.ContainerStatuses {
 		if t := s.State.Terminated; t != nil {
 			switch t.ExitCode {
-			case 0, exitStopped, exitTerminated, exitSignalled:
+			case 0, paddleapi.ExitStopped, exitTerminated, paddleapi.ExitSignalled:
 			default:
 				return true
 			}
@@ -1021,7 +1010,7 @@ func (c *Controller) syncRestarted(ctx context.Context, w work) error {
 			continue
 		}
 		switch t.ExitCode {
-		case 0, exitStopped, exitTerminated, exitSignalled:
+		case 0, paddleapi.ExitStopped, exitTerminated, paddleapi.ExitSignalled:
 			continue
 		}
 		exit := fmt.Sprintf("container %s exit code %d %s", st.Name, t.ExitCode, t.Reason)

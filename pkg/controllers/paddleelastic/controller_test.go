@@ -291,7 +291,7 @@ func TestEndedPods(t *testing.T) {
 	}{
 		{"completed by Paddle", v1.PodSucceeded, terminated(0), "completed", "", false, "", false, false},
 		{"gave up before training", v1.PodSucceeded, terminated(0), "running", "", true, "", false, false},
-		{"gave up after training", v1.PodFailed, terminated(exitStopped), "running", "", true, "", false, false},
+		{"gave up after training", v1.PodFailed, terminated(paddleapi.ExitStopped), "running", "", true, "", false, false},
 		{"evicted", v1.PodFailed, nil, "running", "", true, "", false, false},
 		{"crash within the bound", v1.PodFailed, terminated(1), "running", "", true, "1", false, false},
 		{"crash beyond the bound", v1.PodFailed, terminated(1), "running", "1", false, "1", true, false},

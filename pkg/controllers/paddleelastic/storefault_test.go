@@ -10,6 +10,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
+
+	"github.com/volcano-paddle/volcano-paddle/pkg/paddleapi"
 )
 
 // t0 is when the trainers started in these tests.
@@ -142,9 +144,9 @@ func TestRestartedInPlace(t *testing.T) {
 		{"crash", "", func(t *testing.T, j *batch.Job) *v1.Pod { return storeAt(t, j, -5, -3, never) }, 1, "1", false},
 		{"crash beyond the bound", "1", func(t *testing.T, j *batch.Job) *v1.Pod { return storeAt(t, j, -5, -3, never) }, 1, "1", true},
 		{"exit when the store restarted", "1", func(t *testing.T, j *batch.Job) *v1.Pod { return storeAt(t, j, -5, 603, 601) }, 1, "1", false},
-		{"processes stopped (241)", "1", func(t *testing.T, j *batch.Job) *v1.Pod { return storeAt(t, j, -5, -3, never) }, exitStopped, "1", false},
+		{"processes stopped (241)", "1", func(t *testing.T, j *batch.Job) *v1.Pod { return storeAt(t, j, -5, -3, never) }, paddleapi.ExitStopped, "1", false},
 		{"SIGTERM (143)", "", func(t *testing.T, j *batch.Job) *v1.Pod { return storeAt(t, j, -5, -3, never) }, exitTerminated, "", false},
-		{"Paddle's launcher on SIGTERM (15)", "", func(t *testing.T, j *batch.Job) *v1.Pod { return storeAt(t, j, -5, -3, never) }, exitSignalled, "", false},
+		{"Paddle's launcher on SIGTERM (15)", "", func(t *testing.T, j *batch.Job) *v1.Pod { return storeAt(t, j, -5, -3, never) }, paddleapi.ExitSignalled, "", false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
