@@ -2,9 +2,11 @@
 // replay seeds it, which Go 1.24 ignores unless this is set.
 //go:debug randseednop=0
 
-// Command bench runs the benchmarks behind `make bench` and writes
-// docs/benchmarks.md with the figures, the commands, the machine and SVG
-// plots. Every figure compares Volcano's stock scheduler configuration
+// Command bench runs the benchmarks behind `make bench` and writes one run
+// folder under docs/bench (docs/bench/quick, docs/bench/full, ...: -out):
+// its page README.md with the figures, the commands and the machine, the
+// figures as JSON, the replay's jobs as CSV and the SVG plots the page
+// shows. docs/benchmarks.md is the hand-written guide to them. Every figure compares Volcano's stock scheduler configuration
 // (the Helm chart's default tiers) with ours (deploy/paddle), measured in
 // the same run. Benchmarks print; they never fail on a number.
 //
@@ -129,17 +131,17 @@ type flags struct {
 func parseFlags() flags {
 	var f flags
 	flag.StringVar(&f.mode, "mode", "quick", "quick (under 15 minutes on 2 cores: the second rule's windows, seen, once), full (the tuning and held-out windows 5 times; says how long first) or scale (the large sizes of the other parts, no replay)")
-	flag.StringVar(&f.out, "out", "", "report file (default docs/benchmarks.md)")
+	flag.StringVar(&f.out, "out", "", "run folder: its page README.md, results.json, jobs.csv.gz and plots (default docs/bench/ and the mode: quick, full or scale; <lever>-sweep for -sweep; flex with -elastic-share or -checkpoint-share)")
 	flag.StringVar(&f.skip, "skip", "", "comma-separated parts to skip: replay, allocate, cluster, quality, jobsize")
 	flag.StringVar(&f.windows, "windows", "", "trace windows to replay instead of the mode's, comma-separated PRESET:START+JOBS (e.g. 8xA100-NVSwitch:40000+300; presets: "+presetNames()+")")
 	flag.IntVar(&f.runs, "replay-runs", 0, fmt.Sprintf("replays of each trace window, averaged (default %d)", defaultReplayRuns))
-	flag.StringVar(&f.sweep, "sweep", "", "replay only the tuning windows with one lever swept: sla (the sla plugin's waiting time 30m .. 8h, on the Helm tiers and on binpack + task-topology; write with -out docs/bench-sla-sweep.md), paddle (paddle's starvation threshold and ordering; -out docs/bench-paddle-sweep.md) or headroom (paddle.smallJobHeadroom; -out docs/bench-headroom-sweep.md)")
+	flag.StringVar(&f.sweep, "sweep", "", "replay only the tuning windows with one lever swept: sla (the sla plugin's waiting time 30m .. 8h, on the Helm tiers and on binpack + task-topology; written to docs/bench/sla-sweep), paddle (paddle's starvation threshold and ordering; docs/bench/paddle-sweep) or headroom (paddle.smallJobHeadroom; docs/bench/headroom-sweep)")
 	flag.StringVar(&f.windowSet, "window-set", "", "replay only these windows: tuning, held-out (issue 35's rule, each window on both presets), rule1 or rule2 (the two earlier rules' windows, seen since; rule2's saturated with large gangs)")
 	flag.StringVar(&f.variants, "paddle-variants", "", "true (all), false, or a comma-separated list of paddle's variants to replay beside paddle ("+strings.Join(allPaddleVariants(), ", ")+"; default: all in the full mode only)")
 	flag.Float64Var(&f.elastic, "elastic-share", 0, "share of collective jobs that are elastic (0.5x to 2x their recorded trainers, speed-up from the Pollux step times); 0: the trace as it is")
 	flag.Float64Var(&f.checkpoint, "checkpoint-share", 0, "share of jobs that can be checkpointed (preemptable, restart from the checkpoint); 0: none")
 	flag.DurationVar(&f.restart, "restart-cost", 5*time.Minute, "work a checkpointed job loses when it is preempted and restarts")
-	flag.StringVar(&f.render, "render", "", "render the report again from the figures a run saved (docs/bench-results.json), without measuring; several files, comma-separated, are merged (the windows of each, the other parts from the first that has them)")
+	flag.StringVar(&f.render, "render", "", "render the page again from the figures a run saved (docs/bench/full/results.json), without measuring, into -out (default: the folder of the first file); several files, comma-separated, are merged (the windows of each, the other parts from the first that has them)")
 	flag.StringVar(&f.memProfile, "memprofile", "", "write a heap profile here when the measuring is done (go tool pprof)")
 	flag.Parse()
 	return f
@@ -211,8 +213,34 @@ func planOf(f flags) (*plan, error) {
 	return p, nil
 }
 
+// defaultOut is the run folder a run writes without -out: docs/bench/ and
+// the lever swept, flex for the elastic and checkpoint workload, else the
+// mode.
+func defaultOut(root string, f flags) string {
+	name := f.mode
+	switch {
+	case f.sweep != "":
+		name = f.sweep + "-sweep"
+	case f.elastic > 0 || f.checkpoint > 0:
+		name = "flex"
+	}
+	return filepath.Join(root, "docs", "bench", name)
+}
+
+// checkOut refuses an -out that names a page: a run writes a folder.
+func checkOut(out string) error {
+	if strings.EqualFold(filepath.Ext(out), ".md") {
+		return fmt.Errorf("-out %s: name a folder (the run's page is its %s, beside results.json, %s and the plots)", out, pageFile, jobsFile)
+	}
+	return nil
+}
+
 func main() {
 	f := parseFlags()
+	if err := checkOut(f.out); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(2)
+	}
 	if f.render != "" {
 		render(f.render, f.out)
 		return
@@ -227,10 +255,10 @@ func main() {
 		fail(err)
 	}
 	if f.out == "" {
-		f.out = filepath.Join(root, "docs", "benchmarks.md")
+		f.out = defaultOut(root, f)
 	}
 	// Checked before measuring, so a bad -out does not cost a run.
-	if err := os.MkdirAll(filepath.Dir(f.out), 0o755); err != nil {
+	if err := os.MkdirAll(f.out, 0o755); err != nil {
 		fail(fmt.Errorf("-out %s: %w", f.out, err))
 	}
 	// SIGINT or SIGTERM cancels ctx: the part running stops, and the
@@ -258,31 +286,35 @@ func main() {
 	if err := r.writeAll(f.out); err != nil {
 		fail(err)
 	}
-	logf("wrote %s (%s)", f.out, r.Took.Round(time.Second))
+	logf("wrote %s (%s)", pagePath(f.out), r.Took.Round(time.Second))
 	if ctx.Err() != nil {
 		os.Exit(1)
 	}
 	if !p.skipJobSize {
-		if err := runJobSize(ctx, f.out, p.jobSizes); err != nil {
+		if err := runJobSize(ctx, pagePath(f.out), p.jobSizes); err != nil {
 			fail(err)
 		}
 	}
 }
 
-// render writes the report of saved runs again (-render; several,
-// comma-separated, are merged: loadReports).
+// render writes the page of saved runs again (-render; several,
+// comma-separated, are merged: loadReports) into the run folder out, by
+// default the folder of the first.
 func render(results, out string) {
 	r, err := loadReports(results)
 	if err != nil {
 		fail(err)
 	}
 	if out == "" {
-		out = filepath.Join(filepath.Dir(strings.Split(results, ",")[0]), "benchmarks.md")
+		out = filepath.Dir(strings.Split(results, ",")[0])
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		fail(fmt.Errorf("-out %s: %w", out, err))
 	}
 	if err := r.write(out); err != nil {
 		fail(err)
 	}
-	logf("rendered %s from %s", out, results)
+	logf("rendered %s from %s", pagePath(out), results)
 }
 
 // measure runs the plan's parts in order and stops at the first error

@@ -615,10 +615,10 @@ func (r *report) writeReplay(b *strings.Builder, dir string) {
 	w := func(f string, a ...interface{}) { fmt.Fprintf(b, f, a...) }
 	if r.isSweep() {
 		w("## Sweep on the tuning windows\n\n")
-		w("One lever swept on the %d tuning windows only (the trace replay of [benchmarks.md](benchmarks.md),\n", len(r.Replay))
+		w("One lever swept on the %d tuning windows only (the trace replay of [benchmarks.md](../../benchmarks.md),\n", len(r.Replay))
 		w("Volcano %s in process, the trace as it is), each window replayed %d times; the value kept is\n", r.volcano(), max(r.Replay[0].Runs, 1))
 		w("the one with the lowest mean of the per-window ratios. The held-out windows were not replayed for it.\n")
-		w("Command: `go run ./bench/cmd/bench -sweep %s -replay-runs %d -out docs/bench-<lever>-sweep.md`.\n\n", strings.Join(sweeps, "|"), max(r.Replay[0].Runs, 1))
+		w("Command: `go run ./bench/cmd/bench -sweep %s -replay-runs %d` (writes docs/bench/<lever>-sweep).\n\n", strings.Join(sweeps, "|"), max(r.Replay[0].Runs, 1))
 		r.writeSweep(b)
 		for _, rep := range r.Replay {
 			r.writeReplayOne(b, dir, rep)
@@ -660,7 +660,7 @@ func (r *report) writeReplay(b *strings.Builder, dir string) {
 	w("weight 10), **stock-binpack-tasktopology** (plus `task-topology` with `ps,worker` / `trainer`\n")
 	w("affinity), **stock-binpack-hypernode** (plus `network-topology-aware`, racks as HyperNodes);\n")
 	w("and the stock job-ordering levers: **stock-sla** (Volcano's `sla` plugin, `sla-waiting-time` %s,\n", replay.DurationArg(replay.DefaultSLAWait))
-	w("the best of 30m, 1h, 2h, 4h and 8h on the tuning windows: [bench-sla-sweep.md](bench-sla-sweep.md)) and\n")
+	w("the best of 30m, 1h, 2h, 4h and 8h on the tuning windows: [sla-sweep](../sla-sweep/README.md)) and\n")
 	w("**stock-priority** (a PriorityClass per GPU-count bucket, `gpus-le-1`, `gpus-le-2`, `gpus-le-4`, ...\n")
 	w("with higher values for fewer GPUs, named by each job's PodGroup and ordered by the `priority` plugin),\n")
 	w("each alone on the Helm tiers and on binpack + task-topology (`-sla`, `-priority`, `-sla-priority`).\n")
@@ -672,12 +672,12 @@ func (r *report) writeReplay(b *strings.Builder, dir string) {
 	w("range. The quick mode (`make bench`) replays each rule-2 window once, a smaller check that judges nothing\n")
 	w("(they are seen); the full mode (`make bench-full`) replays the tuning and held-out windows %d times each\n", fullReplayRuns)
 	w("with paddle's variants\n")
-	w("(the elastic and checkpoint workload: [bench-flex.md](bench-flex.md); the first rule's windows on\n")
-	w("Volcano v1.14.1, 5 runs: [bench-full.md](bench-full.md); the sla sweep:\n")
-	w("[bench-sla-sweep.md](bench-sla-sweep.md); paddle's levers on the tuning windows:\n")
-	w("[bench-paddle-sweep.md](bench-paddle-sweep.md), Volcano v1.15.1, 3 runs; the sla sweep was measured on\n")
-	w("Volcano v1.14.1 and not again). Every\n")
-	w("job of every configuration and run is in `bench-jobs.csv.gz` (job, GPUs, PS or collective, arrival,\n")
+	w("(the elastic and checkpoint workload: [flex](../flex/README.md); the first rule's windows on\n")
+	w("Volcano v1.14.1, 5 runs: [rule1-v1.14.1](../rule1-v1.14.1/README.md); the sla sweep:\n")
+	w("[sla-sweep](../sla-sweep/README.md); paddle's levers on the tuning windows:\n")
+	w("[paddle-sweep](../paddle-sweep/README.md), Volcano v1.15.1, 3 runs; the sla sweep was measured on\n")
+	w("Volcano v1.14.1 and not again; every run folder: [benchmarks.md](../../benchmarks.md)). Every\n")
+	w("job of every configuration and run is in `%s` (job, GPUs, PS or collective, arrival,\n", jobsFile)
 	w("start, end, slowdown, nodes, racks and rank crossings), so any figure here can be recomputed.\n")
 	w("**Time on 2 cores.** This run replayed %d windows in %s. Measured on a 2-core machine of their\n", len(r.Replay), r.replayTime().Round(time.Second))
 	w("own (2026-11-25, Volcano v1.15.1): the quick mode (`make bench`) took 9 minutes in all, its replay\n")
@@ -851,9 +851,8 @@ func (r *report) writeReplayOne(b *strings.Builder, dir string, rep *replay.Repo
 		return
 	}
 	cdf, util := r.replayCharts(rep)
-	// Pages other than benchmarks.md (bench-full.md, bench-flex.md) name
-	// their plots after themselves, so pages of one window do not share.
-	jct, utilName := r.plotPrefix+"bench-replay-jct-"+id+".svg", r.plotPrefix+"bench-replay-util-"+id+".svg"
+	// Each run has its folder, so runs of one window do not share plots.
+	jct, utilName := replayPlots(id)
 	_ = os.WriteFile(filepath.Join(dir, jct), []byte(cdf.SVG()), 0o644)
 	_ = os.WriteFile(filepath.Join(dir, utilName), []byte(util.SVG()), 0o644)
 	w("![JCT CDF](%s)\n\n![GPU utilisation over time](%s)\n\n", jct, utilName)

@@ -24,7 +24,7 @@ func TestReplaySectionRatiosAndPlots(t *testing.T) {
 	rep := &replay.Report{Workload: "w", Options: replay.Options{Preset: quality.A100SXM, Start: 5, Jobs: 10},
 		Metrics: []replay.Metrics{m(replay.Stock, 5, 20, 600, 15), m(replay.StockBinpack, 4, 16, 0, 3),
 			m(replay.Paddle, 3, 12, 4, 2), m(paddleHoldBack, 3.2, 12, 30, 4), m(paddleAfter30m, 3.5, 13, 9, 1.5),
-			m(paddleNoGuard, 2.9, 12, 0, 9), replay.LowerBoundMetrics(&replay.Workload{})},
+			m(paddleNoGuard, 2.9, 12, 0, 9), replay.LowerBoundMetrics(&replay.Workload{}, nil, nil)},
 		Notes: map[string]string{}, Runs: 3,
 		Spread: map[string]replay.Spread{replay.Paddle: {MeanJCT: replay.Range{Min: 2.5 * 3600, Max: 3.5 * 3600},
 			P95JCT: replay.Range{Min: 11 * 3600, Max: 13 * 3600}, LongestWait: replay.Range{Min: 1 * 3600, Max: 3 * 3600},
@@ -48,7 +48,10 @@ func TestReplaySectionRatiosAndPlots(t *testing.T) {
 			t.Errorf("section lacks %q:\n%s", want, page)
 		}
 	}
-	for _, f := range []string{"bench-replay-jct-8xa100-nvswitch-5-10.svg", "bench-replay-util-8xa100-nvswitch-5-10.svg"} {
+	for _, f := range []string{"replay-jct-8xa100-nvswitch-5-10.svg", "replay-util-8xa100-nvswitch-5-10.svg"} {
+		if !strings.Contains(page, "]("+f+")") {
+			t.Errorf("section does not link %s beside the page", f)
+		}
 		svg, err := os.ReadFile(filepath.Join(dir, f))
 		if err != nil || !strings.Contains(string(svg), "<polyline") {
 			t.Errorf("%s: %v, no lines", f, err)

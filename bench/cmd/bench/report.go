@@ -16,11 +16,14 @@ import (
 	"github.com/volcano-paddle/volcano-paddle/bench/jobsize"
 	"github.com/volcano-paddle/volcano-paddle/bench/quality"
 	"github.com/volcano-paddle/volcano-paddle/bench/replay"
+	"github.com/volcano-paddle/volcano-paddle/harness/localcluster"
 )
 
-// report is everything one run measured. It is saved as JSON next to the
-// Markdown (docs/bench-results.json) so that the report can be rendered
-// again from the same figures (-render) when only its text changes.
+// report is everything one run measured. A run's files live in one folder
+// under docs/bench (runFiles): the page, README.md; the figures as JSON
+// beside it (results.json) so that the page can be rendered again from the
+// same figures (-render) when only its text changes; the replay's jobs
+// (jobs.csv.gz) and the plots the page shows (*.svg).
 type report struct {
 	Mode string
 	// Volcano is the volcano.sh/volcano release compiled into the bench
@@ -48,21 +51,57 @@ type report struct {
 	// ClusterFailures are sizes that could not be measured, with why.
 	ClusterFailures []string
 	root            string
-	// plotPrefix names the replay plots of a page other than benchmarks.md.
-	plotPrefix string
 }
 
-func (r *report) write(path string) error {
-	dir := filepath.Dir(path)
-	r.plotPrefix = ""
-	if base := filepath.Base(path); base != "benchmarks.md" {
-		r.plotPrefix = strings.TrimSuffix(base, filepath.Ext(base)) + "-"
+// The files of one run, all in its folder (-out; by default docs/bench/ and
+// the mode, the lever swept or flex: defaultOut). The page links the plots
+// by these names, relative to itself.
+const (
+	pageFile    = "README.md"
+	resultsFile = "results.json"
+	jobsFile    = "jobs.csv.gz"
+	allocateSVG = "allocate.svg"
+	qualitySVG  = "quality.svg"
+	clusterSVG  = "cluster.svg"
+)
+
+// pagePath, resultsPath and jobsPath are a run folder's page, figures and
+// per-job CSV (gzipped).
+func pagePath(dir string) string    { return filepath.Join(dir, pageFile) }
+func resultsPath(dir string) string { return filepath.Join(dir, resultsFile) }
+func jobsPath(dir string) string    { return filepath.Join(dir, jobsFile) }
+
+// replayPlots are the names of one window's plots in its run's folder.
+func replayPlots(id string) (jct, util string) {
+	return "replay-jct-" + id + ".svg", "replay-util-" + id + ".svg"
+}
+
+// renderArg is how the page names its figures for -render: the path from
+// the repository root when the folder lies inside it (docs/bench/full/
+// results.json), else the folder as given.
+func (r *report) renderArg(dir string) string {
+	root := r.root
+	if root == "" {
+		root, _ = localcluster.RepoRoot()
 	}
+	if root != "" {
+		if absDir, err := filepath.Abs(dir); err == nil {
+			if rel, err := filepath.Rel(root, absDir); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+				dir = rel
+			}
+		}
+	}
+	return filepath.ToSlash(resultsPath(dir))
+}
+
+// write writes the page of the run folder dir (README.md) and its plots.
+func (r *report) write(dir string) error {
+	path := pagePath(dir)
 	var b strings.Builder
 	w := func(f string, a ...interface{}) { fmt.Fprintf(&b, f, a...) }
 	if len(r.Replay) > 0 && r.isSweep() {
 		w("# Benchmarks: a sweep\n\n")
-		w("Run %s, took %s, on %s. The raw figures are in `%s`.\n\n", r.Started.UTC().Format("2006-01-02 15:04 UTC"), r.Took.Round(time.Second), r.Machine, filepath.Base(resultsPath(path)))
+		w("Run %s, took %s, on %s. The raw figures are in `%s`.\n\n", r.Started.UTC().Format("2006-01-02 15:04 UTC"), r.Took.Round(time.Second), r.Machine, resultsFile)
 		r.writeReplay(&b, dir)
 		return os.WriteFile(path, []byte(b.String()), 0o644)
 	}
@@ -72,8 +111,8 @@ func (r *report) write(path string) error {
 	w("**paddle** (`deploy/paddle/volcano-scheduler.conf`: the same tiers plus the `paddle` plugin), measured\n")
 	w("in the same run on the same machine; the trace replay also compares tuned stock configurations (the\n")
 	w("best a Volcano operator can do without us). Benchmarks report; they never fail a build on a number.\n\n")
-	w("Reproduce: `make bench` (quick; under 15 minutes on 2 cores of its own, see Time below) or `make bench-full` (prints its\n")
-	w("expected duration first). Last run: %s mode, Volcano %s, %s, took %s, on %s.\n\n",
+	w("Reproduce: `make bench` (quick; under 15 minutes on 2 cores of its own, see Time below; writes docs/bench/quick) or\n")
+	w("`make bench-full` (prints its expected duration first; writes docs/bench/full). Guide: [benchmarks.md](../../benchmarks.md). Last run: %s mode, Volcano %s, %s, took %s, on %s.\n\n",
 		r.Mode, r.volcano(), r.Started.UTC().Format("2006-01-02 15:04 UTC"), r.Took.Round(time.Second), r.Machine)
 	if r.Merged > 0 {
 		w("These figures merge %d runs of the bench (`-render` of their saved figures; took: their times added up).\n\n", r.Merged+1)
@@ -84,8 +123,7 @@ func (r *report) write(path string) error {
 	if r.Interrupted != "" {
 		w("**This run was %s: the figures below are the parts and windows it finished.**\n\n", r.Interrupted)
 	}
-	results := filepath.Base(resultsPath(path))
-	w("The raw figures are in `%s`; `go run ./bench/cmd/bench -render docs/%s`\n", results, results)
+	w("The raw figures are in `%s`; `go run ./bench/cmd/bench -render %s`\n", resultsFile, r.renderArg(dir))
 	w("renders this page again from them without measuring.\n\n")
 	if len(r.Replay) > 0 {
 		r.writeReplay(&b, dir)
@@ -117,17 +155,17 @@ func (r *report) volcano() string {
 }
 
 // writeAll writes the figures (JSON), the per-job CSV of the replays and
-// the report page.
-func (r *report) writeAll(out string) error {
-	if err := r.save(resultsPath(out)); err != nil {
+// the page into the run folder dir.
+func (r *report) writeAll(dir string) error {
+	if err := r.save(resultsPath(dir)); err != nil {
 		return err
 	}
 	if len(r.Replay) > 0 {
-		if err := r.saveJobs(jobsPath(out)); err != nil {
+		if err := r.saveJobs(jobsPath(dir)); err != nil {
 			return err
 		}
 	}
-	return r.write(out)
+	return r.write(dir)
 }
 
 // save keeps the figures a run measured, for -render.
@@ -137,25 +175,6 @@ func (r *report) save(path string) error {
 		return err
 	}
 	return os.WriteFile(path, append(raw, '\n'), 0o644)
-}
-
-// resultsPath is where the figures behind a report are kept:
-// docs/benchmarks.md -> docs/bench-results.json; any other page keeps its
-// name (docs/bench-sla-sweep.md -> docs/bench-sla-sweep.json).
-func resultsPath(reportPath string) string {
-	if filepath.Base(reportPath) == "benchmarks.md" {
-		return filepath.Join(filepath.Dir(reportPath), "bench-results.json")
-	}
-	return strings.TrimSuffix(reportPath, filepath.Ext(reportPath)) + ".json"
-}
-
-// jobsPath is where the per-job CSV of a report's replays goes, gzipped:
-// docs/benchmarks.md -> docs/bench-jobs.csv.gz, docs/X.md -> docs/X-jobs.csv.gz.
-func jobsPath(reportPath string) string {
-	if filepath.Base(reportPath) == "benchmarks.md" {
-		return filepath.Join(filepath.Dir(reportPath), "bench-jobs.csv.gz")
-	}
-	return strings.TrimSuffix(reportPath, filepath.Ext(reportPath)) + "-jobs.csv.gz"
 }
 
 // saveJobs writes every replayed job of every configuration and run as
@@ -301,8 +320,8 @@ func (r *report) writeAlloc(b *strings.Builder, dir string) {
 		}
 		chart.Values = append(chart.Values, row)
 	}
-	_ = os.WriteFile(filepath.Join(dir, "bench-allocate.svg"), []byte(chart.SVG()), 0o644)
-	w("![allocate cycle time](bench-allocate.svg)\n\n")
+	_ = os.WriteFile(filepath.Join(dir, allocateSVG), []byte(chart.SVG()), 0o644)
+	w("![allocate cycle time](%s)\n\n", allocateSVG)
 }
 
 func orDash(s string) string {
@@ -344,7 +363,7 @@ func (r *report) writeQuality(b *strings.Builder, dir string) {
 		chart.Values = append(chart.Values, []float64{q.mean("stock", qScore), q.mean("paddle", qScore)})
 	}
 	chart.Groups = groups
-	_ = os.WriteFile(filepath.Join(dir, "bench-quality.svg"), []byte(chart.SVG()), 0o644)
+	_ = os.WriteFile(filepath.Join(dir, qualitySVG), []byte(chart.SVG()), 0o644)
 	w("\npaddle vs stock (paddle / stock; below 1 is better):\n\n")
 	w("| preset | mean slowdown | p95 slowdown | PS bytes crossing a NIC | racks per job | jobs blocked |\n|---|---|---|---|---|---|\n")
 	for _, q := range r.Quality {
@@ -361,7 +380,7 @@ func (r *report) writeQuality(b *strings.Builder, dir string) {
 		}
 		w("%s: %s", q.Preset.Name, q.Reports[0].Workload)
 	}
-	w(".\n\n![placement quality](bench-quality.svg)\n\n")
+	w(".\n\n![placement quality](%s)\n\n", qualitySVG)
 	w("### The cost model\n\n")
 	w("- Collective jobs: a ring all-reduce of the gradients (4 bytes per parameter) over all GPUs,\n")
 	w("  2(n-1)/n x bytes / bandwidth of the slowest link used: the island's bus bandwidth inside one NVLink\n")
@@ -449,8 +468,8 @@ func (r *report) writeCluster(b *strings.Builder, dir string) {
 	for _, g := range groups {
 		chart.Values = append(chart.Values, []float64{vals[g]["stock"], vals[g]["paddle"]})
 	}
-	_ = os.WriteFile(filepath.Join(dir, "bench-cluster.svg"), []byte(chart.SVG()), 0o644)
-	w("![pods bound per second](bench-cluster.svg)\n")
+	_ = os.WriteFile(filepath.Join(dir, clusterSVG), []byte(chart.SVG()), 0o644)
+	w("![pods bound per second](%s)\n", clusterSVG)
 }
 
 // limiter names the stage that sets the pace, from the evidence measured:

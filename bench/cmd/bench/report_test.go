@@ -14,7 +14,7 @@ import (
 	"github.com/volcano-paddle/volcano-paddle/harness/localcluster"
 )
 
-// Figures measured by `make bench-full` on 2026-11-22 (docs/benchmarks.md).
+// Figures measured by `make bench-full` on 2026-11-22 (then docs/benchmarks.md).
 var (
 	wave250Stock = clusterbench.Measurement{Config: "stock", Size: clusterbench.Size{Nodes: 250, Pods: 2000}, Jobs: 35,
 		BoundPerSecond: 43, CreatedPerSecond: 48, LastGangBound: 49 * time.Second, MedianBindLag: 5190 * time.Millisecond,
@@ -66,7 +66,10 @@ func TestReportRendersAgainFromSavedFigures(t *testing.T) {
 			}}}}},
 		Cluster: []clusterbench.Measurement{wave5000Stock, wave5000Paddle},
 	}
-	out := filepath.Join(dir, "benchmarks.md")
+	out := filepath.Join(dir, "full")
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	if err := r.save(resultsPath(out)); err != nil {
 		t.Fatal(err)
 	}
@@ -87,30 +90,79 @@ func TestReportRendersAgainFromSavedFigures(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	again := filepath.Join(dir, "again", "benchmarks.md")
-	if err := os.MkdirAll(filepath.Dir(again), 0o755); err != nil {
+	again := filepath.Join(dir, "again")
+	if err := os.MkdirAll(again, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	second := renderTo(t, loaded, again)
-	if first != second {
+	// The pages differ only in the folder each names for -render.
+	if first != strings.ReplaceAll(second, filepath.ToSlash(again), filepath.ToSlash(out)) {
 		t.Errorf("report rendered from saved figures differs from the original")
 	}
-	// A page of another name names its own figures.
-	if other := renderTo(t, loaded, filepath.Join(dir, "bench-other.md")); !strings.Contains(other, "The raw figures are in `bench-other.json`; `go run ./bench/cmd/bench -render docs/bench-other.json`") {
-		t.Errorf("bench-other.md does not name bench-other.json")
+	// Each run folder's page names its own figures, and links its plots
+	// beside it.
+	if !strings.Contains(first, "The raw figures are in `results.json`; `go run ./bench/cmd/bench -render "+filepath.ToSlash(filepath.Join(out, "results.json"))+"`") {
+		t.Errorf("%s/README.md does not name its results.json", out)
 	}
-	if !strings.Contains(first, "The raw figures are in `bench-results.json`; `go run ./bench/cmd/bench -render docs/bench-results.json`") {
-		t.Errorf("benchmarks.md does not name bench-results.json")
+	if !strings.Contains(second, "The raw figures are in `results.json`; `go run ./bench/cmd/bench -render "+filepath.ToSlash(filepath.Join(again, "results.json"))+"`") {
+		t.Errorf("%s/README.md does not name its results.json", again)
+	}
+	for _, f := range []string{allocateSVG, qualitySVG, clusterSVG} {
+		if !strings.Contains(first, "]("+f+")") {
+			t.Errorf("page does not link %s beside it", f)
+		}
+		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+			t.Errorf("plot not written beside the page: %v", err)
+		}
 	}
 }
 
-// renderTo writes r's report to path and returns its text.
-func renderTo(t *testing.T, r *report, path string) string {
-	t.Helper()
-	if err := r.write(path); err != nil {
+// A run folder inside the repository is named from its root, as a user
+// types it.
+func TestRenderArgFromRepoRoot(t *testing.T) {
+	root, err := localcluster.RepoRoot()
+	if err != nil {
 		t.Fatal(err)
 	}
-	text, err := os.ReadFile(path)
+	r := &report{root: root}
+	if got := r.renderArg(filepath.Join(root, "docs", "bench", "full")); got != "docs/bench/full/results.json" {
+		t.Errorf("renderArg: %q, want docs/bench/full/results.json", got)
+	}
+}
+
+// The default run folders, one per mode, lever swept and the flex
+// workload, all under docs/bench; -out names a folder, never a page.
+func TestDefaultOut(t *testing.T) {
+	for _, tc := range []struct {
+		f    flags
+		want string
+	}{
+		{flags{mode: "quick"}, "/r/docs/bench/quick"},
+		{flags{mode: "full"}, "/r/docs/bench/full"},
+		{flags{mode: "scale"}, "/r/docs/bench/scale"},
+		{flags{mode: "quick", sweep: "sla"}, "/r/docs/bench/sla-sweep"},
+		{flags{mode: "quick", elastic: 0.5}, "/r/docs/bench/flex"},
+		{flags{mode: "quick", checkpoint: 0.3}, "/r/docs/bench/flex"},
+	} {
+		if got := filepath.ToSlash(defaultOut("/r", tc.f)); got != tc.want {
+			t.Errorf("%+v: %s, want %s", tc.f, got, tc.want)
+		}
+	}
+	if err := checkOut("docs/benchmarks.md"); err == nil {
+		t.Error("-out docs/benchmarks.md accepted: a run writes a folder, and docs/benchmarks.md is the hand-written guide")
+	}
+	if err := checkOut("docs/bench/x"); err != nil {
+		t.Errorf("-out docs/bench/x: %v", err)
+	}
+}
+
+// renderTo writes r's page into the run folder dir and returns its text.
+func renderTo(t *testing.T, r *report, dir string) string {
+	t.Helper()
+	if err := r.write(dir); err != nil {
+		t.Fatal(err)
+	}
+	text, err := os.ReadFile(pagePath(dir))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -68,7 +68,7 @@ import (
 // (rule 1 and rule 2 below) did not stay held out: the patience default
 // (paddle.smallJobHeadroom.patience 2h, chosen on the tuning windows) was
 // reverted to 0 after the rule-2 windows' figures (commit 7cb3794,
-// docs/bench-heldout-patience.md); the elastic churn fix (f13f4ea,
+// docs/bench/heldout-patience); the elastic churn fix (f13f4ea,
 // gangEstimate.fitsOnRelease) was found on the rule-2 window PCIe 68100
 // in a flex replay; and the second to fifth headroom sweeps were written
 // after looking at the rule-2 windows' per-class waits (replay.go). Those
@@ -94,29 +94,29 @@ type seenWindow struct {
 
 // seenWindows are every window of philly.csv replayed before the held-out
 // rule of issue 35, whatever the preset, found in the git history of
-// bench/cmd/bench, the committed pages and their JSON (docs/bench*.md,
-// docs/bench*.json) and the README: no window of the rule overlaps one.
+// bench/cmd/bench, the committed pages and their JSON (docs/bench/*/README.md,
+// results.json) and the README: no window of the rule overlaps one.
 var seenWindows = []seenWindow{
 	{0, 10, "bench/replay TestRepeatInterrupted replays trace jobs 0-9 (A100)"},
 	{12500, 150, "the first quick replay window, A100 (5a9ff07)"},
-	{12500, 300, "tuning, A100 and PCIe: quick mode since 5a64656, every sweep page (docs/bench-*-sweep.json)"},
+	{12500, 300, "tuning, A100 and PCIe: quick mode since 5a64656, every sweep page (docs/bench/*-sweep/results.json)"},
 	{45000, 300, "tuning, PCIe: the starvation guard's window (1cf188d), every sweep page"},
 	{30000, 500, "full mode, A100 (5a64656 to 4fc5e53)"},
 	{52500, 500, "full mode, A100 (5a9ff07 to 4fc5e53)"},
 	{30000, 300, "the guard's cost command, A100 (cda88a6, docs/scheduler-plugin.md)"},
 	{52500, 300, "the guard's cost command, A100 (cda88a6, docs/scheduler-plugin.md)"},
-	{10200, 300, "rule 1, A100 (4fc5e53; docs/bench-v1.14.1.json, docs/bench-full.md, docs/bench-results.json)"},
-	{30800, 300, "rule 1, A100 (docs/bench-v1.14.1.json, docs/bench-results.json)"},
-	{51400, 300, "rule 1, A100 (docs/bench-v1.14.1.json, docs/bench-results.json); flex (docs/bench-flex.json, docs/bench-flex-v1.14.1.json)"},
-	{20500, 300, "rule 1, PCIe (docs/bench-v1.14.1.json, docs/bench-results.json)"},
-	{41100, 300, "rule 1, PCIe (docs/bench-v1.14.1.json, docs/bench-results.json)"},
-	{61600, 300, "rule 1, PCIe (docs/bench-v1.14.1.json, docs/bench-results.json)"},
-	{71200, 300, "rule 2, A100 (f1b9b41; docs/bench-results.json, docs/bench-heldout-patience.json); flex (docs/bench-flex.json)"},
-	{4900, 300, "rule 2, A100 (docs/bench-results.json, docs/bench-heldout-patience.json)"},
-	{11900, 300, "rule 2, A100 (docs/bench-results.json, docs/bench-heldout-patience.json)"},
-	{7400, 300, "rule 2, PCIe (docs/bench-results.json, docs/bench-heldout-patience.json)"},
-	{68700, 300, "rule 2, PCIe (docs/bench-results.json, docs/bench-heldout-patience.json)"},
-	{68100, 300, "rule 2, PCIe (docs/bench-results.json, docs/bench-heldout-patience.json); flex, the churn fix f13f4ea (docs/bench-flex.json)"},
+	{10200, 300, "rule 1, A100 (4fc5e53; docs/bench/quick-v1.14.1, docs/bench/rule1-v1.14.1, docs/bench-results.json in its history)"},
+	{30800, 300, "rule 1, A100 (docs/bench/quick-v1.14.1, docs/bench-results.json in its history)"},
+	{51400, 300, "rule 1, A100 (docs/bench/quick-v1.14.1, docs/bench-results.json in its history); flex (docs/bench/flex, docs/bench/flex-v1.14.1)"},
+	{20500, 300, "rule 1, PCIe (docs/bench/quick-v1.14.1, docs/bench-results.json in its history)"},
+	{41100, 300, "rule 1, PCIe (docs/bench/quick-v1.14.1, docs/bench-results.json in its history)"},
+	{61600, 300, "rule 1, PCIe (docs/bench/quick-v1.14.1, docs/bench-results.json in its history)"},
+	{71200, 300, "rule 2, A100 (f1b9b41; docs/bench/full, docs/bench/heldout-patience); flex (docs/bench/flex)"},
+	{4900, 300, "rule 2, A100 (docs/bench/full, docs/bench/heldout-patience)"},
+	{11900, 300, "rule 2, A100 (docs/bench/full, docs/bench/heldout-patience)"},
+	{7400, 300, "rule 2, PCIe (docs/bench/full, docs/bench/heldout-patience)"},
+	{68700, 300, "rule 2, PCIe (docs/bench/full, docs/bench/heldout-patience)"},
+	{68100, 300, "rule 2, PCIe (docs/bench/full, docs/bench/heldout-patience); flex, the churn fix f13f4ea (docs/bench/flex)"},
 }
 
 func overlapsSeen(start, jobs int) bool {
@@ -347,7 +347,7 @@ func (r *report) writeWindows(b *strings.Builder) {
 	w("rules' (**rule 1**: A100 10200, 30800, 51400, PCIe 20500, 41100, 61600, bursts of 1-GPU jobs where all\n")
 	w("configurations were within 1%%; **rule 2**, saturated with large gangs: A100 71200, 4900, 11900, PCIe\n")
 	w("7400, 68700, 68100). Those did not stay held out: the patience default was reverted after the rule-2\n")
-	w("figures ([bench-heldout-patience.md](bench-heldout-patience.md)), the elastic churn fix was found on\n")
+	w("figures ([heldout-patience](../heldout-patience/README.md)), the elastic churn fix was found on\n")
 	w("PCIe 68100, and the second to fifth headroom sweeps were written after looking at them.\n\n")
 }
 
@@ -435,7 +435,7 @@ func rule1Windows(n int) ([]replay.Options, error) {
 }
 
 // The first rule's windows turned out to be bursts of 1-GPU jobs that any
-// configuration places as they arrive (docs/benchmarks.md): they judge
+// configuration places as they arrive (docs/bench/quick-v1.14.1): they judge
 // nothing. The second rule, committed before any window it picks was
 // replayed, picks windows saturated with large gangs, where job order,
 // the starvation guard and preemption decide the figures. It reads the

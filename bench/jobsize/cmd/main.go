@@ -1,5 +1,6 @@
 // Command jobsize runs the job-size benchmark alone and writes its section
-// of docs/benchmarks.md (make bench runs it too, after the other parts):
+// of the full run's page, docs/bench/full/README.md (make bench runs it
+// too, after the other parts, into its own run's page):
 //
 //	go run ./bench/jobsize/cmd -trainers 100,2000,10000
 package main
@@ -22,7 +23,7 @@ import (
 
 func main() {
 	sizes := flag.String("trainers", "100,2000,10000", "trainer counts, comma-separated")
-	out := flag.String("out", "", "report file whose job-size section is (re)written (default docs/benchmarks.md)")
+	out := flag.String("out", "", "report file whose job-size section is (re)written (default docs/bench/full/README.md)")
 	timeout := flag.Duration("timeout", 20*time.Minute, "how long one job may take to run")
 	flag.Parse()
 	var trainers []int
@@ -40,7 +41,7 @@ func main() {
 			fmt.Fprintln(os.Stderr, "jobsize:", err)
 			os.Exit(1)
 		}
-		*out = filepath.Join(root, "docs", "benchmarks.md")
+		*out = filepath.Join(root, "docs", "bench", "full", "README.md")
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
