@@ -215,3 +215,54 @@ func splitPS(pods []Pod) (servers, trainers []Pod) {
 	}
 	return servers, trainers
 }
+
+// StepLowerBound is a step time no placement of job j can beat under this
+// cost model, on racks of nodesPerRack nodes of p: what a bound on job
+// completion needs, where BestPlacement is only a good placement (its PS
+// layout spreads pservers round-robin, and some schedulers find better).
+//
+// Collective: the all-reduce at the fastest link any placement can have:
+// one island, one node across islands, or several nodes whose every link
+// runs at the node's fastest and all its NICs (racks crossed only when the
+// job needs more nodes than a rack has), each with its latency; the least
+// of those that fit. PS: every pserver exchanges model bytes / pservers
+// with each trainer off its node, and a node holds at most a node's worth
+// of trainers, so a pserver's node carries at least that much for the
+// trainers beyond them; none when all trainers fit one node.
+func StepLowerBound(p Preset, m Model, j Job, nodesPerRack int) float64 {
+	compute := m.Compute(m.Bsz) / p.ComputeScale
+	if j.PS {
+		perNode := p.GPUsPerNode / max(1, j.PodGPUs)
+		if j.PServers == 0 || j.Pods <= perNode {
+			return compute
+		}
+		perPair := 2 * m.Bytes() / float64(j.PServers)
+		comm := perPair * float64(j.Pods-perNode) / (float64(p.NICsPerNode) * p.nicGBps() * 1e9)
+		return stepTime(compute, comm, m.Gamma)
+	}
+	n := j.GPUs
+	if n <= 1 {
+		return compute
+	}
+	ring := func(gbps, latency float64) float64 {
+		return stepTime(compute, 2*float64(n-1)/float64(n)*m.Bytes()/(gbps*1e9)+latency, m.Gamma)
+	}
+	fastest := math.Max(p.IslandGBps, p.CrossIslandGBps)
+	best := math.Inf(1)
+	switch {
+	case n <= p.IslandSize:
+		best = ring(fastest, 0)
+	case n <= p.GPUsPerNode:
+		best = ring(p.CrossIslandGBps, 0)
+	}
+	if j.Pods < 2 {
+		return best // a pod never spans nodes
+	}
+	// Several nodes: possible for a job of two pods or more, whether or not
+	// it would fit one.
+	bw := math.Min(fastest, float64(p.NICsPerNode)*p.nicGBps())
+	if nodes := (n + p.GPUsPerNode - 1) / p.GPUsPerNode; nodesPerRack > 0 && nodes > nodesPerRack {
+		bw /= p.RackOversubscription
+	}
+	return math.Min(best, ring(bw, 2*float64(n-1)*p.NetLatency))
+}

@@ -46,3 +46,55 @@ func TestResolveIslands(t *testing.T) {
 		}
 	}
 }
+
+// No placement beats StepLowerBound: random placements on a half-used
+// cluster and the best placement, for collective and PS jobs of every size
+// on every preset. The PS rows include jobs BestPlacement places worse than
+// other placements do (pservers round-robin), the case that let replays
+// beat the old bound.
+func TestStepLowerBoundHolds(t *testing.T) {
+	m := Model{Name: "m", Params: 25e6, Gamma: 2, Profile: map[int]float64{32: 0.1}, Bsz: 32}
+	jobs := []Job{
+		{Name: "c1", GPUs: 1, PodGPUs: 1, Pods: 1},
+		{Name: "c2x1", GPUs: 2, PodGPUs: 1, Pods: 2},
+		{Name: "c8x1", GPUs: 8, PodGPUs: 8, Pods: 1},
+		{Name: "c4x2", GPUs: 8, PodGPUs: 2, Pods: 4},
+		{Name: "c16x8", GPUs: 16, PodGPUs: 8, Pods: 2},
+		{Name: "c32x4", GPUs: 32, PodGPUs: 4, Pods: 8},
+		{Name: "ps4", GPUs: 4, PodGPUs: 1, Pods: 4, PS: true, PServers: 1},
+		{Name: "ps12", GPUs: 12, PodGPUs: 1, Pods: 12, PS: true, PServers: 3},
+		{Name: "ps32", GPUs: 32, PodGPUs: 1, Pods: 32, PS: true, PServers: 8},
+	}
+	for _, p := range Presets {
+		// Half the nodes partly used, and the same nodes empty (where the
+		// largest jobs fit).
+		c := NewCluster(p, 4, 4, 1)
+		for _, j := range jobs {
+			if j.PodGPUs > p.GPUsPerNode {
+				continue // no node holds its pod
+			}
+			bound := StepLowerBound(p, m, j, c.NodesPerRack)
+			empty, best := c.BestPlacement(j)
+			if s := empty.Step(m, j, empty.Resolve([]Placement{best})[j.Name]); s < bound*(1-1e-12) {
+				t.Errorf("%s %s: best placement %g below the bound %g", p.Name, j.Name, s, bound)
+			}
+			checked := 0
+			for seed := int64(0); seed < 100; seed++ {
+				on := c
+				if seed%2 == 1 {
+					on = empty
+				}
+				for _, pl := range on.RandomPlacer([]Job{j}, seed) {
+					s := on.Step(m, j, on.Resolve([]Placement{pl})[j.Name])
+					if s < bound*(1-1e-12) {
+						t.Errorf("%s %s seed %d: placement %v steps %g, below the bound %g", p.Name, j.Name, seed, pl.Nodes, s, bound)
+					}
+					checked++
+				}
+			}
+			if checked == 0 {
+				t.Errorf("%s %s: no random placement fitted", p.Name, j.Name)
+			}
+		}
+	}
+}

@@ -211,7 +211,7 @@ func stockVariants(stockConfPath string, vs []stockVariant) ([]Config, error) {
 		if err != nil {
 			return nil, err
 		}
-		c := Config{Sched: cfg, Note: v.note, RackHyperNodes: v.hyper}
+		c := Config{Sched: cfg, Note: v.note, RackHyperNodes: v.hyper, Role: RoleStock}
 		if v.priority {
 			c.PriorityClasses = GPUPriorityClasses()
 		}
@@ -298,7 +298,7 @@ func PaddleConfig(path string) (Config, error) {
 	if err != nil {
 		return Config{}, err
 	}
-	return Config{Sched: cfg, Note: "deploy/paddle/volcano-scheduler.conf: stock tiers + paddle"}, nil
+	return Config{Sched: cfg, Note: "deploy/paddle/volcano-scheduler.conf: stock tiers + paddle", Role: RolePaddle}, nil
 }
 
 // DeployedPaddleConfig is PaddleConfig of deploy/paddle's file

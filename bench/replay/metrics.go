@@ -3,11 +3,17 @@ package replay
 import (
 	"math"
 	"sort"
+	"strings"
+
+	"github.com/volcano-paddle/volcano-paddle/bench/quality"
 )
 
 // Metrics of one configuration's replay. Times are in seconds.
 type Metrics struct {
-	Config        string
+	Config string
+	// Role of the configuration (empty in reports saved before roles were
+	// recorded: RoleOf reads those from the name).
+	Role          Role `json:",omitempty"`
 	Jobs, Started int
 	// Job completion time (arrival to end) and queueing delay (arrival to
 	// start), over the jobs that started.
@@ -51,6 +57,22 @@ type Metrics struct {
 	UtilBin             float64
 }
 
+// RoleOf is the configuration's role; reports saved before roles were
+// recorded named them by prefix (stock*, paddle*, lower-bound).
+func (m Metrics) RoleOf() Role {
+	switch {
+	case m.Role != "":
+		return m.Role
+	case m.Config == LowerBound:
+		return RoleBound
+	case strings.HasPrefix(m.Config, Stock):
+		return RoleStock
+	case strings.HasPrefix(m.Config, Paddle):
+		return RolePaddle
+	}
+	return ""
+}
+
 // LargeJobGPUs: jobs of at least this many GPUs count as large in
 // MeanWaitLarge (a whole node of the replayed presets).
 const LargeJobGPUs = 8
@@ -62,7 +84,7 @@ const utilBins = 120
 // the time axis of the utilisation series (the longest makespan of the
 // compared runs, so series line up).
 func Measure(r *Run, w *Workload, horizon float64) Metrics {
-	m := Metrics{Config: r.Config, Jobs: len(r.Jobs), Cycles: r.Cycles, SchedulerSeconds: r.SchedulerTime.Seconds(),
+	m := Metrics{Config: r.Config, Role: r.Role, Jobs: len(r.Jobs), Cycles: r.Cycles, SchedulerSeconds: r.SchedulerTime.Seconds(),
 		IdleGPUHours: r.IdleWhileWaiting / 3600, FreeGPUHoursWaiting: r.FreeWhileWaiting / 3600}
 	var jct, wait, waitSingle, waitLarge []float64
 	var sw, sd float64
@@ -132,24 +154,19 @@ func (m *Metrics) fillTimes(jct, wait []float64) {
 	}
 }
 
-// LowerBoundMetrics: every job runs alone at its best placement as soon as
-// it arrives (no waiting, slowdown 1).
-func LowerBoundMetrics(w *Workload) Metrics {
-	m := Metrics{Config: LowerBound, Jobs: len(w.Jobs), Started: len(w.Jobs), MeanSlowdown: 1}
+// LowerBoundMetrics are figures no configuration can beat, computed from
+// the workload alone: every job starts when it arrives and runs at the
+// fastest its shape allows under the cost model (quality.StepLowerBound,
+// which no placement beats, where the best placement the slowdowns are
+// measured against can be beaten), an elastic job at its fastest number
+// of trainers for the whole run, without restarts. best holds each job's
+// step time at its best placement (BestSteps).
+func LowerBoundMetrics(w *Workload, models map[string]quality.Model, best map[string]float64) Metrics {
+	m := Metrics{Config: LowerBound, Role: RoleBound, Jobs: len(w.Jobs), Started: len(w.Jobs), MeanSlowdown: 1}
 	var jct, wait []float64
 	gpuSeconds := 0.0
 	for _, j := range w.Jobs {
-		// An elastic job at its fastest number of trainers (Speedup's
-		// per-GPU efficiency falls with more GPUs, so the most need not be
-		// the fastest); SpeedRatio is 1 for the rest.
-		fastest, ratio := j.Pods, 1.0
-		for n := max(j.MinPods, 1); j.Elastic() && n <= j.MaxPods; n++ {
-			if r := w.SpeedRatio(j, n); r > ratio {
-				fastest, ratio = n, r
-			}
-		}
-		d := j.Duration / ratio
-		gpus := fastest * j.PodGPUs
+		d, gpus := boundRun(w, models[j.Model], best[j.Name], j)
 		jct = append(jct, d)
 		wait = append(wait, 0)
 		m.Makespan = math.Max(m.Makespan, j.Arrival+d)
@@ -160,6 +177,29 @@ func LowerBoundMetrics(w *Workload) Metrics {
 		m.Utilisation = gpuSeconds / (float64(w.GPUs()) * m.Makespan)
 	}
 	return m
+}
+
+// boundRun is the shortest run job j can have and the GPUs it holds then.
+// A replay runs the job Duration x step(placement) / step(best placement
+// of n trainers) / SpeedRatio(n) per second of recorded run with n
+// trainers (sim.progress); the bound takes the bound step and the n that
+// minimise it. best is its step time at its best placement as recorded.
+func boundRun(w *Workload, m quality.Model, best float64, j Job) (float64, int) {
+	factor := func(n int) float64 {
+		shape := withTrainers(j, n)
+		b := best
+		if n != j.Pods {
+			b = bestStepWith(w, m, j, n)
+		}
+		return quality.StepLowerBound(w.Cluster.Preset, m, shape, w.Cluster.NodesPerRack) / b / w.SpeedRatio(j, n)
+	}
+	fastest, f := j.Pods, factor(j.Pods)
+	for n := max(j.MinPods, 1); j.Elastic() && n <= j.MaxPods; n++ {
+		if x := factor(n); x < f {
+			fastest, f = n, x
+		}
+	}
+	return j.Duration * f, fastest * j.PodGPUs
 }
 
 // binUtilisation averages GPUs in use over bins of width bin.

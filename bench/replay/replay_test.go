@@ -354,7 +354,7 @@ func TestFlexElasticGrowShrink(t *testing.T) {
 	if small.Start != 100 || e.Resizes < 2 || e.Restarts != 0 {
 		t.Errorf("paddle: 1-GPU job starts at %g, elastic %+v; want 100, shrunk and grown back, no restart", small.Start, e)
 	}
-	if lb := LowerBoundMetrics(w); math.Abs(lb.JCTQuantiles[0]-50) > 1e-9 || math.Abs(lb.Makespan-1000/ratio) > 1e-6 {
+	if lb := LowerBoundMetrics(w, models, best); math.Abs(lb.JCTQuantiles[0]-50) > 1e-9 || math.Abs(lb.Makespan-1000/ratio) > 1e-6 {
 		t.Errorf("lower bound %+v: want the elastic job at 8 trainers", lb)
 	}
 }
@@ -474,4 +474,42 @@ func paddleConfig(t *testing.T) Config {
 func paddleFlexConfig(t *testing.T) Config {
 	t.Helper()
 	return ForFlex(paddleConfig(t))
+}
+
+// No configuration beats the lower bound, job by job: PS jobs larger than
+// a node (where the best placement the slowdowns are measured against can
+// be beaten), collective jobs across islands and nodes, on the preset
+// with slow links between NVLink pairs, under every stock configuration
+// and paddle.
+func TestNoConfigurationBeatsTheBound(t *testing.T) {
+	models := testModels(t)
+	ps := func(name string, trainers, servers int, arrival float64) Job {
+		j := imagenetJob(name, trainers, 1, 3000, arrival)
+		j.PS, j.PServers = true, servers
+		return j
+	}
+	w := &Workload{Cluster: quality.Cluster{Preset: quality.PCIeNVLinkPairs, Racks: 2, NodesPerRack: 2, Background: map[string][]int{}},
+		Jobs: []Job{ps("ps12", 12, 3, 0), imagenetJob("c4x2", 4, 2, 2000, 10), imagenetJob("c2x8", 2, 8, 2500, 20),
+			ps("ps20", 20, 5, 30), imagenetJob("c8x1", 8, 1, 1000, 40), imagenetJob("one", 1, 1, 500, 50)}}
+	best := BestSteps(w, models)
+	bound := LowerBoundMetrics(w, models, best)
+	if bound.Role != RoleBound || bound.Started != len(w.Jobs) {
+		t.Fatalf("bound %+v", bound)
+	}
+	for _, c := range append(stockConfigs(t, DefaultSLAWait), paddleConfig(t)) {
+		r, err := Simulate(context.Background(), w, models, best, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k, j := range r.Jobs {
+			if !j.Started() {
+				t.Errorf("%s: %s never started", c.Name(), j.Name)
+				continue
+			}
+			lb, _ := boundRun(w, models[w.Jobs[k].Model], best[j.Name], w.Jobs[k])
+			if jct := j.End - j.Arrival; jct < lb*(1-1e-9) {
+				t.Errorf("%s: %s completes in %.1f s, under its bound %.1f s (slowdown %.3f)", c.Name(), j.Name, jct, lb, j.Slowdown)
+			}
+		}
+	}
 }

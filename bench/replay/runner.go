@@ -230,7 +230,7 @@ func Replay(ctx context.Context, o Options, dataDir string, configs []Config, lo
 	for _, r := range runs {
 		rep.Metrics = append(rep.Metrics, Measure(r, w, horizon))
 	}
-	rep.Metrics = append(rep.Metrics, LowerBoundMetrics(w))
+	rep.Metrics = append(rep.Metrics, LowerBoundMetrics(w, models, best))
 	rep.Took = time.Since(start)
 	return rep, nil
 }
@@ -245,24 +245,17 @@ func (r *Report) Get(config string) (Metrics, bool) {
 	return Metrics{}, false
 }
 
-// BestStock is the stock configuration (any whose name starts with
-// "stock") with the lowest mean JCT: the baseline paddle is held to.
-func (r *Report) BestStock() (Metrics, bool) { return r.Best(Stock) }
+// BestStock is the stock configuration with the lowest mean JCT among
+// those that started every job: the baseline paddle is held to.
+func (r *Report) BestStock() (Metrics, bool) {
+	return r.BestStockBy(func(m Metrics) float64 { return m.MeanJCT })
+}
 
-// BestTuned is the best tuned stock variant (a name starting "stock-").
-func (r *Report) BestTuned() (Metrics, bool) { return r.Best(Stock + "-") }
-
-// Best is the configuration whose name starts with prefix that started
-// every job with the lowest mean JCT.
-func (r *Report) Best(prefix string) (Metrics, bool) {
-	var best Metrics
-	ok := false
-	for _, m := range r.Metrics {
-		if strings.HasPrefix(m.Config, prefix) && m.Started == m.Jobs && (!ok || m.MeanJCT < best.MeanJCT) {
-			best, ok = m, true
-		}
-	}
-	return best, ok
+// BestTuned is the best stock configuration other than Volcano's default
+// tiers (Stock).
+func (r *Report) BestTuned() (Metrics, bool) {
+	return r.best(func(m Metrics) bool { return m.RoleOf() == RoleStock && m.Config != Stock },
+		func(m Metrics) float64 { return m.MeanJCT })
 }
 
 // BestStockBy is the stock configuration that started every job with the
@@ -270,10 +263,16 @@ func (r *Report) Best(prefix string) (Metrics, bool) {
 // is held to the best mean JCT, the best p95 and the fewest idle GPU-hours
 // of any stock configuration, even when no one configuration has all three.
 func (r *Report) BestStockBy(metric func(Metrics) float64) (Metrics, bool) {
+	return r.best(func(m Metrics) bool { return m.RoleOf() == RoleStock }, metric)
+}
+
+// best is the configuration among those keep accepts that started every
+// job with the lowest value of metric.
+func (r *Report) best(keep func(Metrics) bool, metric func(Metrics) float64) (Metrics, bool) {
 	var best Metrics
 	ok := false
 	for _, m := range r.Metrics {
-		if strings.HasPrefix(m.Config, Stock) && m.Started == m.Jobs && (!ok || metric(m) < metric(best)) {
+		if keep(m) && m.Started == m.Jobs && (!ok || metric(m) < metric(best)) {
 			best, ok = m, true
 		}
 	}

@@ -34,7 +34,27 @@ type Config struct {
 	PriorityClasses []*schedulingk8s.PriorityClass
 	// Note says what the configuration is, for the report.
 	Note string
+	// Role says what the configuration stands for in a comparison: a stock
+	// configuration an operator can deploy, paddle, or a bench-only
+	// reference no cluster can run.
+	Role Role
 }
+
+// Role of a configuration, or of a row of figures, in a comparison.
+type Role string
+
+const (
+	// RoleStock: Volcano without paddle, as an operator can configure it.
+	RoleStock Role = "stock"
+	// RolePaddle: with the paddle plugin.
+	RolePaddle Role = "paddle"
+	// RoleReference: a bench-only ordering that knows what no scheduler
+	// can (every job's duration); not deployable.
+	RoleReference Role = "reference"
+	// RoleBound: figures no configuration can beat, computed without a
+	// replay.
+	RoleBound Role = "bound"
+)
 
 // Name of the configuration.
 func (c Config) Name() string { return c.Sched.Name }
@@ -74,6 +94,7 @@ type Sample struct {
 // Run is one configuration's replay.
 type Run struct {
 	Config string
+	Role   Role
 	Jobs   []JobResult
 	// Samples: GPUs in use after every event.
 	Samples []Sample
@@ -182,7 +203,7 @@ func Simulate(ctx context.Context, w *Workload, models map[string]quality.Model,
 	w.normalizeFlex()
 	s := &sim{w: w, cfg: cfg, sched: simsched.NewScheduler(time.Now), models: models, best: best, ns: "replay-" + cfg.Name(),
 		nodes: w.Cluster.SimCluster(nil).Nodes, running: map[int]quality.Placement{},
-		run: &Run{Config: cfg.Name()}, free: map[string]int{}}
+		run: &Run{Config: cfg.Name(), Role: cfg.Role}, free: map[string]int{}}
 	for _, n := range s.nodes {
 		s.free[n.Name] = w.Cluster.Preset.GPUsPerNode
 	}
@@ -770,11 +791,17 @@ func (s *sim) best1(j Job, n int) float64 {
 	if b, ok := s.bestStep[key]; ok {
 		return b
 	}
-	shape := withTrainers(j, n)
-	empty, p := s.w.Cluster.BestPlacement(shape)
-	b := empty.Step(s.models[j.Model], shape, empty.Resolve([]quality.Placement{p})[j.Name])
+	b := bestStepWith(s.w, s.models[j.Model], j, n)
 	s.bestStep[key] = b
 	return b
+}
+
+// bestStepWith is job j's step time at its best placement with n trainers,
+// alone on an empty cluster of w's nodes.
+func bestStepWith(w *Workload, m quality.Model, j Job, n int) float64 {
+	shape := withTrainers(j, n)
+	empty, p := w.Cluster.BestPlacement(shape)
+	return empty.Step(m, shape, empty.Resolve([]quality.Placement{p})[j.Name])
 }
 
 // rankCrossings counts the nodes and racks a collective job's trainers
