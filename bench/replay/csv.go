@@ -8,14 +8,14 @@ import (
 )
 
 // JobsCSVHeader names the per-job CSV's columns: the window (preset and
-// first trace job), the configuration and run, the job, its GPUs, PS or
+// first trace job), the configuration, run and workload seed, the job, its GPUs, PS or
 // collective, arrival, start and end (s after the window's first
 // submission; -1: never started), the slowdown its placement cost, and
 // for collective jobs of 2+ trainers the nodes and racks they span and the
 // rank boundaries that cross a node or a rack; with Flex, its restarts from
 // a checkpoint and its resizes (the slowdown and crossings are those of its
 // last placement).
-var JobsCSVHeader = []string{"preset", "window_start", "window_jobs", "config", "run", "job", "gpus", "mode",
+var JobsCSVHeader = []string{"preset", "window_start", "window_jobs", "config", "run", "seed", "job", "gpus", "mode",
 	"arrival_s", "start_s", "end_s", "slowdown", "nodes", "racks", "node_crossings", "rack_crossings", "restarts", "resizes"}
 
 // WriteJobsCSV writes every job of every configuration and run of the
@@ -31,7 +31,7 @@ func (r *Report) WriteJobsCSV(out io.Writer) error {
 				mode = "ps"
 			}
 			row := []string{r.Options.Preset.Name, strconv.Itoa(r.Options.Start), strconv.Itoa(r.Options.Jobs), rj.Config, strconv.Itoa(rj.Run),
-				j.Name, strconv.Itoa(j.GPUs), mode, f(j.Arrival), f(j.Start), f(j.End), strconv.FormatFloat(j.Slowdown, 'f', 4, 64),
+				strconv.FormatInt(rj.Seed, 10), j.Name, strconv.Itoa(j.GPUs), mode, f(j.Arrival), f(j.Start), f(j.End), strconv.FormatFloat(j.Slowdown, 'f', 4, 64),
 				strconv.Itoa(j.Nodes), strconv.Itoa(j.Racks), strconv.Itoa(j.NodeCrossings), strconv.Itoa(j.RackCrossings),
 				strconv.Itoa(j.Restarts), strconv.Itoa(j.Resizes)}
 			if err := w.Write(row); err != nil {

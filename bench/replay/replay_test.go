@@ -274,7 +274,7 @@ func pluginNames(ps []conf.PluginOption) []string {
 // columns of its header.
 func TestWriteJobsCSV(t *testing.T) {
 	rep := &Report{Options: Options{Preset: quality.A100SXM, Start: 100, Jobs: 2}, Jobs: []RunJobs{
-		{Config: Paddle, Run: 2, Jobs: []JobResult{
+		{Config: Paddle, Run: 2, Seed: 3, Jobs: []JobResult{
 			{Name: "job-00000", GPUs: 16, Arrival: 0, Start: 5, End: 105.25, Slowdown: 1.05, Nodes: 2, Racks: 1, NodeCrossings: 1, Restarts: 1, Resizes: 3},
 			{Name: "job-00001", GPUs: 1, PS: true, Arrival: 7, Start: -1, End: -1},
 		}}}}
@@ -282,8 +282,8 @@ func TestWriteJobsCSV(t *testing.T) {
 	if err := rep.WriteJobsCSV(&b); err != nil {
 		t.Fatal(err)
 	}
-	want := "8xA100-NVSwitch,100,2,paddle,2,job-00000,16,collective,0.0,5.0,105.2,1.0500,2,1,1,0,1,3\n" +
-		"8xA100-NVSwitch,100,2,paddle,2,job-00001,1,ps,7.0,-1.0,-1.0,0.0000,0,0,0,0,0,0\n"
+	want := "8xA100-NVSwitch,100,2,paddle,2,3,job-00000,16,collective,0.0,5.0,105.2,1.0500,2,1,1,0,1,3\n" +
+		"8xA100-NVSwitch,100,2,paddle,2,3,job-00001,1,ps,7.0,-1.0,-1.0,0.0000,0,0,0,0,0,0\n"
 	if b.String() != want {
 		t.Errorf("CSV:\n%s\nwant:\n%s", b.String(), want)
 	}

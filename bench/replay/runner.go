@@ -33,15 +33,26 @@ type Report struct {
 	// FreeMeasured: Metrics carry FreeGPUHoursWaiting (false in reports
 	// saved before it was measured).
 	FreeMeasured bool `json:",omitempty"`
+	// PerSeed: every seed's figures (series left out), for intervals;
+	// absent from reports saved before seeds varied (their runs repeated
+	// one seed).
+	PerSeed []SeedResult `json:",omitempty"`
 	// Jobs: every job's result, per configuration and run, for the per-job
 	// CSV (WriteJobsCSV); not kept in the JSON figures.
 	Jobs []RunJobs `json:"-"`
+}
+
+// SeedResult is one workload seed's replay of a window.
+type SeedResult struct {
+	Seed    int64
+	Metrics []Metrics
 }
 
 // RunJobs is what happened to every job of one replay of a configuration.
 type RunJobs struct {
 	Config string
 	Run    int
+	Seed   int64
 	Jobs   []JobResult
 }
 
@@ -62,15 +73,15 @@ func (r *Range) add(v float64, first bool) {
 	}
 }
 
-// Repeat replays the window runs times and reports the mean of every
-// metric, with the range of the headline ones. Volcano breaks ties between
-// equally scored nodes at random, and its sessions walk Go maps, so two
-// replays of the same window differ even with the same seed; a single run
-// of a saturated window can differ from the next several-fold in idle
-// GPU-hours. The plots (JCT quantiles, utilisation over time) are averaged
-// too; the utilisation series keeps the first run's time axis.
+// Repeat replays the window under runs workload seeds, o.Seed, o.Seed+1,
+// ...: each seed draws the jobs' shapes, PS share, models and the elastic
+// and checkpoint model anew from the same trace window, and every
+// configuration replays the same draw with Volcano's tie-breaks seeded
+// alike, so configurations are paired by seed. It reports the mean of
+// every metric over seeds, the range of the headline ones, and each seed's
+// figures (PerSeed) for intervals (WindowRatio, GeoMeanRatio).
 //
-// When ctx is cancelled, Repeat returns the runs finished so far (nil if
+// When ctx is cancelled, Repeat returns the seeds finished so far (nil if
 // none) with ctx's error, so an interrupted bench can still write them.
 func Repeat(ctx context.Context, o Options, dataDir string, configs []Config, runs int, logf func(string, ...interface{})) (*Report, error) {
 	if runs < 1 {
@@ -79,7 +90,9 @@ func Repeat(ctx context.Context, o Options, dataDir string, configs []Config, ru
 	start := time.Now()
 	var reps []*Report
 	for i := 0; i < runs; i++ {
-		rep, err := Replay(ctx, o, dataDir, configs, logf)
+		so := o
+		so.Seed = o.Seed + int64(i)
+		rep, err := Replay(ctx, so, dataDir, configs, logf)
 		if err != nil {
 			if ctx.Err() != nil && len(reps) > 0 {
 				return average(reps, start), err
@@ -97,12 +110,18 @@ func average(reps []*Report, start time.Time) *Report {
 	runs := len(reps)
 	out := *reps[0]
 	out.Runs, out.Took, out.Spread = runs, time.Since(start), map[string]Spread{}
-	out.Jobs = nil
+	out.Jobs, out.PerSeed = nil, nil
 	for i, rep := range reps {
 		for _, rj := range rep.Jobs {
-			rj.Run = i + 1
+			rj.Run, rj.Seed = i+1, rep.Options.Seed
 			out.Jobs = append(out.Jobs, rj)
 		}
+		sr := SeedResult{Seed: rep.Options.Seed}
+		for _, m := range rep.Metrics {
+			m.JCTQuantiles, m.UtilisationOverTime = nil, nil // the averaged series are kept
+			sr.Metrics = append(sr.Metrics, m)
+		}
+		out.PerSeed = append(out.PerSeed, sr)
 	}
 	out.Metrics = make([]Metrics, len(reps[0].Metrics))
 	for k := range reps[0].Metrics {

@@ -1,0 +1,120 @@
+package replay
+
+import (
+	"math"
+	"testing"
+)
+
+// paired is a window's figure per configuration and seed: names starting
+// "stock" are stock, others paddle.
+func paired(window string, values map[string][]float64) Paired {
+	p := Paired{Window: window, Values: values, Roles: map[string]Role{}}
+	for c, vs := range values {
+		p.Roles[c] = RolePaddle
+		if len(c) >= 5 && c[:5] == "stock" {
+			p.Roles[c] = RoleStock
+		}
+		p.Seeds = make([]int64, len(vs))
+	}
+	return p
+}
+
+func TestWindowRatio(t *testing.T) {
+	inf := math.Inf(1)
+	cases := []struct {
+		name    string
+		values  map[string][]float64
+		point   float64
+		verdict string
+	}{
+		{"better in every seed", map[string][]float64{
+			"stock": {10, 12, 11, 9, 10}, "stock-b": {11, 13, 12, 10, 11}, "paddle": {9, 10.8, 9.9, 8.1, 9}}, 0.9, "better"},
+		{"worse in every seed", map[string][]float64{
+			"stock": {10, 12, 11, 9, 10}, "paddle": {11, 13.2, 12.1, 9.9, 11}}, 1.1, "worse"},
+		{"as often better as worse", map[string][]float64{
+			"stock": {10, 10, 10, 10, 10}, "paddle": {8, 12, 9, 11, 10}}, 1, "tie"},
+		// The best stock configuration differs by seed; per window it is the
+		// one with the best mean (stock-b), not a per-seed minimum.
+		{"best chosen on the mean", map[string][]float64{
+			"stock": {8, 14, 8, 14, 8}, "stock-b": {10, 10, 10, 10, 10}, "paddle": {10, 10, 10, 10, 10}}, 1, "tie"},
+		{"a job never started is a loss", map[string][]float64{
+			"stock": {10, 10, 10, 10, 10}, "paddle": {5, 5, inf, 5, 5}}, inf, "worse"},
+		// A stock configuration that left a job waiting under one seed is not
+		// the best on all seeds, but is in resamples without that seed.
+		{"stock configurations that never start a job are not the best", map[string][]float64{
+			"stock": {10, 10, inf, 10, 10}, "stock-b": {12, 12, 12, 12, 12}, "paddle": {11, 11, 11, 11, 11}}, 11.0 / 12, "tie"},
+	}
+	for _, c := range cases {
+		iv := WindowRatio(paired(c.name, c.values), "paddle")
+		if math.Abs(iv.Point-c.point) > 1e-9 && !(math.IsInf(c.point, 1) && math.IsInf(iv.Point, 1)) {
+			t.Errorf("%s: ratio %v, want %g", c.name, iv, c.point)
+		}
+		if iv.Lo > iv.Point || iv.Hi < iv.Point {
+			t.Errorf("%s: interval %v does not hold its point", c.name, iv)
+		}
+		if v := iv.Verdict(); v != c.verdict {
+			t.Errorf("%s: %v is %q, want %q", c.name, iv, v, c.verdict)
+		}
+	}
+}
+
+// Two stock configurations each best on half the windows: against the
+// best per window paddle ties, against the best single configuration
+// (the one with the lower geometric mean) it is better.
+func TestGeoMeanRatio(t *testing.T) {
+	var ps []Paired
+	for k := 0; k < 8; k++ {
+		a, b := []float64{10, 10.2, 9.8}, []float64{12, 12.2, 11.8}
+		if k%2 == 1 {
+			a, b = b, a
+			a = []float64{13, 13.2, 12.8} // stock-a is worse overall
+		}
+		ps = append(ps, paired("w", map[string][]float64{"stock-a": a, "stock-b": b, "paddle": {10, 10.2, 9.8}}))
+	}
+	oracle, _, skipped := GeoMeanRatio(ps, "paddle", AgainstBestPerWindow)
+	if math.Abs(oracle.Point-1) > 1e-9 || oracle.Verdict() != "tie" || skipped != 0 {
+		t.Errorf("against the best per window: %v (%s), %d skipped; want 1, a tie", oracle, oracle.Verdict(), skipped)
+	}
+	single, name, _ := GeoMeanRatio(ps, "paddle", AgainstBestSingle)
+	if name != "stock-b" {
+		t.Errorf("best single %q, want stock-b (geometric means: a %g, b %g)", name, math.Sqrt(10*13), math.Sqrt(12*10))
+	}
+	if want := math.Sqrt(10.0 / 12); math.Abs(single.Point-want) > 1e-9 || single.Verdict() != "better" {
+		t.Errorf("against the best single: %v (%s), want %g, better", single, single.Verdict(), want)
+	}
+	if BestSingle(ps) != "stock-b" {
+		t.Errorf("BestSingle %q", BestSingle(ps))
+	}
+	// A window where every stock configuration left a job waiting has no
+	// baseline: left out, and said.
+	inf := math.Inf(1)
+	ps = append(ps, paired("w", map[string][]float64{"stock-a": {inf, 1, 1}, "stock-b": {1, inf, 1}, "paddle": {1, 1, 1}}))
+	if _, _, skipped := GeoMeanRatio(ps, "paddle", AgainstBestPerWindow); skipped != 1 {
+		t.Errorf("skipped %d windows, want 1", skipped)
+	}
+}
+
+// PairedOf reads a report's seeds, scores a seed with a job never started
+// +Inf, leaves the bound out and refuses a report without seeds.
+func TestPairedOf(t *testing.T) {
+	m := func(c string, role Role, mean float64, started int) Metrics {
+		return Metrics{Config: c, Role: role, Jobs: 3, Started: started, MeanJCT: mean}
+	}
+	rep := &Report{PerSeed: []SeedResult{
+		{Seed: 1, Metrics: []Metrics{m("stock", RoleStock, 10, 3), m("paddle", RolePaddle, 9, 3), m(LowerBound, RoleBound, 5, 3)}},
+		{Seed: 2, Metrics: []Metrics{m("stock", RoleStock, 11, 3), m("paddle", RolePaddle, 8, 2), m(LowerBound, RoleBound, 5, 3)}},
+	}}
+	p, err := PairedOf(rep, MeanJCTFigure)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := p.Values["paddle"]; got[0] != 9 || !math.IsInf(got[1], 1) {
+		t.Errorf("paddle %v, want [9 +Inf]", got)
+	}
+	if _, ok := p.Values[LowerBound]; ok || p.Roles["stock"] != RoleStock || len(p.Seeds) != 2 {
+		t.Errorf("paired %+v", p)
+	}
+	if _, err := PairedOf(&Report{}, MeanJCTFigure); err == nil {
+		t.Error("a report without seeds gave no error")
+	}
+}
