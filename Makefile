@@ -60,7 +60,7 @@ LDFLAGS := -X $(VERSION_PKG).Version=$(VERSION) -X $(VERSION_PKG).GitSHA=$(GIT_S
 # Our binaries depend on every Go file of the module (go's build cache makes
 # the rebuild itself incremental); the tools only on their own go.mod/go.sum.
 GO_SOURCES := $(shell find cmd pkg internal harness -name '*.go' -not -name '*_test.go' 2>/dev/null) $(MODFILE) $(MODFILE:.mod=.sum) $(VOLCANO_APIS)
-OUR_NAMES := vc-scheduler-paddle vc-controller-manager-paddle vc-webhook-manager-paddle local-cluster paddle-gpu-agent
+OUR_NAMES := vc-scheduler-paddle vc-controller-manager-paddle vc-webhook-manager-paddle local-cluster paddle-gpu-agent paddle-replay
 OUR_BINARIES := $(addprefix $(BIN)/,$(OUR_NAMES))
 # The harness's commands (local cluster, stand-in trainer) live under
 # harness/cmd, apart from what ships.
