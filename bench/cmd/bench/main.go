@@ -6,9 +6,10 @@
 // folder under docs/bench (docs/bench/quick, docs/bench/full, ...: -out):
 // its page README.md with the figures, the commands and the machine, the
 // figures as JSON, the replay's jobs as CSV and the SVG plots the page
-// shows. docs/benchmarks.md is the hand-written guide to them. Every figure compares Volcano's stock scheduler configuration
-// (the Helm chart's default tiers) with ours (deploy/paddle), measured in
-// the same run. Benchmarks print; they never fail on a number.
+// shows. docs/benchmarks.md is the hand-written guide to them. Every
+// figure compares Volcano's stock scheduler configuration (the Helm
+// chart's default tiers) with ours (deploy/paddle), measured in the same
+// run. Benchmarks print; they never fail on a number.
 //
 //	go run ./bench/cmd/bench -mode quick   # under 15 minutes on 2 cores
 //	go run ./bench/cmd/bench -mode full    # says how long before it starts
