@@ -496,7 +496,11 @@ func TestNoConfigurationBeatsTheBound(t *testing.T) {
 	if bound.Role != RoleBound || bound.Started != len(w.Jobs) {
 		t.Fatalf("bound %+v", bound)
 	}
-	for _, c := range append(stockConfigs(t, DefaultSLAWait), paddleConfig(t)) {
+	ref, err := ReferenceConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range append(stockConfigs(t, DefaultSLAWait), paddleConfig(t), ref) {
 		r, err := Simulate(context.Background(), w, models, best, c)
 		if err != nil {
 			t.Fatal(err)
@@ -511,5 +515,38 @@ func TestNoConfigurationBeatsTheBound(t *testing.T) {
 				t.Errorf("%s: %s completes in %.1f s, under its bound %.1f s (slowdown %.3f)", c.Name(), j.Name, jct, lb, j.Slowdown)
 			}
 		}
+	}
+}
+
+// The clairvoyant reference starts the waiting job with the least
+// remaining GPU-time first, where stock starts them in arrival order, and
+// never preempts the job that runs.
+func TestClairvoyantReference(t *testing.T) {
+	models := testModels(t)
+	w := testWorkload(1, imagenetJob("running", 1, 8, 1000, 0), imagenetJob("long", 1, 8, 5000, 10), imagenetJob("short", 2, 4, 100, 20))
+	ref, err := ReferenceConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ref.Role != RoleReference {
+		t.Errorf("role %q", ref.Role)
+	}
+	best := BestSteps(w, models)
+	starts := func(c Config) []float64 {
+		r, err := Simulate(context.Background(), w, models, best, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []float64
+		for _, j := range r.Jobs {
+			out = append(out, j.Start)
+		}
+		return out
+	}
+	if got, want := starts(stockConfigs(t, DefaultSLAWait)[0]), []float64{0, 1000, 6000}; !reflect.DeepEqual(got, want) {
+		t.Errorf("stock starts %v, want %v (arrival order)", got, want)
+	}
+	if got, want := starts(ref), []float64{0, 1100, 1000}; !reflect.DeepEqual(got, want) {
+		t.Errorf("reference starts %v, want %v (shortest remaining first, the running job kept)", got, want)
 	}
 }

@@ -34,6 +34,10 @@ type Config struct {
 	PriorityClasses []*schedulingk8s.PriorityClass
 	// Note says what the configuration is, for the report.
 	Note string
+	// Remaining: the replay writes every job's remaining GPU-seconds on its
+	// PodGroup before each cycle (remainingAnnotation), for the clairvoyant
+	// reference; no deployable configuration can know it.
+	Remaining bool
 	// Role says what the configuration stands for in a comparison: a stock
 	// configuration an operator can deploy, paddle, or a bench-only
 	// reference no cluster can run.
@@ -489,6 +493,13 @@ func (s *sim) cycle(t float64) int {
 	// most attained GPU time first).
 	stamp := func(i int) {
 		s.groups[i].CreationTimestamp = at(wall, t, s.w.Jobs[i].Arrival)
+		if s.cfg.Remaining {
+			if s.groups[i].Annotations == nil {
+				s.groups[i].Annotations = map[string]string{}
+			}
+			gpuSeconds := s.remaining(i, t) * float64(s.w.Jobs[i].GPUs)
+			s.groups[i].Annotations[remainingAnnotation] = strconv.FormatFloat(gpuSeconds, 'f', 0, 64)
+		}
 		for k, p := range s.pods[i] {
 			p.CreationTimestamp = at(wall, t, s.created[i][k])
 			if s.on[i][k] {
@@ -754,6 +765,16 @@ func (s *sim) start(i int, t float64, pods []quality.Pod) {
 		r.Nodes, r.Racks, r.NodeCrossings, r.RackCrossings = rankCrossings(pods)
 	}
 	s.groups[i].Status.Phase = schedulingv1.PodGroupRunning
+}
+
+// remaining is job i's remaining work at t, in seconds of its recorded run,
+// without bringing it up to date: a waiting job has made no progress since
+// it last stopped.
+func (s *sim) remaining(i int, t float64) float64 {
+	if _, running := s.running[i]; running && s.factor[i] > 0 {
+		return max(0, s.rem[i]-(t-s.last[i])/s.factor[i])
+	}
+	return s.rem[i]
 }
 
 // advance brings job i's remaining work up to t at its current speed.
