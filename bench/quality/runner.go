@@ -55,7 +55,7 @@ func Run(s Scenario, dataDir string, configs ...*simsched.Config) (*Report, erro
 	sim := c.SimCluster(jobs)
 	for _, cfg := range configs {
 		cache := simsched.NewCache(sim)
-		res := cache.Schedule(cfg)
+		res := cache.Schedule(cfg.AllocateOnly())
 		cache.Close()
 		placements[cfg.Name] = FromScheduler(jobs, res.Placed)
 		r.SchedulerTook[cfg.Name] = res.Took

@@ -3,43 +3,54 @@ package quality
 import (
 	"fmt"
 	"math/rand"
+	"os"
 	"sort"
-	"strconv"
-	"time"
+
+	"github.com/volcano-paddle/volcano-paddle/pkg/jobhistory"
 )
 
-// TraceJob is one job of the Philly trace.
+// TraceJob is one job of a trace: the Philly trace, or a cluster's own
+// history (pkg/jobhistory, what `paddle-replay export` writes).
 type TraceJob struct {
 	GPUs     int
 	Duration float64 // seconds
 	// Submitted is the job's submission time (unix seconds, UTC).
 	Submitted float64
+	// Queue and Namespace: the Volcano queue and namespace; a Philly job's
+	// virtual cluster in both.
+	Queue, Namespace string
+	// Shape, when the trace records it (a cluster's history; zero for
+	// Philly, whose jobs are shaped by Shape).
+	Pods, PodGPUs, PServers int
+	Mode                    jobhistory.Mode
+	MinPods, MaxPods        int
+	Checkpointable          bool
 }
 
-// phillyTime is the layout of philly.csv's timestamp column.
-const phillyTime = "2006-01-02 15:04:05"
-
-// LoadPhilly reads philly.csv (timestamp, duration, num_gpus, gpu_time, cluster).
+// LoadPhilly reads philly.csv (timestamp, duration, num_gpus, gpu_time,
+// cluster) with the history reader every trace goes through
+// (jobhistory.Read), which skips the rows without a time, a positive
+// duration or a GPU.
 func LoadPhilly(path string) ([]TraceJob, error) {
-	rows, err := readCSV(path)
+	return LoadTrace(path)
+}
+
+// LoadTrace reads a history file or the Philly trace (jobhistory.Read).
+func LoadTrace(path string) ([]TraceJob, error) {
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
-	var out []TraceJob
-	for i, r := range rows {
-		if i == 0 || len(r) < 3 {
-			continue
-		}
-		d, err1 := strconv.ParseFloat(r[1], 64)
-		g, err2 := strconv.Atoi(r[2])
-		if err1 != nil || err2 != nil || g < 1 || d <= 0 {
-			continue
-		}
-		tj := TraceJob{GPUs: g, Duration: d}
-		if ts, err := time.Parse(phillyTime, r[0]); err == nil {
-			tj.Submitted = float64(ts.Unix())
-		}
-		out = append(out, tj)
+	defer f.Close()
+	recs, err := jobhistory.Read(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	out := make([]TraceJob, 0, len(recs))
+	for _, r := range recs {
+		out = append(out, TraceJob{GPUs: r.TotalGPUs(), Duration: r.Duration.Seconds(), Submitted: float64(r.SubmitTime.Unix()),
+			Queue: r.Queue, Namespace: r.Namespace, Pods: r.Pods, PodGPUs: r.GPUsPerPod, PServers: r.PServers, Mode: r.Mode,
+			MinPods: r.MinPods, MaxPods: r.MaxPods, Checkpointable: r.Checkpointable})
 	}
 	return out, nil
 }

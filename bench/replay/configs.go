@@ -3,6 +3,7 @@ package replay
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -320,22 +321,24 @@ func WithPaddleArgs(c Config, name, note string, args map[string]interface{}) Co
 	return c
 }
 
-// FlexActions are the actions every configuration runs on the Flex
-// workload: allocate, then preempt (a waiting job of higher priority
-// evicts preemptable pods of its queue) and reclaim (across queues).
-var FlexActions = []string{"allocate", "preempt", "reclaim"}
+// flexActions are the actions a configuration needs on the Flex workload
+// besides its file's: preempt (a waiting job of higher priority evicts
+// preemptable pods of its queue) and reclaim (across queues), right after
+// allocate where the file does not run them.
+var flexActions = []string{"preempt", "reclaim"}
 
 // ForFlex is a configuration as it must be to use elastic and
-// checkpointable jobs: the preempt and reclaim actions, and gang's
-// enablePreemptable on, so that gang offers pods above a job's
-// minAvailable as victims (gang's preemptableFn never takes a job below
-// it). Stock and paddle get the same actions. A configuration whose file
-// already runs preempt or reclaim (deploy/paddle with paddle's levers)
-// chose its victim plugins itself and keeps its tiers as they are.
+// checkpointable jobs: its file's actions with preempt and reclaim (after
+// allocate, where absent), and gang's enablePreemptable on, so that gang
+// offers pods above a job's minAvailable as victims (gang's preemptableFn
+// never takes a job below it). Stock and paddle get the same actions. A
+// configuration whose file already runs preempt or reclaim (deploy/paddle
+// with paddle's levers) chose its victim plugins itself and keeps its
+// tiers as they are.
 func ForFlex(c Config) Config {
 	file := c.Sched
 	sc := *file
-	sc.Actions, sc.Evicts = FlexActions, true
+	sc.Actions, sc.Evicts = withFlexActions(file.Actions), true
 	c.Sched = &sc
 	if file.Evicts {
 		c.Note += "; preempt and reclaim actions, victims as its configuration chooses them"
@@ -354,4 +357,20 @@ func ForFlex(c Config) Config {
 	}
 	c.Note += "; preempt and reclaim actions, gang enablePreemptable"
 	return c
+}
+
+// withFlexActions inserts the flex actions a file lacks after its allocate
+// (at the end when it has none).
+func withFlexActions(actions []string) []string {
+	var missing []string
+	for _, a := range flexActions {
+		if !slices.Contains(actions, a) {
+			missing = append(missing, a)
+		}
+	}
+	k := slices.Index(actions, "allocate") + 1
+	if k == 0 {
+		k = len(actions)
+	}
+	return slices.Insert(slices.Clone(actions), k, missing...)
 }

@@ -7,10 +7,13 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	v1 "k8s.io/api/core/v1"
+	schedulingv1 "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
 	"volcano.sh/volcano/pkg/scheduler/conf"
 
 	"github.com/volcano-paddle/volcano-paddle/bench/quality"
@@ -413,7 +416,9 @@ func stockConfigs(t *testing.T, slaWait time.Duration) []Config {
 // instead of restarting each other every cycle.
 func TestRestartedJobWaitsAfresh(t *testing.T) {
 	models := testModels(t)
-	cfg := paddleFlexConfig(t)
+	// Without the enqueue action: with it, overcommit never admits the
+	// second gang while the first runs (TestEnqueueKeepsAGangThatDoesNotFitPending).
+	cfg := withoutEnqueue(paddleFlexConfig(t))
 	after := starvationAfter(cfg.Sched).Seconds()
 	// Each job runs longer than two thresholds, so they must take turns.
 	hours := 2.5 * after
@@ -548,5 +553,148 @@ func TestClairvoyantReference(t *testing.T) {
 	}
 	if got, want := starts(ref), []float64{0, 1100, 1000}; !reflect.DeepEqual(got, want) {
 		t.Errorf("reference starts %v, want %v (shortest remaining first, the running job kept)", got, want)
+	}
+}
+
+// withoutEnqueue is the configuration with its PodGroups created Inqueue
+// and no enqueue action.
+func withoutEnqueue(c Config) Config {
+	sc := *c.Sched
+	sc.Actions = slices.DeleteFunc(slices.Clone(sc.Actions), func(a string) bool { return a == "enqueue" })
+	c.Sched = &sc
+	return c
+}
+
+// With the enqueue action its file runs, deploy/paddle keeps a gang that
+// does not fit Pending while the cluster is full: Volcano's overcommit
+// plugin admits a PodGroup only while the cluster's GPUs x 1.2 less those
+// in use cover its minResources (plugins/overcommit: JobEnqueueableFn),
+// and the preempt action passes over Pending jobs (actions/preempt:
+// Execute), so paddle's levers never stop the checkpointable job for it.
+// Without enqueue the same gang takes the node once it starves.
+func TestEnqueueKeepsAGangThatDoesNotFitPending(t *testing.T) {
+	models := testModels(t)
+	cfg := paddleFlexConfig(t)
+	if !slices.Contains(cfg.Sched.Actions, "enqueue") {
+		t.Fatalf("deploy/paddle's actions %v: no enqueue", cfg.Sched.Actions)
+	}
+	after := starvationAfter(cfg.Sched).Seconds()
+	hours := 2.5 * after
+	w := testWorkload(1, imagenetJob("first", 1, 8, hours, 0), imagenetJob("second", 1, 8, hours, 60))
+	for i := range w.Jobs {
+		w.Jobs[i].Checkpointable = true
+	}
+	w.Options.Flex = Flex{CheckpointShare: 1, RestartCost: 300}
+	for _, c := range []struct {
+		cfg      Config
+		start    float64
+		admitted float64
+	}{
+		{cfg, hours, hours}, // admitted when the first ends, starts then
+		{withoutEnqueue(cfg), 60 + after, 60},
+	} {
+		r, err := Simulate(context.Background(), w, models, BestSteps(w, models), c.cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		second := r.Jobs[1]
+		if second.Start != c.start || second.Admitted != c.admitted {
+			t.Errorf("actions %v: second job admitted at %g, started at %g; want %g, %g", c.cfg.Sched.Actions, second.Admitted, second.Start, c.admitted, c.start)
+		}
+	}
+}
+
+// Queues are weighted by their share of the GPU-time submitted in the
+// month before the window, never by the window's own jobs; a queue the
+// history never saw gets the least weight.
+func TestQueueWeightsFromHistory(t *testing.T) {
+	day := 24 * 3600.0
+	t0 := 100 * day
+	before := []quality.TraceJob{
+		{GPUs: 1, Duration: 3000, Submitted: t0 - day, Queue: "a"},
+		{GPUs: 4, Duration: 250, Submitted: t0 - 2*day, Queue: "B"},
+		{GPUs: 8, Duration: 1e6, Submitted: t0 - 40*day, Queue: "a"}, // older than the lookback
+	}
+	jobs := []Job{{Queue: queueName("a")}, {Queue: queueName("B")}, {Queue: queueName("new")}, {}}
+	got := queueWeights(before, t0, jobs)
+	want := map[string]int32{"vc-a": 750, "vc-b": 250, "vc-new": 1}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("weights %v, want %v", got, want)
+	}
+	// The window's own jobs change nothing.
+	jobs[0].Duration, jobs[1].GPUs = 1e9, 64
+	if again := queueWeights(before, t0, jobs); !reflect.DeepEqual(again, want) {
+		t.Errorf("weights %v after changing the window's jobs, want %v", again, want)
+	}
+	w := &Workload{Queues: got}
+	qs := w.QueueObjects()
+	if len(qs) != 3 || qs[0].Name != "vc-a" || qs[0].Spec.Weight != 750 || qs[0].Status.State != "Open" {
+		t.Errorf("queues %+v", qs)
+	}
+}
+
+// A configuration with queues sends each job to its trace queue and
+// namespace; one without keeps the default queue. Every configuration runs
+// its own file's actions.
+func TestJobsCarryTheirQueue(t *testing.T) {
+	models := testModels(t)
+	a, b := imagenetJob("a", 1, 8, 100, 0), imagenetJob("b", 1, 8, 100, 10)
+	a.Queue, a.Namespace, b.Queue, b.Namespace = "vc-x", "vc-x", "vc-y", "vc-y"
+	w := testWorkload(1, a, b)
+	w.Queues = map[string]int32{"vc-x": 3, "vc-y": 1}
+	stock := stockConfigs(t, DefaultSLAWait)[0]
+	if want := []string{"enqueue", "allocate", "backfill"}; !reflect.DeepEqual(stock.Sched.Actions, want) {
+		t.Errorf("stock actions %v, want its file's %v", stock.Sched.Actions, want)
+	}
+	for _, c := range []struct {
+		queues bool
+		want   []string
+	}{{false, []string{"default", "default"}}, {true, []string{"vc-x", "vc-y"}}} {
+		cfg := stock
+		cfg.Queues = c.queues
+		s := &sim{w: w, cfg: cfg, ns: "replay", enqueues: true, on: make([][]bool, 2), pods: make([][]*v1.Pod, 2),
+			groups: make([]*schedulingv1.PodGroup, 2), created: make([][]float64, 2), started: make([][]float64, 2)}
+		w.normalizeFlex()
+		for i := range w.Jobs {
+			s.arrive(i)
+			pg := s.groups[i]
+			if pg.Spec.Queue != c.want[i] || pg.Namespace != w.Jobs[i].Namespace || pg.Status.Phase != schedulingv1.PodGroupPending {
+				t.Errorf("queues %v: job %d PodGroup %s/%s queue %s phase %s, want queue %s, Pending", c.queues, i, pg.Namespace, pg.Name, pg.Spec.Queue, pg.Status.Phase, c.want[i])
+			}
+			if gpus := (*pg.Spec.MinResources)["nvidia.com/gpu"]; gpus.Value() != 8 {
+				t.Errorf("job %d minResources %v, want 8 GPUs", i, pg.Spec.MinResources)
+			}
+		}
+		r, err := Simulate(context.Background(), w, models, BestSteps(w, models), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Jobs[0].Start != 0 || r.Jobs[1].Start != r.Jobs[0].End || r.Jobs[1].Queue != "vc-y" {
+			t.Errorf("queues %v: %+v", c.queues, r.Jobs)
+		}
+	}
+}
+
+// The timers a replay runs cycles at: every compared configuration's
+// (paddle's starvation threshold, the sla plugin's waiting time) and its
+// own.
+func TestDeclaredTimers(t *testing.T) {
+	var sla Config
+	for _, c := range stockConfigs(t, 2*time.Hour) {
+		if c.Name() == StockSLA {
+			sla = c
+		}
+	}
+	p := paddleConfig(t)
+	after := starvationAfter(p.Sched)
+	if after <= 0 {
+		t.Fatalf("paddle declares no starvation threshold")
+	}
+	if got, want := DeclaredTimers([]Config{sla, p, stockConfigs(t, time.Hour)[0]}), []time.Duration{2 * time.Hour, after}; !reflect.DeepEqual(got, want) {
+		t.Errorf("timers %v, want %v", got, want)
+	}
+	w := &Workload{Timers: []time.Duration{2 * time.Hour}}
+	if got, want := timersOf(w, p), []float64{7200, after.Seconds()}; !reflect.DeepEqual(got, want) {
+		t.Errorf("paddle's replay timers %v, want %v", got, want)
 	}
 }

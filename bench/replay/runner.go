@@ -220,6 +220,7 @@ func Replay(ctx context.Context, o Options, dataDir string, configs []Config, lo
 	if err := w.LoadSpeedups(dataDir, models); err != nil {
 		return nil, err
 	}
+	w.Timers = DeclaredTimers(configs)
 	best := BestSteps(w, models)
 	rep := &Report{Workload: w.Describe(), Options: o, Nodes: w.Nodes(), GPUs: w.GPUs(), Notes: map[string]string{}, FreeMeasured: true}
 	var runs []*Run

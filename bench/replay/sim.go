@@ -34,6 +34,10 @@ type Config struct {
 	PriorityClasses []*schedulingk8s.PriorityClass
 	// Note says what the configuration is, for the report.
 	Note string
+	// Queues: every job goes to the queue of its trace's virtual cluster,
+	// weighted by that cluster's share of the trace before the window
+	// (Workload.Queues); otherwise all jobs share the default queue.
+	Queues bool
 	// Remaining: the replay writes every job's remaining GPU-seconds on its
 	// PodGroup before each cycle (remainingAnnotation), for the clairvoyant
 	// reference; no deployable configuration can know it.
@@ -69,8 +73,12 @@ type JobResult struct {
 	GPUs    int
 	PS      bool
 	Pods    int
+	Queue   string
 	Arrival float64 // s after the window's first submission
-	Start   float64 // -1: never started
+	// Admitted: when the enqueue action admitted its PodGroup (Arrival for
+	// configurations without enqueue).
+	Admitted float64
+	Start    float64 // -1: never started
 	End     float64
 	// Slowdown: step time under the placement it got over its best
 	// placement's (the cost model); its run time is Duration x Slowdown.
@@ -114,13 +122,67 @@ type Run struct {
 }
 
 // starvationAfter reads the paddle plugin's starvation threshold from the
-// configuration's tiers (0: the plugin is absent or aging is off), so the
-// replay runs a cycle when a waiting gang crosses it.
+// configuration's tiers (0: the plugin is absent or aging is off).
 func starvationAfter(cfg *simsched.Config) time.Duration {
 	if a, _, ok := paddle.ArgsIn(cfg.Tiers); ok {
 		return a.StarvationAfter
 	}
 	return 0
+}
+
+// slaWaitingTime reads the sla plugin's sla-waiting-time from the tiers
+// (0: absent).
+func slaWaitingTime(cfg *simsched.Config) time.Duration {
+	for _, t := range cfg.Tiers {
+		for _, p := range t.Plugins {
+			if p.Name != "sla" {
+				continue
+			}
+			v, _ := p.Arguments[slaWaitingTimeArg].(string)
+			if d, err := time.ParseDuration(v); err == nil && d > 0 {
+				return d
+			}
+		}
+	}
+	return 0
+}
+
+// slaWaitingTimeArg is the sla plugin's argument (Volcano
+// pkg/scheduler/plugins/sla: JobWaitingTime).
+const slaWaitingTimeArg = "sla-waiting-time"
+
+// DeclaredTimers are the waits after which a configuration's order of a
+// waiting job changes: paddle's starvation threshold, the sla plugin's
+// waiting time. The real scheduler runs a cycle every second, so it acts
+// on them when they come due; the replay runs a cycle then too, for every
+// configuration compared (Workload.Timers), so that none is simulated at
+// coarser times than another.
+func DeclaredTimers(cfgs []Config) []time.Duration {
+	seen := map[time.Duration]bool{}
+	var out []time.Duration
+	for _, c := range cfgs {
+		for _, d := range []time.Duration{starvationAfter(c.Sched), slaWaitingTime(c.Sched)} {
+			if d > 0 && !seen[d] {
+				seen[d] = true
+				out = append(out, d)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// timersOf are the timers a replay of cfg runs cycles at, in seconds: the
+// workload's (the compared configurations') and cfg's own.
+func timersOf(w *Workload, cfg Config) []float64 {
+	all := append(append([]time.Duration(nil), w.Timers...), DeclaredTimers([]Config{cfg})...)
+	slices.Sort(all)
+	all = slices.Compact(all)
+	out := make([]float64, len(all))
+	for k, d := range all {
+		out[k] = d.Seconds()
+	}
+	return out
 }
 
 // completion is a running job's end.
@@ -187,8 +249,14 @@ type sim struct {
 	// restarted pod's run time from then, not from the job's arrival and
 	// first start.
 	created, started [][]float64
-	// after: the scheduler's starvation threshold in seconds (0: none).
-	after float64
+	// after: the timers of the compared configurations (Workload.Timers
+	// and this configuration's own), in seconds: a cycle runs when a
+	// waiting job has waited that long (the paddle plugin's starvation
+	// threshold, the sla plugin's waiting time).
+	after []float64
+	// enqueues: the configuration runs the enqueue action, so jobs arrive
+	// with a Pending PodGroup and no pods until it admits them.
+	enqueues bool
 	// rem: job i's remaining work, in seconds of its recorded run (its
 	// recorded trainers at their best placement); last: when rem was last
 	// brought up to date; factor: seconds per second of recorded run now
@@ -219,17 +287,19 @@ func Simulate(ctx context.Context, w *Workload, models map[string]quality.Model,
 	s.rem, s.last, s.factor = make([]float64, len(w.Jobs)), make([]float64, len(w.Jobs)), make([]float64, len(w.Jobs))
 	s.gen = make([]int, len(w.Jobs))
 	s.bestStep = map[string]float64{}
-	s.after = starvationAfter(cfg.Sched).Seconds()
+	s.after = timersOf(w, cfg)
+	s.enqueues = slices.Contains(cfg.Sched.Actions, "enqueue")
 	for i, j := range w.Jobs {
 		if _, ok := models[j.Model]; !ok {
 			return nil, fmt.Errorf("job %s: no model %q", j.Name, j.Model)
 		}
-		s.res[i] = JobResult{Name: j.Name, GPUs: j.GPUs, PS: j.PS, Pods: j.Pods, Arrival: j.Arrival, Start: -1, End: -1}
+		s.res[i] = JobResult{Name: j.Name, GPUs: j.GPUs, PS: j.PS, Pods: j.Pods, Queue: j.Queue, Arrival: j.Arrival, Admitted: j.Arrival, Start: -1, End: -1}
 		s.rem[i] = j.Duration
-		if s.after > 0 {
-			s.starveAt = append(s.starveAt, j.Arrival+s.after)
+		for _, d := range s.after {
+			s.starveAt = append(s.starveAt, j.Arrival+d)
 		}
 	}
+	sort.Float64s(s.starveAt)
 	next := 0 // next arrival
 	now := 0.0
 	for {
@@ -425,10 +495,25 @@ func (s *sim) podGPUs(i, k int) int {
 
 func (s *sim) arrive(i int) {
 	j := s.w.Jobs[i]
-	pods, pg := quality.GangOf(s.ns, withTrainers(j, j.MaxPods), time.Now())
+	ns := s.ns
+	if j.Namespace != "" {
+		ns = j.Namespace
+	}
+	pods, pg := quality.GangOf(ns, withTrainers(j, j.MaxPods), time.Now())
 	if j.Elastic() {
 		// minAvailable is the fewest trainers (and every pserver).
 		pg.Spec.MinMember = int32(j.PServers + j.MinPods)
+	}
+	if s.cfg.Queues && j.Queue != "" {
+		pg.Spec.Queue = j.Queue
+	}
+	if s.enqueues {
+		// What Volcano's job controller creates: a Pending PodGroup whose
+		// minResources are its minMember pods' requests (pkg/controllers/job
+		// createOrUpdatePodGroup, CalcPGMinResources), and no pod until
+		// the enqueue action admits it (syncJob waits for Inqueue).
+		pg.Status.Phase = schedulingv1.PodGroupPending
+		pg.Spec.MinResources = minResources(pods, int(pg.Spec.MinMember))
 	}
 	markPreemption(j, pods)
 	s.on[i] = make([]bool, len(pods))
@@ -455,6 +540,22 @@ func (s *sim) arrive(i int) {
 	}
 	s.pods[i], s.groups[i] = pods, pg
 	s.pending = append(s.pending, i)
+}
+
+// minResources sums the requests of a gang's first n pods (pservers
+// first, then trainers: the pods its minMember counts).
+func minResources(pods []*v1.Pod, n int) *v1.ResourceList {
+	out := v1.ResourceList{}
+	for _, p := range pods[:min(n, len(pods))] {
+		for _, c := range p.Spec.Containers {
+			for name, q := range c.Resources.Requests {
+				sum := out[name]
+				sum.Add(q)
+				out[name] = sum
+			}
+		}
+	}
+	return &out
 }
 
 // markPreemption writes a job's preemption opt-in on its pods as our job
@@ -507,8 +608,13 @@ func (s *sim) cycle(t float64) int {
 				p.Status.StartTime = &started
 			}
 		}
-		c.Pods = append(c.Pods, s.pods[i]...)
+		if s.groups[i].Status.Phase != schedulingv1.PodGroupPending {
+			c.Pods = append(c.Pods, s.pods[i]...)
+		}
 		c.PodGroups = append(c.PodGroups, s.groups[i])
+	}
+	if s.cfg.Queues {
+		c.Queues = s.w.QueueObjects()
 	}
 	// The jobs running when the cycle starts, which grow below takes too:
 	// nothing starts or stops while the scheduler runs.
@@ -524,6 +630,20 @@ func (s *sim) cycle(t float64) int {
 	cache.Close()
 	s.run.Cycles++
 	s.run.SchedulerTime += res.Took
+	admitted := 0
+	for _, i := range s.pending {
+		pg := s.groups[i]
+		if pg.Status.Phase == schedulingv1.PodGroupPending && res.Phases[pg.Namespace+"/"+pg.Name] == schedulingv1.PodGroupInqueue {
+			// The job controller creates the pods now; the next cycle can
+			// place them.
+			pg.Status.Phase = schedulingv1.PodGroupInqueue
+			for k := range s.created[i] {
+				s.created[i][k] = t
+			}
+			s.res[i].Admitted = t
+			admitted++
+		}
+	}
 
 	// The cycle's actions ran in order: allocate placed pods on free GPUs,
 	// then preempt and reclaim evicted. Running elastic jobs grow first:
@@ -557,7 +677,7 @@ func (s *sim) cycle(t float64) int {
 	}
 	grown = still
 	if len(started) == 0 && len(grown) == 0 {
-		return changes
+		return changes + admitted
 	}
 	for _, i := range started {
 		s.running[i] = quality.Placement{}
@@ -570,7 +690,7 @@ func (s *sim) cycle(t float64) int {
 		s.res[i].Resizes++
 		s.progress(i, t, resolved[s.w.Jobs[i].Name])
 	}
-	return changes + len(started) + len(grown)
+	return changes + admitted + len(started) + len(grown)
 }
 
 // grow starts at t the pods a cycle placed for the elastic ones among the
@@ -679,10 +799,10 @@ func (s *sim) restart(i int, t float64) {
 	for k := range s.created[i] {
 		s.created[i][k] = t
 	}
-	if s.after > 0 {
+	for _, d := range s.after {
 		rest := s.starveAt[s.nextTimer:]
-		k := s.nextTimer + sort.SearchFloat64s(rest, t+s.after)
-		s.starveAt = slices.Insert(s.starveAt, k, t+s.after)
+		k := s.nextTimer + sort.SearchFloat64s(rest, t+d)
+		s.starveAt = slices.Insert(s.starveAt, k, t+d)
 	}
 }
 

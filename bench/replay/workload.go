@@ -13,6 +13,11 @@ import (
 	"math"
 	"math/rand"
 	"sort"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	schedulingv1 "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
 
 	"github.com/volcano-paddle/volcano-paddle/bench/quality"
 )
@@ -44,6 +49,9 @@ type Job struct {
 	// whether the job can be checkpointed and restarted.
 	MinPods, MaxPods int
 	Checkpointable   bool
+	// Queue and Namespace from the trace (a Philly job's virtual cluster
+	// in both; "" when the trace has none).
+	Queue, Namespace string
 }
 
 // Workload is a window and the cluster sized for it.
@@ -57,6 +65,14 @@ type Workload struct {
 	// whole cluster (they could never start).
 	Span    float64
 	Skipped int
+	// Queues: the weight of every queue the window's jobs name, from its
+	// share of the GPU-time submitted in the trace before the window
+	// (queueWeights); configurations with Config.Queues use them.
+	Queues map[string]int32
+	// Timers: the waits after which any compared configuration orders a
+	// waiting job differently (DeclaredTimers); every replay of the
+	// comparison runs a cycle when a job has waited that long.
+	Timers []time.Duration
 	// Pollux step times and per-GPU batch sizes of the elastic jobs'
 	// models (LoadSpeedups).
 	speed map[string]quality.Measurements
@@ -72,7 +88,8 @@ func (w *Workload) GPUs() int { return w.Nodes() * w.Cluster.Preset.GPUsPerNode 
 // Build takes the window from the trace, shapes its jobs (same seed, same
 // shapes for every configuration) and sizes the cluster for the load.
 func Build(trace []quality.TraceJob, models []string, o Options) (*Workload, error) {
-	win, span, racks, gpuSeconds, err := size(SortBySubmission(trace), o)
+	sorted := SortBySubmission(trace)
+	win, span, racks, gpuSeconds, err := size(sorted, o)
 	if err != nil {
 		return nil, err
 	}
@@ -89,11 +106,77 @@ func Build(trace []quality.TraceJob, models []string, o Options) (*Workload, err
 			continue
 		}
 		j := quality.Shape(rng, fmt.Sprintf("job-%05d", i), tj, o.PSShare, perNode, sortedModels)
-		w.Jobs = append(w.Jobs, Job{Job: j, Arrival: tj.Submitted - t0})
+		w.Jobs = append(w.Jobs, Job{Job: j, Arrival: tj.Submitted - t0, Queue: queueName(tj.Queue), Namespace: namespaceName(tj.Namespace)})
 	}
+	w.Queues = queueWeights(sorted[:o.Start], t0, w.Jobs)
 	w.OfferedLoad = gpuSeconds / (span * float64(w.GPUs()))
 	applyFlex(w, o.Flex, o.Seed)
 	return w, nil
+}
+
+// QueueShareLookback is how much of the trace before a window its queues'
+// shares are taken from: what an operator would size queues on.
+const QueueShareLookback = 30 * 24 * time.Hour
+
+// queueWeightScale turns a share into a Volcano queue weight (an integer).
+const queueWeightScale = 1000
+
+// queueWeights gives every queue the window's jobs name a weight in
+// proportion to the GPU-seconds its jobs were submitted with in the
+// QueueShareLookback before the window (t0): shares derived from history,
+// never from the window's own demand. A queue without history gets the
+// least weight, 1.
+func queueWeights(before []quality.TraceJob, t0 float64, jobs []Job) map[string]int32 {
+	used, total := map[string]float64{}, 0.0
+	for _, tj := range before {
+		if tj.Submitted >= t0-QueueShareLookback.Seconds() {
+			used[queueName(tj.Queue)] += float64(tj.GPUs) * tj.Duration
+			total += float64(tj.GPUs) * tj.Duration
+		}
+	}
+	out := map[string]int32{}
+	for _, j := range jobs {
+		if j.Queue == "" {
+			continue
+		}
+		wt := int32(1)
+		if total > 0 {
+			wt = max(1, int32(math.Round(queueWeightScale*used[j.Queue]/total)))
+		}
+		out[j.Queue] = wt
+	}
+	return out
+}
+
+// queueName is the Volcano queue of a trace's queue or virtual cluster: a
+// DNS label (Philly's virtual clusters are hex ids, some starting with a
+// digit, which queue names allow), "vc-" first so none is "default".
+func queueName(q string) string {
+	if q == "" {
+		return ""
+	}
+	return "vc-" + strings.ToLower(q)
+}
+
+// namespaceName is the namespace of a trace's job, likewise.
+func namespaceName(ns string) string { return queueName(ns) }
+
+// QueueObjects are the window's queues as Volcano Queue objects, open and
+// reclaimable, weighted (Queues).
+func (w *Workload) QueueObjects() []*schedulingv1.Queue {
+	names := make([]string, 0, len(w.Queues))
+	for q := range w.Queues {
+		names = append(names, q)
+	}
+	sort.Strings(names)
+	out := make([]*schedulingv1.Queue, 0, len(names))
+	reclaimable := true
+	for _, q := range names {
+		out = append(out, &schedulingv1.Queue{ObjectMeta: metav1.ObjectMeta{Name: q},
+			Spec:   schedulingv1.QueueSpec{Weight: w.Queues[q], Reclaimable: &reclaimable},
+			Status: schedulingv1.QueueStatus{State: schedulingv1.QueueStateOpen}})
+	}
+	return out
 }
 
 // SortBySubmission is the trace in submission order, the order windows

@@ -50,14 +50,18 @@ type Config struct {
 	Name  string
 	Tiers []conf.Tier
 	Confs []conf.Configuration
-	// Actions a cycle runs, in order; none: allocate alone (what placement
-	// needs; enqueue has nothing to do on Inqueue PodGroups and backfill
-	// places only pods without requests).
+	// Actions a cycle runs, in order: the configuration file's (ParseConfig);
+	// none: allocate alone (what a placement benchmark of Inqueue gangs
+	// needs).
 	Actions []string
 	// Evicts: the configuration file's actions include preempt or
 	// reclaim, so its tiers already say which plugins choose victims.
 	Evicts bool
 }
+
+// evicting are the actions that evict running pods (Volcano v1.15's
+// gang-aware ones included).
+var evicting = map[string]bool{"preempt": true, "reclaim": true, "gangpreempt": true, "gangreclaim": true}
 
 // LoadConfig reads a scheduler configuration file.
 func LoadConfig(name, path string) (*Config, error) {
@@ -93,9 +97,19 @@ func ParseConfig(name, text string) (*Config, error) {
 	}
 	c := &Config{Name: name, Tiers: tiers, Confs: confs}
 	for _, a := range actions {
-		c.Evicts = c.Evicts || a.Name() == "preempt" || a.Name() == "reclaim"
+		c.Actions = append(c.Actions, a.Name())
+		c.Evicts = c.Evicts || evicting[a.Name()]
 	}
 	return c, nil
+}
+
+// AllocateOnly is the configuration with the allocate action alone: what
+// benchmarks of one placement or of one allocate cycle run, whatever the
+// file's actions.
+func (c *Config) AllocateOnly() *Config {
+	out := *c
+	out.Actions, out.Evicts = []string{"allocate"}, false
+	return &out
 }
 
 // WithoutPlugin returns the configuration minus one plugin.
@@ -126,6 +140,8 @@ type Cluster struct {
 	// priority from the class its PodGroup names (SchedulerCache.Snapshot,
 	// PodGroup.Spec.PriorityClassName); the priority plugin orders by it.
 	PriorityClasses []*schedulingk8s.PriorityClass
+	// Queues besides "default", which every cluster has.
+	Queues []*schedulingv1.Queue
 }
 
 // Cache is a scheduler cache loaded with a cluster, ready for one session.
@@ -185,6 +201,9 @@ func newCache(c *Cluster, run bool) *Cache {
 		sc.AddPriorityClass(pc.DeepCopy())
 	}
 	sc.AddQueueV1beta1(util.BuildQueue("default", 1, nil))
+	for _, q := range c.Queues {
+		sc.AddQueueV1beta1(q.DeepCopy())
+	}
 	if c.RackHyperNodes {
 		sc.HyperNodesInfo = hyperNodesFromRacks(c.Nodes)
 	}
@@ -229,6 +248,9 @@ type Result struct {
 	// Evicted: namespace/pod of the running pods the cycle evicted
 	// (preempt, reclaim).
 	Evicted []string
+	// Phases: namespace/name of every PodGroup to its phase at the end of
+	// the cycle (the enqueue action admits Pending ones: Inqueue).
+	Phases map[string]schedulingv1.PodGroupPhase
 	// Took is open session + allocate + close session.
 	Took time.Duration
 }
@@ -291,8 +313,11 @@ func (c *Cache) schedule(cfg *Config) *Result {
 		act.Execute(ssn)
 		act.UnInitialize()
 	}
-	r := &Result{Placed: map[string]string{}}
+	r := &Result{Placed: map[string]string{}, Phases: map[string]schedulingv1.PodGroupPhase{}}
 	for _, job := range ssn.Jobs {
+		if job.PodGroup != nil {
+			r.Phases[job.Namespace+"/"+job.Name] = schedulingv1.PodGroupPhase(job.PodGroup.Status.Phase)
+		}
 		for _, t := range job.Tasks {
 			key := t.Namespace + "/" + t.Name
 			switch {
