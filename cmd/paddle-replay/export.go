@@ -13,6 +13,7 @@ import (
 
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
+	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 	vcclient "volcano.sh/apis/pkg/client/clientset/versioned"
 
 	"github.com/volcano-paddle/volcano-paddle/internal/historyexport"
@@ -34,6 +35,7 @@ type exportOptions struct {
 	out        string
 	omitNames  bool
 	qps        float64
+	verbose    bool
 }
 
 func exportFlags() (*flag.FlagSet, *exportOptions) {
@@ -45,6 +47,7 @@ func exportFlags() (*flag.FlagSet, *exportOptions) {
 	fs.DurationVar(&o.since, "since", 0, "export the jobs that ended within this long, such as 720h for 30 days (default: all)")
 	fs.StringVar(&o.out, "o", "", "write the CSV to this file, replaced only once the export succeeded (default: stdout)")
 	fs.BoolVar(&o.omitNames, "omit-names", false, "leave the name column empty (namespace and queue stay: the replay needs them)")
+	fs.BoolVar(&o.verbose, "v", false, "print each job left out and why")
 	fs.Float64Var(&o.qps, "qps", 20, "most API requests per second (one list per page of jobs, one per finished job for its pods)")
 	return fs, o
 }
@@ -79,7 +82,13 @@ func runExport(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	w := jobhistory.NewWriter(out)
-	sum, err := historyexport.Export(ctx, kube, vc, w, historyexport.Options{Namespace: o.namespace, Since: o.since, OmitNames: o.omitNames})
+	opts := historyexport.Options{Namespace: o.namespace, Since: o.since, OmitNames: o.omitNames}
+	if o.verbose {
+		opts.Skipped = func(job *batch.Job, why *jobhistory.Skip) {
+			fmt.Fprintf(stderr, "skipped %s/%s: %v\n", job.Namespace, job.Name, why)
+		}
+	}
+	sum, err := historyexport.Export(ctx, kube, vc, w, opts)
 	if err == nil {
 		err = w.Flush()
 	}

@@ -42,6 +42,8 @@ type Options struct {
 	PageSize int64
 	// OmitNames leaves the name column empty.
 	OmitNames bool
+	// Skipped, when set, is told of each job left out and why.
+	Skipped func(job *batch.Job, why *jobhistory.Skip)
 }
 
 // Summary is what an export did.
@@ -105,6 +107,9 @@ func Export(ctx context.Context, kube kubernetes.Interface, vc vcclient.Interfac
 			switch {
 			case errors.As(err, &skip):
 				sum.Skipped[skip.Reason]++
+				if o.Skipped != nil {
+					o.Skipped(job, skip)
+				}
 				continue
 			case err != nil:
 				return sum, err

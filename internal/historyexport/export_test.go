@@ -29,8 +29,10 @@ func at(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
 func job(ns, name string, phase batch.JobPhase, s int) *batch.Job {
 	j := tb.MakeJob(ns, name).Queue("q").Plugin("paddle").Task(tb.MakeTask("trainer", 2).GPUs(1)).Obj()
 	j.CreationTimestamp = metav1.NewTime(t0)
-	run, end := metav1.NewTime(at(5)), metav1.NewTime(at(s))
-	j.Status.Conditions = []batch.JobCondition{{Status: batch.Running, LastTransitionTime: &run}, {Status: phase, LastTransitionTime: &end}}
+	// Conditions as Volcano v1.14 writes them, one per status change.
+	created, run, end := metav1.NewTime(t0), metav1.NewTime(at(5)), metav1.NewTime(at(s))
+	j.Status.Conditions = []batch.JobCondition{{Status: batch.Pending, LastTransitionTime: &created}, {Status: batch.Pending, LastTransitionTime: &created},
+		{Status: batch.Running, LastTransitionTime: &run}, {Status: phase, LastTransitionTime: &end}}
 	j.Status.State = batch.JobState{Phase: phase, LastTransitionTime: end}
 	return j
 }

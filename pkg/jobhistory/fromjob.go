@@ -2,7 +2,6 @@ package jobhistory
 
 import (
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -38,6 +37,10 @@ const (
 	// SkipNeverStarted: no trainer pod start and no Running condition: the
 	// job ended before it ran.
 	SkipNeverStarted SkipReason = "never-started"
+	// SkipStartUnknown: the job ran, but its trainer pods are gone and its
+	// conditions keep only each phase's latest change (Volcano v1.15), so
+	// when it started is lost.
+	SkipStartUnknown SkipReason = "start-unknown"
 	// SkipNoRunTime: the job's end is not after its start: it ran under a
 	// second (the API's times are whole seconds), or its times disagree.
 	SkipNoRunTime SkipReason = "no-run-time"
@@ -78,18 +81,15 @@ func Finished(job *batch.Job) bool {
 // replicas add up). A Paddle job whose spec the plugin would now refuse is
 // read as a plain job.
 //
-// Times, of the job's last run (Volcano deletes a restarted job's pods, and
-// marks the new ones with the next job version):
+// Times, of the job's last run (Volcano deletes a restarted job's pods,
+// and creates the new ones with the next job version):
 //   - start: the earliest StartTime of its trainer pods; without any, the
-//     job's first Running condition after its last Restarting one;
+//     job's first Running condition after its last Restarting one, where
+//     its conditions are a history (conditionTimes);
 //   - end: the latest container finish of its trainer pods, when all of
 //     them are there and ended; else the job's first condition after that
 //     run that heads for an end (Completing, Completed, Failed, Aborting,
 //     Terminating, ...), else its last transition.
-//
-// Volcano appends a condition for every status change
-// (pkg/controllers/job/job_controller_actions.go: syncJob, killJob), so
-// the conditions keep the job's path even when its pods are gone.
 func FromJob(job *batch.Job, pods []*corev1.Pod) (Record, error) {
 	switch {
 	case Finished(job):
@@ -237,13 +237,17 @@ func containerGPUs(c *corev1.Container) int {
 
 // trainerPods are the pods of the job's last run in its trainer tasks:
 // controlled by the job (a job deleted and re-created under its name has
-// a new UID), of its current version (volcano.sh/job-version, which
-// Volcano's createJobPod writes; a restart raises it), in a trainer task
-// (volcano.sh/task-spec).
+// a new UID), in a trainer task (the volcano.sh/task-spec annotation), of
+// the highest job version among them. Volcano writes the version on each
+// pod (volcano.sh/job-version, createJobPod) and raises the job's own on
+// every kill of the whole job, restarts and also the completion's
+// (pkg/controllers/job/job_controller_actions.go: killJob), so a finished
+// job's status.version is past its last pods'.
 func trainerPods(job *batch.Job, pods []*corev1.Pod, tasks map[string]bool) []*corev1.Pod {
 	var out []*corev1.Pod
+	last := -1
 	for _, p := range pods {
-		if p == nil || p.Namespace != job.Namespace {
+		if p == nil || p.Namespace != job.Namespace || !tasks[p.Annotations[batch.TaskSpecKey]] {
 			continue
 		}
 		if ref := metav1.GetControllerOf(p); ref != nil {
@@ -253,15 +257,25 @@ func trainerPods(job *batch.Job, pods []*corev1.Pod, tasks map[string]bool) []*c
 		} else if p.Labels[batch.JobNameKey] != job.Name {
 			continue
 		}
-		if v, err := strconv.Atoi(p.Annotations[batch.JobVersion]); err == nil && int32(v) != job.Status.Version {
-			continue
-		}
-		if !tasks[p.Annotations[batch.TaskSpecKey]] {
-			continue
-		}
 		out = append(out, p)
+		last = max(last, podVersion(p))
 	}
-	return out
+	kept := out[:0]
+	for _, p := range out {
+		if v := podVersion(p); v < 0 || v == last {
+			kept = append(kept, p)
+		}
+	}
+	return kept
+}
+
+// podVersion is the job version a pod was created for, -1 when unknown.
+func podVersion(p *corev1.Pod) int {
+	v, err := strconv.Atoi(p.Annotations[batch.JobVersion])
+	if err != nil || v < 0 {
+		return -1
+	}
+	return v
 }
 
 // runTimes are the start and end of the job's last run (FromJob).
@@ -273,6 +287,8 @@ func runTimes(job *batch.Job, trainers []*corev1.Pod, replicas int) (start, end 
 		start = podStart
 	case !condStart.IsZero():
 		start = condStart
+	case ranPerStatus(job):
+		return start, end, from, skip(SkipStartUnknown, "its trainer pods are gone and its conditions keep only the latest change of each phase")
 	default:
 		return start, end, from, skip(SkipNeverStarted, "no trainer pod started and the job has no Running condition (phase %s)", job.Status.State.Phase)
 	}
@@ -339,12 +355,25 @@ var endward = map[batch.JobPhase]bool{
 // job's conditions: its first Running after the last Restarting, and the
 // first endward condition after that start; the end falls back to the
 // last transition.
+//
+// The start is read only from a history: Volcano v1.14 appends a condition
+// for every status change (job_controller_actions.go: syncJob, killJob
+// append newCondition), so the first Running one is when the run began.
+// Volcano v1.15 keeps one condition per phase, replaced by each later
+// change in that phase (appendJobCondition), so its Running condition is
+// the run's last change, often at its very end. A list where some phase
+// appears twice is a history; one without may be either, and gives no
+// start. The end is right in both: the first endward condition is the
+// run's leaving Running, and a finished job's status no longer changes
+// (state/finished.go kills with no status update).
 func conditionTimes(job *batch.Job) (start, end time.Time) {
-	conds := append([]batch.JobCondition(nil), job.Status.Conditions...)
-	// Appended in order; sorted again in case a client rewrote them.
-	sort.SliceStable(conds, func(i, j int) bool { return condTime(conds[i]).Before(condTime(conds[j])) })
+	conds := job.Status.Conditions
+	history := false
+	seen := map[batch.JobPhase]bool{}
 	from := 0
 	for i, c := range conds {
+		history = history || seen[c.Status]
+		seen[c.Status] = true
 		if c.Status == batch.Restarting {
 			from = i + 1
 		}
@@ -352,7 +381,9 @@ func conditionTimes(job *batch.Job) (start, end time.Time) {
 	i := from
 	for ; i < len(conds); i++ {
 		if conds[i].Status == batch.Running && !condTime(conds[i]).IsZero() {
-			start = condTime(conds[i])
+			if history {
+				start = condTime(conds[i])
+			}
 			break
 		}
 	}
@@ -365,6 +396,16 @@ func conditionTimes(job *batch.Job) (start, end time.Time) {
 		}
 	}
 	return start, job.Status.State.LastTransitionTime.Time
+}
+
+// ranPerStatus says the job's conditions show it running.
+func ranPerStatus(job *batch.Job) bool {
+	for _, c := range job.Status.Conditions {
+		if c.Status == batch.Running {
+			return true
+		}
+	}
+	return false
 }
 
 func condTime(c batch.JobCondition) time.Time {

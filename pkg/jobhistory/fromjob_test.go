@@ -40,8 +40,14 @@ func ended(job *batch.Job, conds ...cond) *batch.Job {
 	return job
 }
 
-// completed is the usual path of a job that ran from 5 s to 60 s.
+// completed is the path of a job that ran from 5 s to 60 s as Volcano
+// v1.14 records it, a condition per status change.
 var completed = []cond{{batch.Pending, 0}, {batch.Running, 5}, {batch.Running, 6}, {batch.Completed, 60}}
+
+// completed115 is the same run as Volcano v1.15 records it, a condition
+// per phase holding its latest change: Running's is the last update of
+// the run (its pods' ends), no longer its start.
+var completed115 = []cond{{batch.Pending, 1}, {batch.Running, 58}, {batch.Completed, 60}}
 
 // podOf is replica i of the job's task as Volcano creates it: owned by
 // the job, labelled and annotated with its name, task and version.
@@ -78,7 +84,10 @@ func TestFromJob(t *testing.T) {
 	invalidPaddle := ended(paddleJob("bad", []string{"--mode=mpi"}, tb.MakeTask("trainer", 2).GPUs(8)), completed...)
 	restarted := ended(paddleJob("re", nil, tb.MakeTask("trainer", 2).GPUs(1)),
 		cond{batch.Pending, 0}, cond{batch.Running, 5}, cond{batch.Restarting, 20}, cond{batch.Pending, 21}, cond{batch.Running, 30}, cond{batch.Completed, 90})
-	restarted.Status.Version, restarted.Status.RetryCount = 1, 1
+	// Two kills raised its version: the restart (to 1) and the completion.
+	restarted.Status.Version, restarted.Status.RetryCount = 2, 1
+	v115 := ended(paddleJob("v115", nil, tb.MakeTask("trainer", 2).GPUs(1)), completed115...)
+	v115.Status.Version = 1
 	failed := ended(paddleJob("failed", nil, tb.MakeTask("trainer", 2).GPUs(4)),
 		cond{batch.Pending, 0}, cond{batch.Running, 5}, cond{batch.Terminating, 40}, cond{batch.Terminated, 70})
 
@@ -147,11 +156,21 @@ func TestFromJob(t *testing.T) {
 			job:  restarted,
 			pods: []*corev1.Pod{
 				ran(podOf(restarted, "trainer", 0).Annotation(batch.JobVersion, "0"), 6, 20, corev1.PodFailed),
-				ran(podOf(restarted, "trainer", 0), 31, 85, corev1.PodSucceeded),
-				ran(podOf(restarted, "trainer", 1), 32, 86, corev1.PodSucceeded),
+				ran(podOf(restarted, "trainer", 0).Annotation(batch.JobVersion, "1"), 31, 85, corev1.PodSucceeded),
+				ran(podOf(restarted, "trainer", 1).Annotation(batch.JobVersion, "1"), 32, 86, corev1.PodSucceeded),
 			},
 			want: Record{Pods: 2, GPUsPerPod: 1, MinPods: 2, MaxPods: 2, Mode: ModeCollective, Queue: "research", Namespace: "ml",
 				Start: at(31), Duration: 55 * time.Second, Phase: "Completed", Restarts: 1, TimesFrom: TimesFromPods, Name: "re"},
+		},
+		{
+			name: "Volcano v1.15 conditions, pods there: the pods' times, of the version before the completion's kill",
+			job:  v115,
+			pods: []*corev1.Pod{
+				ran(podOf(v115, "trainer", 0).Annotation(batch.JobVersion, "0"), 4, 57, corev1.PodSucceeded),
+				ran(podOf(v115, "trainer", 1).Annotation(batch.JobVersion, "0"), 4, 58, corev1.PodSucceeded),
+			},
+			want: Record{Pods: 2, GPUsPerPod: 1, MinPods: 2, MaxPods: 2, Mode: ModeCollective, Queue: "research", Namespace: "ml",
+				Start: at(4), Duration: 54 * time.Second, Phase: "Completed", TimesFrom: TimesFromPods, Name: "v115"},
 		},
 		{
 			name: "restarted, pods gone: Running after the last Restarting",
@@ -185,6 +204,7 @@ func TestFromJob(t *testing.T) {
 
 func TestFromJobSkips(t *testing.T) {
 	running := ended(paddleJob("running", nil, tb.MakeTask("trainer", 2).GPUs(1)), cond{batch.Pending, 0}, cond{batch.Running, 5})
+	short := ended(paddleJob("short", nil, tb.MakeTask("trainer", 1).GPUs(1)), completed...)
 	for _, tc := range []struct {
 		name string
 		job  *batch.Job
@@ -200,7 +220,8 @@ func TestFromJobSkips(t *testing.T) {
 		{"GPU tasks of two shapes", ended(tb.MakeJob("ml", "mixed").Task(tb.MakeTask("a", 1).GPUs(1)).Task(tb.MakeTask("b", 2).GPUs(8)).Obj(), completed...), nil, SkipMixedGPUTasks},
 		{"heter-ps", ended(paddleJob("h", nil, tb.MakeTask("ps", 1), tb.MakeTask("worker", 2), tb.MakeTask("heter", 2).GPUs(1)), completed...), nil, SkipHeterPS},
 		{"terminated while pending", ended(paddleJob("p", nil, tb.MakeTask("trainer", 1).GPUs(1)), cond{batch.Pending, 0}, cond{batch.Terminating, 9}, cond{batch.Terminated, 10}), nil, SkipNeverStarted},
-		{"ran under a second", ended(paddleJob("q", nil, tb.MakeTask("trainer", 1).GPUs(1)), cond{batch.Running, 5}, cond{batch.Completed, 5}), nil, SkipNoRunTime},
+		{"v1.15 conditions, pods gone", ended(paddleJob("v115", nil, tb.MakeTask("trainer", 1).GPUs(1)), completed115...), nil, SkipStartUnknown},
+		{"ran under a second", short, []*corev1.Pod{ran(podOf(short, "trainer", 0), 5, 5, corev1.PodSucceeded)}, SkipNoRunTime},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rec, err := FromJob(tc.job, tc.pods)
