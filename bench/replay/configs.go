@@ -104,6 +104,10 @@ type stockVariant struct {
 	// priority gives every job the PriorityClass of its GPU count
 	// (GPUPriorityClasses).
 	priority bool
+	// queues: one queue per virtual cluster, weighted by its share of the
+	// trace before the window (Workload.Queues), and reclaim after
+	// allocate.
+	queues bool
 }
 
 // StockConfigs are Volcano's Helm default tiers and the tuned variants a
@@ -127,8 +131,21 @@ func StockConfigs(stockConfPath string, slaWait time.Duration) ([]Config, error)
 		{name: StockTaskTopoSLA, note: "binpack + task-topology + " + sla, binpack: true, taskTopo: true, slaWait: slaWait},
 		{name: StockTaskTopoPriority, note: "binpack + task-topology + " + prio, binpack: true, taskTopo: true, priority: true},
 		{name: StockTaskTopoSLAPriority, note: "binpack + task-topology + " + sla + " + " + prio, binpack: true, taskTopo: true, slaWait: slaWait, priority: true},
+		{name: StockQueues, note: "Helm default tiers + " + queueNote, queues: true},
+		{name: StockBinpackQueues, note: "binpack + " + queueNote, binpack: true, queues: true},
 	})
 }
+
+// Queue-share levers: each virtual cluster of the trace is a queue whose
+// weight is its share of the GPU-time submitted in the 30 days before the
+// window; the proportion plugin (in every stock tier set) gives a queue
+// its weight's share of the cluster (deserved) while others demand it,
+// and the reclaim action takes back from a queue above it.
+const (
+	StockQueues        = "stock-queues"
+	StockBinpackQueues = "stock-binpack-queues"
+	queueNote          = "a queue per virtual cluster, weight = its share of the trace's 30 days before the window (proportion's deserved), reclaim action"
+)
 
 // FlexStockConfigs are the stock configurations for the Flex workload:
 // StockConfigs without task-topology, which panics once a job runs with
@@ -203,6 +220,11 @@ func stockVariants(stockConfPath string, vs []stockVariant) ([]Config, error) {
 			}
 			text = "actions: \"enqueue, allocate, backfill\"\ntiers:\n" + stockTierOne + stockTierTwoHead + plugins
 		}
+		if v.queues {
+			if text, err = withReclaim(text); err != nil {
+				return nil, fmt.Errorf("%s: %w", v.name, err)
+			}
+		}
 		if v.slaWait > 0 {
 			if text, err = withSLA(text, v.slaWait); err != nil {
 				return nil, fmt.Errorf("%s: %w", v.name, err)
@@ -212,7 +234,7 @@ func stockVariants(stockConfPath string, vs []stockVariant) ([]Config, error) {
 		if err != nil {
 			return nil, err
 		}
-		c := Config{Sched: cfg, Note: v.note, RackHyperNodes: v.hyper, Role: RoleStock}
+		c := Config{Sched: cfg, Note: v.note, RackHyperNodes: v.hyper, Role: RoleStock, Queues: v.queues}
 		if v.priority {
 			c.PriorityClasses = GPUPriorityClasses()
 		}
@@ -234,6 +256,31 @@ func stockVariants(stockConfPath string, vs []stockVariant) ([]Config, error) {
 		out = append(out, c)
 	}
 	return out, nil
+}
+
+// withReclaim adds the reclaim action after allocate to a configuration's
+// actions (where it is absent).
+func withReclaim(text string) (string, error) {
+	const anchor = "allocate, "
+	if strings.Contains(text, "reclaim") {
+		return text, nil
+	}
+	if !strings.Contains(text, anchor) {
+		return "", fmt.Errorf("no allocate action to put reclaim after")
+	}
+	return strings.Replace(text, anchor, anchor+"reclaim, ", 1), nil
+}
+
+// WithQueues is a configuration that sends each job to its virtual
+// cluster's queue (Workload.Queues), under another name: paddle with the
+// same queues as the stock queue levers. Its file's actions are kept
+// (deploy/paddle already reclaims).
+func WithQueues(c Config, name string) Config {
+	sc := *c.Sched
+	sc.Name = name
+	c.Sched, c.Queues = &sc, true
+	c.Note += "; " + queueNote
+	return c
 }
 
 // withSLA adds Volcano's sla plugin to the first tier of a scheduler

@@ -698,3 +698,29 @@ func TestDeclaredTimers(t *testing.T) {
 		t.Errorf("paddle's replay timers %v, want %v", got, want)
 	}
 }
+
+// The queue levers send jobs to their queues and reclaim; paddle with
+// queues keeps its file's actions.
+func TestQueueConfigs(t *testing.T) {
+	found := 0
+	for _, c := range stockConfigs(t, DefaultSLAWait) {
+		if c.Name() != StockQueues && c.Name() != StockBinpackQueues {
+			if c.Queues {
+				t.Errorf("%s uses queues", c.Name())
+			}
+			continue
+		}
+		found++
+		if want := []string{"enqueue", "allocate", "reclaim", "backfill"}; !c.Queues || !reflect.DeepEqual(c.Sched.Actions, want) || c.Role != RoleStock {
+			t.Errorf("%s: queues %v, actions %v, role %s; want queues, %v, stock", c.Name(), c.Queues, c.Sched.Actions, c.Role, want)
+		}
+	}
+	if found != 2 {
+		t.Errorf("%d queue configurations, want 2", found)
+	}
+	p := paddleConfig(t)
+	q := WithQueues(p, "paddle-queues")
+	if !q.Queues || q.Name() != "paddle-queues" || p.Queues || p.Name() != Paddle || !reflect.DeepEqual(q.Sched.Actions, p.Sched.Actions) {
+		t.Errorf("WithQueues: %s %v %v from %s %v", q.Name(), q.Queues, q.Sched.Actions, p.Name(), p.Queues)
+	}
+}

@@ -33,6 +33,9 @@ const paddleFIFO = "paddle-fifo"
 // buy and cost. paddleNoLevers is paddle without its elastic and
 // checkpoint levers (flex workloads).
 const (
+	// paddleQueues is deploy/paddle with the same queues as the stock
+	// queue levers (one per virtual cluster, weighted by history).
+	paddleQueues     = "paddle-queues"
 	paddleNoLevers   = "paddle-nolevers"
 	paddleAfter30m   = "paddle-after30m"
 	paddleNoGuard    = "paddle-noguard"
@@ -201,7 +204,11 @@ func replayConfigs(variants []string, flex bool) ([]replay.Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	cs = append(cs, ours)
+	ref, err := replay.ReferenceConfig()
+	if err != nil {
+		return nil, err
+	}
+	cs = append(cs, ours, replay.WithQueues(ours, paddleQueues), ref)
 	if flex {
 		// What paddle's levers buy: the same configuration with them off
 		// (between jobs of equal priority, as every job of the workload
@@ -695,6 +702,7 @@ func (r *report) writeReplay(b *strings.Builder, dir string) {
 	w("v1.15.1), so that combination is not replayed. With the elastic and checkpoint workload\n")
 	w("task-topology is left out altogether: in v1.15.1 as in v1.14.1 it panics once a job runs with part\n")
 	w("of its pods (`bench/replay/configs.go`). This run: %s mode.\n\n", r.Mode)
+	r.writeVerdicts(b)
 	for _, part := range []struct {
 		heading string
 		kinds   []string

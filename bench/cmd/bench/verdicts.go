@@ -1,0 +1,141 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/volcano-paddle/volcano-paddle/bench/replay"
+)
+
+// writeVerdicts is the judgement of a run whose windows were replayed
+// under several workload seeds (replay.Report.PerSeed): per node type and
+// window set, paddle's geometric mean ratio to stock with its interval,
+// against the best stock configuration per window (an oracle) and against
+// the best single stock configuration of that node type, for mean and p95
+// JCT; the clairvoyant reference and the lower bound beside them; then
+// every window's ratio with its interval. Runs saved before seeds varied
+// have nothing here.
+func (r *report) writeVerdicts(b *strings.Builder) {
+	w := func(f string, a ...interface{}) { fmt.Fprintf(b, f, a...) }
+	type group struct {
+		kind, preset string
+		reps         []*replay.Report
+	}
+	var groups []*group
+	for _, rep := range r.Replay {
+		if len(rep.PerSeed) < 2 {
+			continue
+		}
+		k, p := kindOf(rep), rep.Options.Preset.Name
+		i := slices.IndexFunc(groups, func(g *group) bool { return g.kind == k && g.preset == p })
+		if i < 0 {
+			groups = append(groups, &group{kind: k, preset: p})
+			i = len(groups) - 1
+		}
+		groups[i].reps = append(groups[i].reps, rep)
+	}
+	if len(groups) == 0 {
+		return
+	}
+	w("### Verdicts, with intervals\n\n")
+	w("Each window is replayed under %d workload seeds (job shapes, PS share, models, elastic and checkpoint\n", len(groups[0].reps[0].PerSeed))
+	w("draws; every configuration on the same draw of a seed). A ratio is paddle's mean over seeds over the\n")
+	w("baseline's; per node type the geometric mean over windows. Intervals are 95%% bootstrap intervals\n")
+	w("(per window over seeds; per node type over windows, then seeds), the best stock configuration chosen\n")
+	w("again in every resample. A ratio whose interval spans 1 is a **tie**; a window where paddle left a job\n")
+	w("unstarted under any seed is a loss. *Best per window* is an oracle (the stock configuration that did\n")
+	w("best on that window, known afterwards); *best single* is the one stock configuration with the best\n")
+	w("geometric mean on that node type's windows, what an operator could have deployed. The clairvoyant\n")
+	w("reference (%s: knows every job's duration, shortest remaining GPU-time first, no\n", replay.Clairvoyant)
+	w("preemption; not deployable) and the lower bound (no configuration can beat it) show how much room is left.\n\n")
+	w("| windows | node type | figure | paddle / best per window | paddle / best single (which) | reference / best single | lower bound / best single |\n")
+	w("|---|---|---|---|---|---|---|\n")
+	for _, g := range groups {
+		for _, f := range []replay.Figure{replay.MeanJCTFigure, replay.P95JCTFigure} {
+			ps, bounds := pairedOf(g.reps, f)
+			if len(ps) == 0 {
+				continue
+			}
+			oracle, _, skipped := replay.GeoMeanRatio(ps, replay.Paddle, replay.AgainstBestPerWindow)
+			single, name, _ := replay.GeoMeanRatio(ps, replay.Paddle, replay.AgainstBestSingle)
+			ref, _, _ := replay.GeoMeanRatio(ps, replay.Clairvoyant, replay.AgainstBestSingle)
+			note := ""
+			if skipped > 0 {
+				note = fmt.Sprintf(" (%d windows without a baseline left out)", skipped)
+			}
+			w("| %s (%d) | %s | %s | %s | %s (%s) | %s | %s |\n", g.kind, len(ps), g.preset, f.Name, verdictCell(oracle)+note,
+				verdictCell(single), name, verdictCell(ref), boundRatio(ps, bounds, name))
+		}
+	}
+	w("\n| window | paddle / best per window, mean JCT | p95 JCT | paddle-queues / best per window, mean |\n|---|---|---|---|\n")
+	for _, g := range groups {
+		for _, rep := range g.reps {
+			mean, err1 := replay.PairedOf(rep, replay.MeanJCTFigure)
+			p95, err2 := replay.PairedOf(rep, replay.P95JCTFigure)
+			if err1 != nil || err2 != nil {
+				continue
+			}
+			queues := "-"
+			if _, ok := mean.Values[paddleQueues]; ok {
+				queues = verdictCell(replay.WindowRatio(mean, paddleQueues))
+			}
+			w("| %s: %s | %s | %s | %s |\n", g.kind, mean.Window, verdictCell(replay.WindowRatio(mean, replay.Paddle)),
+				verdictCell(replay.WindowRatio(p95, replay.Paddle)), queues)
+		}
+	}
+	w("\n")
+}
+
+// pairedOf is every window's figure per configuration and seed, and the
+// lower bound's figure per window (one value: the bound has no seeds of
+// its own, it is averaged over them).
+func pairedOf(reps []*replay.Report, f replay.Figure) ([]replay.Paired, []float64) {
+	var ps []replay.Paired
+	var bounds []float64
+	for _, rep := range reps {
+		p, err := replay.PairedOf(rep, f)
+		if err != nil {
+			continue
+		}
+		lb, _ := rep.Get(replay.LowerBound)
+		ps, bounds = append(ps, p), append(bounds, f.Of(lb))
+	}
+	return ps, bounds
+}
+
+// boundRatio is the geometric mean of the lower bound over the named
+// stock configuration's mean over seeds.
+func boundRatio(ps []replay.Paired, bounds []float64, config string) string {
+	logs, n := 0.0, 0
+	for k, p := range ps {
+		vs, ok := p.Values[config]
+		if !ok {
+			continue
+		}
+		m := 0.0
+		for _, v := range vs {
+			m += v / float64(len(vs))
+		}
+		if m > 0 && !math.IsInf(m, 1) && bounds[k] > 0 {
+			logs += math.Log(bounds[k] / m)
+			n++
+		}
+	}
+	if n == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f", math.Exp(logs/float64(n)))
+}
+
+// verdictCell is a ratio with its interval and verdict.
+func verdictCell(iv replay.Interval) string {
+	if math.IsNaN(iv.Point) {
+		return "-"
+	}
+	if math.IsInf(iv.Point, 1) {
+		return "**loss** (a job never started)"
+	}
+	return fmt.Sprintf("%.3f [%.3f, %.3f] %s", iv.Point, iv.Lo, iv.Hi, iv.Verdict())
+}

@@ -1,0 +1,48 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/volcano-paddle/volcano-paddle/bench/quality"
+	"github.com/volcano-paddle/volcano-paddle/bench/replay"
+)
+
+// A run with seeds gets the verdict table: per node type the geometric
+// means against the best per window and the best single stock
+// configuration, with intervals and verdicts, the reference and the bound
+// beside them, and each window's ratio.
+func TestVerdictsTable(t *testing.T) {
+	m := func(c string, role replay.Role, mean float64) replay.Metrics {
+		return replay.Metrics{Config: c, Role: role, Jobs: 2, Started: 2, MeanJCT: mean, P95JCT: 2 * mean}
+	}
+	window := func(start int, paddle []float64) *replay.Report {
+		rep := &replay.Report{Kind: kindTuning, Options: replay.Options{Preset: quality.A100SXM, Start: start, Jobs: 300}}
+		for k, p := range paddle {
+			rep.PerSeed = append(rep.PerSeed, replay.SeedResult{Seed: int64(k), Metrics: []replay.Metrics{
+				m(replay.Stock, replay.RoleStock, 10+float64(k)), m(replay.StockBinpack, replay.RoleStock, 11+float64(k)),
+				m(replay.Paddle, replay.RolePaddle, p), m(replay.Clairvoyant, replay.RoleReference, 7+float64(k)),
+				m(replay.LowerBound, replay.RoleBound, 5)}})
+		}
+		rep.Metrics = rep.PerSeed[0].Metrics
+		return rep
+	}
+	r := &report{Replay: []*replay.Report{window(100, []float64{9, 9.9, 10.8}), window(200, []float64{9, 9.9, 10.8})}}
+	var b strings.Builder
+	r.writeVerdicts(&b)
+	page := b.String()
+	for _, want := range []string{
+		"| tuning (2) | 8xA100-NVSwitch | mean JCT | 0.900 [0.900, 0.900] better | 0.900 [0.900, 0.900] better (stock) | 0.727 [0.710, 0.743] better | 0.45 |",
+		"| tuning: 8xA100-NVSwitch 100+300 | 0.900 [0.900, 0.900] better |",
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %q:\n%s", want, page)
+		}
+	}
+	// Reports saved before seeds varied have no verdicts.
+	var old strings.Builder
+	(&report{Replay: []*replay.Report{{Kind: kindTuning}}}).writeVerdicts(&old)
+	if old.Len() != 0 {
+		t.Errorf("verdicts for a report without seeds: %s", old.String())
+	}
+}
