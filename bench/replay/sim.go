@@ -79,7 +79,7 @@ type JobResult struct {
 	// configurations without enqueue).
 	Admitted float64
 	Start    float64 // -1: never started
-	End     float64
+	End      float64
 	// Slowdown: step time under the placement it got over its best
 	// placement's (the cost model); its run time is Duration x Slowdown.
 	Slowdown float64
