@@ -44,6 +44,10 @@ const (
 	// SkipNoRunTime: the job's end is not after its start: it ran under a
 	// second (the API's times are whole seconds), or its times disagree.
 	SkipNoRunTime SkipReason = "no-run-time"
+	// SkipOutOfRange: a value beyond what a record holds (Validate), such
+	// as more than 10,000 GPUs per pod: one odd job does not stop an
+	// export.
+	SkipOutOfRange SkipReason = "out-of-range"
 )
 
 // Skip is FromJob's answer for a job that has no place in a history.
@@ -128,6 +132,9 @@ func FromJob(job *batch.Job, pods []*corev1.Pod) (Record, error) {
 		return Record{}, err
 	}
 	rec.Start, rec.Duration, rec.TimesFrom = start.UTC(), end.Sub(start), from
+	if err := rec.Validate(); err != nil {
+		return Record{}, skip(SkipOutOfRange, "%v", err)
+	}
 	return rec, nil
 }
 

@@ -221,6 +221,7 @@ func TestFromJobSkips(t *testing.T) {
 		{"heter-ps", ended(paddleJob("h", nil, tb.MakeTask("ps", 1), tb.MakeTask("worker", 2), tb.MakeTask("heter", 2).GPUs(1)), completed...), nil, SkipHeterPS},
 		{"terminated while pending", ended(paddleJob("p", nil, tb.MakeTask("trainer", 1).GPUs(1)), cond{batch.Pending, 0}, cond{batch.Terminating, 9}, cond{batch.Terminated, 10}), nil, SkipNeverStarted},
 		{"v1.15 conditions, pods gone", ended(paddleJob("v115", nil, tb.MakeTask("trainer", 1).GPUs(1)), completed115...), nil, SkipStartUnknown},
+		{"more GPUs per pod than a record holds", ended(tb.MakeJob("ml", "huge").Task(tb.MakeTask("w", 1).GPUs(20000)).Obj(), completed...), nil, SkipOutOfRange},
 		{"ran under a second", short, []*corev1.Pod{ran(podOf(short, "trainer", 0), 5, 5, corev1.PodSucceeded)}, SkipNoRunTime},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
