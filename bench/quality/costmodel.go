@@ -37,6 +37,17 @@ type Preset struct {
 	Source       string
 }
 
+// WithLinks is the preset with every interconnect bandwidth (island,
+// between islands, NICs) times scale: the cost model's interconnect
+// parameters are assumptions, and a result that holds at 0.5x and 2x does
+// not hang on them. Compute, latency and the layout are unchanged.
+func (p Preset) WithLinks(scale float64) Preset {
+	p.IslandGBps *= scale
+	p.CrossIslandGBps *= scale
+	p.NICGbps *= scale
+	return p
+}
+
 func (p Preset) islandsPerNode() int { return max(1, p.GPUsPerNode/max(1, p.IslandSize)) }
 
 // nicGBps is the achieved bandwidth of one NIC in GB/s.

@@ -15,6 +15,11 @@ type Cluster struct {
 	NodesPerRack int
 	// Background holds GPUs already used per node (1-GPU jobs).
 	Background map[string][]int
+	// FirstFreeGPUs: pods get the lowest-numbered free GPUs of their node,
+	// as a device plugin blind to the GPUs' links would give them, instead
+	// of NVIDIA's topology-aware pick (the sensitivity pass that asks
+	// whether a result needs the topology model the plugin scores with).
+	FirstFreeGPUs bool
 }
 
 // NodeName and RackName name nodes and racks the same way everywhere.
@@ -112,6 +117,9 @@ func (c Cluster) Resolve(ps []Placement) map[string][]Pod {
 	}
 	for _, reqs := range byNode {
 		occ := model.Occupy(reqs, nil)
+		if c.FirstFreeGPUs {
+			occ = firstFree(model.N(), reqs)
+		}
 		for key, set := range occ.Pods {
 			r, ok := owner[key]
 			if !ok {
@@ -130,6 +138,22 @@ func (c Cluster) Resolve(ps []Placement) map[string][]Pod {
 		}
 	}
 	return out
+}
+
+// firstFree gives each pod, in order, the lowest-numbered free GPUs.
+func firstFree(n int, reqs []gputopology.PodRequest) gputopology.Occupancy {
+	o := gputopology.Occupancy{Free: gputopology.All(n), Pods: map[string]gputopology.Set{}}
+	for _, r := range reqs {
+		var s gputopology.Set
+		for pos, took := 0, 0; pos < n && took < r.GPUs; pos++ {
+			if o.Free.Has(pos) {
+				s |= 1 << pos
+				took++
+			}
+		}
+		o.Pods[r.Key], o.Free = s, o.Free&^s
+	}
+	return o
 }
 
 // gpuTopology is every node's GPU topology: the preset's GPUs in islands

@@ -98,3 +98,26 @@ func TestStepLowerBoundHolds(t *testing.T) {
 		}
 	}
 }
+
+// A topology-blind device plugin gives a pod the lowest free GPUs, where
+// NVIDIA's allocator keeps it on whole NVLink pairs.
+func TestFirstFreeGPUs(t *testing.T) {
+	for _, c := range []struct {
+		firstFree bool
+		want      [][]int
+	}{{false, [][]int{{1}}}, {true, [][]int{{0, 1}}}} {
+		cl := Cluster{Preset: PCIeNVLinkPairs, Racks: 1, NodesPerRack: 1, Background: map[string][]int{NodeName(0): {1}}, FirstFreeGPUs: c.firstFree}
+		j := Job{Name: "j", Pods: 1, PodGPUs: 2, GPUs: 2}
+		var got [][]int
+		for _, pod := range cl.Resolve([]Placement{{Job: j, Nodes: []string{NodeName(0)}}})["j"] {
+			got = append(got, pod.Islands)
+		}
+		if !reflect.DeepEqual(got, c.want) {
+			t.Errorf("first-free %v: islands %v, want %v", c.firstFree, got, c.want)
+		}
+	}
+	p := PCIeNVLinkPairs.WithLinks(0.5)
+	if p.IslandGBps != 100 || p.CrossIslandGBps != 6 || p.NICGbps != 50 || p.ComputeScale != PCIeNVLinkPairs.ComputeScale || p.NetLatency != PCIeNVLinkPairs.NetLatency {
+		t.Errorf("WithLinks(0.5): %+v", p)
+	}
+}

@@ -125,6 +125,15 @@ func Generate(trace []TraceJob, o WorkloadOptions) []Job {
 // pods); its model is drawn from models (sorted).
 func Shape(rng *rand.Rand, name string, tj TraceJob, psShare float64, nodeGPUs int, models []string) Job {
 	j := Job{Name: name, GPUs: tj.GPUs, Duration: tj.Duration, Model: models[rng.Intn(len(models))]}
+	if tj.Pods > 0 && tj.PodGPUs > 0 {
+		// A cluster's history records the shape: only the model is drawn
+		// (what the history cannot say).
+		j.Pods, j.PodGPUs, j.GPUs = tj.Pods, tj.PodGPUs, tj.Pods*tj.PodGPUs
+		if tj.Mode == jobhistory.ModePS {
+			j.PS, j.PServers = true, max(1, tj.PServers)
+		}
+		return j
+	}
 	if rng.Float64() < psShare {
 		j.PS, j.PodGPUs, j.Pods = true, 1, tj.GPUs
 		j.PServers = min(8, max(1, tj.GPUs/4))

@@ -64,8 +64,11 @@ func applyFlex(w *Workload, f Flex, seed int64) {
 	rng := rand.New(rand.NewSource(seed ^ flexSeed))
 	for i := range w.Jobs {
 		j := &w.Jobs[i]
-		j.MinPods, j.MaxPods = j.Pods, j.Pods
 		cp, el := rng.Float64(), rng.Float64()
+		if j.recorded {
+			continue // the history says
+		}
+		j.MinPods, j.MaxPods = j.Pods, j.Pods
 		j.Checkpointable = cp < f.CheckpointShare
 		if !j.PS && el < f.ElasticShare {
 			j.MinPods = max(1, int(math.Ceil(ElasticMinFactor*float64(j.Pods))))

@@ -724,3 +724,52 @@ func TestQueueConfigs(t *testing.T) {
 		t.Errorf("WithQueues: %s %v %v from %s %v", q.Name(), q.Queues, q.Sched.Actions, p.Name(), p.Queues)
 	}
 }
+
+// A sensitivity pass changes the cost model's yardstick, not the window or
+// the cluster the scheduler sees.
+func TestSensitivityBuild(t *testing.T) {
+	trace := []quality.TraceJob{{GPUs: 8, Duration: 7200, Submitted: 0}, {GPUs: 4, Duration: 100, Submitted: 3600}}
+	o := Options{Preset: quality.PCIeNVLinkPairs, NodesPerRack: 2, Start: 0, Jobs: 2, Load: 0.5, Seed: 1}
+	plain, err := Build(trace, []string{"imagenet"}, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Sensitivity = Sensitivity{LinkScale: 2, FirstFreeGPUs: true}
+	w, err := Build(trace, []string{"imagenet"}, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.Cluster.Preset.IslandGBps != 2*plain.Cluster.Preset.IslandGBps || !w.Cluster.FirstFreeGPUs || w.Cluster.Racks != plain.Cluster.Racks ||
+		!reflect.DeepEqual(w.Jobs, plain.Jobs) || !strings.Contains(w.Describe(), "interconnect bandwidths x2, GPUs assigned first-free") {
+		t.Errorf("sensitivity workload %+v (%s) against %+v", w.Cluster, w.Describe(), plain.Cluster)
+	}
+}
+
+// A cluster's history keeps its recorded shapes, queues and elastic range
+// (the seed draws only the model), on a cluster of the nodes given.
+func TestBuildFromHistory(t *testing.T) {
+	trace := []quality.TraceJob{
+		{GPUs: 8, Duration: 600, Submitted: 0, Pods: 2, PodGPUs: 4, Mode: "collective", MinPods: 1, MaxPods: 4, Queue: "team-a", Namespace: "ml"},
+		{GPUs: 4, Duration: 100, Submitted: 60, Pods: 4, PodGPUs: 1, Mode: "ps", PServers: 2, MinPods: 4, MaxPods: 4, Checkpointable: true, Queue: "team-b", Namespace: "ml"},
+		{GPUs: 2, Duration: 50, Submitted: 90}, // a Philly row: shape drawn
+	}
+	o := Options{Preset: quality.A100SXM, NodesPerRack: 4, Start: 0, Jobs: 3, Nodes: 6, PSShare: 0.3, Seed: 7,
+		Flex: Flex{ElasticShare: 1, CheckpointShare: 0}}
+	w, err := Build(trace, []string{"imagenet", "bert"}, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.Cluster.Racks != 2 {
+		t.Errorf("racks %d, want 2 (6 nodes, 4 a rack)", w.Cluster.Racks)
+	}
+	a, b := w.Jobs[0], w.Jobs[1]
+	if a.Pods != 2 || a.PodGPUs != 4 || a.PS || a.MinPods != 1 || a.MaxPods != 4 || a.Checkpointable || a.Queue != "vc-team-a" || a.Namespace != "vc-ml" {
+		t.Errorf("collective job %+v", a)
+	}
+	if b.Pods != 4 || b.PodGPUs != 1 || !b.PS || b.PServers != 2 || b.Elastic() || !b.Checkpointable {
+		t.Errorf("ps job %+v: want its recorded shape, not elastic whatever Flex draws, checkpointable", b)
+	}
+	if c := w.Jobs[2]; c.GPUs != 2 || c.Pods*c.PodGPUs != 2 {
+		t.Errorf("philly row %+v", c)
+	}
+}

@@ -201,7 +201,11 @@ func averageSeries(ms []Metrics, get func(m *Metrics) []float64) []float64 {
 // adds the lower bound. Every configuration sees the same jobs.
 func Replay(ctx context.Context, o Options, dataDir string, configs []Config, logf func(string, ...interface{})) (*Report, error) {
 	start := time.Now()
-	trace, err := quality.LoadPhilly(filepath.Join(dataDir, "philly.csv"))
+	tracePath := o.TracePath
+	if tracePath == "" {
+		tracePath = filepath.Join(dataDir, "philly.csv")
+	}
+	trace, err := quality.LoadTrace(tracePath)
 	if err != nil {
 		return nil, err
 	}

@@ -37,6 +37,39 @@ type Options struct {
 	Seed    int64
 	// Flex: elastic and checkpointable jobs (default none).
 	Flex Flex `json:",omitempty"`
+	// TracePath: a cluster's history (pkg/jobhistory's CSV) to take the
+	// window from instead of the Philly trace; its jobs keep their
+	// recorded shapes, queues and elastic range.
+	TracePath string `json:",omitempty"`
+	// Nodes fixes the cluster's size instead of sizing it for Load (a
+	// user's own cluster).
+	Nodes int `json:",omitempty"`
+	// Sensitivity changes the yardstick, not the scheduler: the cost
+	// model's interconnect bandwidths, or how GPUs are picked within a node.
+	Sensitivity Sensitivity `json:",omitempty"`
+}
+
+// Sensitivity is a pass of the replay with the cost model's assumptions
+// changed (the scheduler sees the same cluster).
+type Sensitivity struct {
+	// LinkScale multiplies every interconnect bandwidth of the preset
+	// (quality.Preset.WithLinks); 0 or 1: as published.
+	LinkScale float64 `json:",omitempty"`
+	// FirstFreeGPUs: pods get their node's lowest-numbered free GPUs, as a
+	// topology-blind device plugin gives them (quality.Cluster).
+	FirstFreeGPUs bool `json:",omitempty"`
+}
+
+// String names the pass ("" for none).
+func (s Sensitivity) String() string {
+	var parts []string
+	if s.LinkScale > 0 && s.LinkScale != 1 {
+		parts = append(parts, fmt.Sprintf("interconnect bandwidths x%g", s.LinkScale))
+	}
+	if s.FirstFreeGPUs {
+		parts = append(parts, "GPUs assigned first-free")
+	}
+	return strings.Join(parts, ", ")
 }
 
 // Job is a trace job shaped as a Paddle job, arriving at Arrival seconds
@@ -52,6 +85,9 @@ type Job struct {
 	// Queue and Namespace from the trace (a Philly job's virtual cluster
 	// in both; "" when the trace has none).
 	Queue, Namespace string
+	// recorded: the trace says whether the job is elastic and
+	// checkpointable (a cluster's history); Flex draws nothing for it.
+	recorded bool
 }
 
 // Workload is a window and the cluster sized for it.
@@ -95,8 +131,13 @@ func Build(trace []quality.TraceJob, models []string, o Options) (*Workload, err
 	}
 	t0 := win[0].Submitted
 	perNode := o.Preset.GPUsPerNode
+	preset := o.Preset
+	if o.Sensitivity.LinkScale > 0 {
+		preset = preset.WithLinks(o.Sensitivity.LinkScale)
+	}
 	w := &Workload{Options: o, Span: span,
-		Cluster: quality.Cluster{Preset: o.Preset, Racks: racks, NodesPerRack: o.NodesPerRack, Background: map[string][]int{}}}
+		Cluster: quality.Cluster{Preset: preset, Racks: racks, NodesPerRack: o.NodesPerRack, Background: map[string][]int{},
+			FirstFreeGPUs: o.Sensitivity.FirstFreeGPUs}}
 	sortedModels := append([]string(nil), models...)
 	sort.Strings(sortedModels)
 	rng := rand.New(rand.NewSource(o.Seed))
@@ -106,7 +147,11 @@ func Build(trace []quality.TraceJob, models []string, o Options) (*Workload, err
 			continue
 		}
 		j := quality.Shape(rng, fmt.Sprintf("job-%05d", i), tj, o.PSShare, perNode, sortedModels)
-		w.Jobs = append(w.Jobs, Job{Job: j, Arrival: tj.Submitted - t0, Queue: queueName(tj.Queue), Namespace: namespaceName(tj.Namespace)})
+		job := Job{Job: j, Arrival: tj.Submitted - t0, Queue: queueName(tj.Queue), Namespace: namespaceName(tj.Namespace)}
+		if tj.Pods > 0 && tj.MaxPods > 0 {
+			job.MinPods, job.MaxPods, job.Checkpointable, job.recorded = tj.MinPods, tj.MaxPods, tj.Checkpointable, true
+		}
+		w.Jobs = append(w.Jobs, job)
 	}
 	w.Queues = queueWeights(sorted[:o.Start], t0, w.Jobs)
 	w.OfferedLoad = gpuSeconds / (span * float64(w.GPUs()))
@@ -207,7 +252,10 @@ func size(sorted []quality.TraceJob, o Options) (win []quality.TraceJob, span fl
 	for _, tj := range win {
 		gpuSeconds += offered(tj, t0, span)
 	}
-	nodes := int(math.Ceil(gpuSeconds / (o.Load * span * float64(o.Preset.GPUsPerNode))))
+	nodes := o.Nodes
+	if nodes <= 0 {
+		nodes = int(math.Ceil(gpuSeconds / (o.Load * span * float64(o.Preset.GPUsPerNode))))
+	}
 	racks = max(1, (nodes+o.NodesPerRack-1)/o.NodesPerRack)
 	return win, span, racks, gpuSeconds, nil
 }
@@ -259,7 +307,11 @@ func (w *Workload) Describe() string {
 			multi++
 		}
 	}
-	return fmt.Sprintf("trace jobs %d-%d (%d jobs, %d multi-GPU, %d PS, %d GPUs requested, %d larger than the cluster left out), arrivals over %.1f h; %d racks x %d nodes of %s (%d GPUs), offered load %.2f",
+	d := fmt.Sprintf("trace jobs %d-%d (%d jobs, %d multi-GPU, %d PS, %d GPUs requested, %d larger than the cluster left out), arrivals over %.1f h; %d racks x %d nodes of %s (%d GPUs), offered load %.2f",
 		w.Options.Start, w.Options.Start+w.Options.Jobs-1, len(w.Jobs), multi, ps, gpus, w.Skipped, w.Span/3600,
 		w.Cluster.Racks, w.Cluster.NodesPerRack, w.Cluster.Preset.Name, w.GPUs(), w.OfferedLoad)
+	if s := w.Options.Sensitivity.String(); s != "" {
+		d += "; sensitivity: " + s
+	}
+	return d
 }
