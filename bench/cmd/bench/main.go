@@ -79,6 +79,14 @@ type plan struct {
 	sweep string
 	// jobSizes: trainers of the PS jobs the job size benchmark submits.
 	jobSizes []int
+	// sensitivitySet: the sensitivity subset of the held-out windows
+	// (sensitivityWindows); sensitivity: the pass's changed yardstick.
+	sensitivitySet bool
+	sensitivity    replay.Sensitivity
+	// shard of shards: replay only every shards-th window from the
+	// shard-th (0: all); progress: the folder of per-window results.
+	shard, shards int
+	progress      string
 }
 
 func plans(mode string) (*plan, error) {
@@ -97,17 +105,19 @@ func plans(mode string) (*plan, error) {
 			estimate: 10 * time.Minute}, nil
 	case "full":
 		// The judged figures: the tuning windows and the held-out windows
-		// (issue 35's rule, 24 window-preset pairs), 5 runs each, every
+		// (issue 35's rule, 24 window-preset pairs), 5 seeds each, every
 		// configuration and paddle's variants; the other parts at the quick
-		// mode's sizes (their large sizes are the scale mode). The estimate
-		// is scaled from the last full run before the rule (9 pairs in
-		// 35m27s on 2 cores) to these 35 pairs, not measured.
+		// mode's sizes (their large sizes are the scale mode). The estimate:
+		// 34 pairs x 5 seeds x 17 configurations at replayPerConfigSeed on
+		// one core; -shard splits it over cores, -window-set and
+		// -paddle-variants false shorten it (the replay prints its own
+		// estimate once it knows the windows).
 		return &plan{mode: mode, allocSizes: "100x400,100x2000,1000x400", allocTime: "2x", allocCount: 1,
 			clusterSizes: []clusterbench.Size{{Nodes: 250, Pods: 1000}},
 			presets:      []quality.Preset{quality.A100SXM, quality.PCIeNVLinkPairs}, racks: 4, nodes: 16, seeds: 3,
 			tuning: true, heldOut: true, replayRuns: fullReplayRuns, paddleVariants: allPaddleVariants(),
 			jobSizes: []int{100, 2000},
-			estimate: 140 * time.Minute}, nil
+			estimate: 34 * 5 * 17 * replayPerConfigSeed}, nil
 	case "scale":
 		// Allocate speed, placement quality, the local cluster and job
 		// size at large sizes; no replay.
@@ -127,6 +137,9 @@ type flags struct {
 	elastic, checkpoint                                          float64
 	restart                                                      time.Duration
 	memProfile                                                   string
+	linkScale                                                    float64
+	firstFree                                                    bool
+	shard, progress                                              string
 }
 
 func parseFlags() flags {
@@ -143,6 +156,10 @@ func parseFlags() flags {
 	flag.Float64Var(&f.checkpoint, "checkpoint-share", 0, "share of jobs that can be checkpointed (preemptable, restart from the checkpoint); 0: none")
 	flag.DurationVar(&f.restart, "restart-cost", 5*time.Minute, "work a checkpointed job loses when it is preempted and restarts")
 	flag.StringVar(&f.render, "render", "", "render the page again from the figures a run saved (docs/bench/full/results.json), without measuring, into -out (default: the folder of the first file); several files, comma-separated, are merged (the windows of each, the other parts from the first that has them)")
+	flag.Float64Var(&f.linkScale, "link-scale", 0, "sensitivity pass: the cost model's interconnect bandwidths times this (0.5, 2); 0: as published")
+	flag.BoolVar(&f.firstFree, "first-free-gpus", false, "sensitivity pass: GPUs assigned first-free within a node, as a topology-blind device plugin would")
+	flag.StringVar(&f.shard, "shard", "", "K/N: replay only the K-th of N interleaved parts of the windows (run N processes, one per core, then once without -shard: it resumes every window from -progress and writes the page)")
+	flag.StringVar(&f.progress, "progress", "", "folder of per-window results a run keeps as it goes and resumes from (default .local/bench-progress/<run folder's name>)")
 	flag.StringVar(&f.memProfile, "memprofile", "", "write a heap profile here when the measuring is done (go tool pprof)")
 	flag.Parse()
 	return f
@@ -176,8 +193,19 @@ func planOf(f flags) (*plan, error) {
 		p.tuning, p.heldOut, p.rule1, p.rule2 = false, false, true, false
 	case "rule2":
 		p.tuning, p.heldOut, p.rule1, p.rule2 = false, false, false, true
+	case "sensitivity":
+		p.tuning, p.heldOut, p.rule1, p.rule2, p.sensitivitySet = false, false, false, false, true
 	default:
-		return nil, fmt.Errorf("-window-set %q: use tuning, held-out, rule1 or rule2", f.windowSet)
+		return nil, fmt.Errorf("-window-set %q: use tuning, held-out, sensitivity (8 of the held-out pairs), rule1 or rule2", f.windowSet)
+	}
+	if f.linkScale < 0 || (f.linkScale > 0 && (f.linkScale < 0.1 || f.linkScale > 10)) {
+		return nil, fmt.Errorf("-link-scale %g: want 0 (as published) or a factor from 0.1 to 10", f.linkScale)
+	}
+	p.sensitivity = replay.Sensitivity{LinkScale: f.linkScale, FirstFreeGPUs: f.firstFree}
+	if f.shard != "" {
+		if p.shard, p.shards, err = parseShard(f.shard); err != nil {
+			return nil, err
+		}
 	}
 	if f.variants != "" {
 		if p.paddleVariants, err = parseVariants(f.variants); err != nil {
@@ -225,7 +253,21 @@ func defaultOut(root string, f flags) string {
 	case f.elastic > 0 || f.checkpoint > 0:
 		name = "flex"
 	}
+	if f.linkScale > 0 && f.linkScale != 1 {
+		name += fmt.Sprintf("-links-%g", f.linkScale)
+	}
+	if f.firstFree {
+		name += "-first-free"
+	}
 	return filepath.Join(root, "docs", "bench", name)
+}
+
+// parseShard reads -shard K/N.
+func parseShard(s string) (k, n int, err error) {
+	if _, err := fmt.Sscanf(s, "%d/%d", &k, &n); err != nil || n < 1 || k < 1 || k > n || fmt.Sprintf("%d/%d", k, n) != s {
+		return 0, 0, fmt.Errorf("-shard %q: want K/N with 1 <= K <= N, e.g. 1/2", s)
+	}
+	return k, n, nil
 }
 
 // checkOut refuses an -out that names a page: a run writes a folder.
@@ -258,6 +300,10 @@ func main() {
 	if f.out == "" {
 		f.out = defaultOut(root, f)
 	}
+	p.progress = f.progress
+	if p.progress == "" {
+		p.progress = filepath.Join(root, ".local", "bench-progress", filepath.Base(f.out))
+	}
 	// Checked before measuring, so a bad -out does not cost a run.
 	if err := os.MkdirAll(f.out, 0o755); err != nil {
 		fail(fmt.Errorf("-out %s: %w", f.out, err))
@@ -284,6 +330,10 @@ func main() {
 		}
 	}
 	r.Took = time.Since(r.Started)
+	if p.shards > 0 {
+		logf("shard %d/%d done: its windows are in %s; run again without -shard to write the page", p.shard, p.shards, p.progress)
+		return
+	}
 	if err := r.writeAll(f.out); err != nil {
 		fail(err)
 	}

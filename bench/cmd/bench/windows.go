@@ -361,6 +361,26 @@ func heldOutWindows(trace []quality.TraceJob) ([]replay.Options, error) {
 	return onBothPresets(d.heldOut), nil
 }
 
+// sensitivityWindows are the held-out subset the sensitivity passes replay
+// (issue 35 point 5: 8 window-preset pairs, 4 per preset), fixed by rule
+// before any pass ran: the first window the held-out rule drew in each
+// stratum of large-gang load, on both presets.
+func sensitivityWindows(trace []quality.TraceJob) ([]replay.Options, error) {
+	d, err := drawWindows(replay.SortBySubmission(trace))
+	if err != nil {
+		return nil, err
+	}
+	var first []drawnWindow
+	seen := map[int]bool{}
+	for _, w := range d.heldOut {
+		if !seen[w.stratum] {
+			seen[w.stratum] = true
+			first = append(first, w)
+		}
+	}
+	return onBothPresets(first), nil
+}
+
 // baseTuningWindows are the tuning windows of every sweep before issue 35:
 // 8xA100-NVSwitch 12500, 8xPCIe-NVLink-pairs 12500 and 8xPCIe-NVLink-pairs
 // 45000 (the starvation guard's window).
