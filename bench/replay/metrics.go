@@ -50,6 +50,15 @@ type Metrics struct {
 	// With Flex: restarts from a checkpoint and resizes of elastic jobs,
 	// over all jobs.
 	Restarts, Resizes float64
+	// What the levers did: running pods evicted (preempt, reclaim); the
+	// mean time from arrival to the enqueue action's admission (0 without
+	// enqueue); the mean wait of the queue whose jobs waited longest on
+	// average, and that queue (every job in "default" unless the
+	// configuration uses queues).
+	Evictions         float64 `json:",omitempty"`
+	MeanAdmissionWait float64 `json:",omitempty"`
+	WorstQueueWait    float64 `json:",omitempty"`
+	WorstQueue        string  `json:",omitempty"`
 	// JCTQuantiles: JCT at quantiles 1%, 2%, ... 100% (the CDF plot).
 	JCTQuantiles []float64
 	// UtilisationOverTime: share of GPUs in use, averaged per UtilBin.
@@ -86,13 +95,18 @@ const utilBins = 120
 func Measure(r *Run, w *Workload, horizon float64) Metrics {
 	m := Metrics{Config: r.Config, Role: r.Role, Jobs: len(r.Jobs), Cycles: r.Cycles, SchedulerSeconds: r.SchedulerTime.Seconds(),
 		IdleGPUHours: r.IdleWhileWaiting / 3600, FreeGPUHoursWaiting: r.FreeWhileWaiting / 3600}
-	var jct, wait, waitSingle, waitLarge []float64
+	var jct, wait, waitSingle, waitLarge, admission []float64
 	var sw, sd float64
+	m.Evictions = float64(r.Evictions)
+	queueWait, queueJobs := map[string]float64{}, map[string]int{}
 	for k, j := range r.Jobs {
 		if !j.Started() {
 			continue
 		}
 		m.Started++
+		admission = append(admission, j.Admitted-j.Arrival)
+		queueWait[j.Queue] += j.Start - j.Arrival
+		queueJobs[j.Queue]++
 		m.Restarts += float64(j.Restarts)
 		m.Resizes += float64(j.Resizes)
 		jct = append(jct, j.End-j.Arrival)
@@ -122,6 +136,12 @@ func Measure(r *Run, w *Workload, horizon float64) Metrics {
 		m.MeanSlowdown = sd / sw
 	}
 	m.fillTimes(jct, wait)
+	m.MeanAdmissionWait = meanOrZero(admission)
+	for q, n := range queueJobs {
+		if mw := queueWait[q] / float64(n); mw > m.WorstQueueWait || (mw == m.WorstQueueWait && q < m.WorstQueue) {
+			m.WorstQueueWait, m.WorstQueue = mw, q
+		}
+	}
 	// 0 where the window has no such job: JSON has no NaN.
 	m.MeanWaitSingleGPU, m.MeanWaitLarge = meanOrZero(waitSingle), meanOrZero(waitLarge)
 	// GPU-seconds used: the step function of the samples.

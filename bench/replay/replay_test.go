@@ -432,6 +432,9 @@ func TestRestartedJobWaitsAfresh(t *testing.T) {
 		t.Fatal(err)
 	}
 	first, second := r.Jobs[0], r.Jobs[1]
+	if r.Evictions == 0 || Measure(r, w, 0).Evictions != float64(r.Evictions) {
+		t.Errorf("evictions %d: the first job's pods were evicted", r.Evictions)
+	}
 	if second.Start != 60+after {
 		t.Errorf("second job starts at %g, want %g (the first stopped once the second starved)", second.Start, 60+after)
 	}
@@ -650,9 +653,10 @@ func TestJobsCarryTheirQueue(t *testing.T) {
 		queues bool
 		want   []string
 	}{{false, []string{"default", "default"}}, {true, []string{"vc-x", "vc-y"}}} {
+		worst := c.want[1]
 		cfg := stock
 		cfg.Queues = c.queues
-		s := &sim{w: w, cfg: cfg, ns: "replay", enqueues: true, on: make([][]bool, 2), pods: make([][]*v1.Pod, 2),
+		s := &sim{w: w, cfg: cfg, ns: "replay", enqueues: true, on: make([][]bool, 2), pods: make([][]*v1.Pod, 2), res: make([]JobResult, 2),
 			groups: make([]*schedulingv1.PodGroup, 2), created: make([][]float64, 2), started: make([][]float64, 2)}
 		w.normalizeFlex()
 		for i := range w.Jobs {
@@ -669,8 +673,19 @@ func TestJobsCarryTheirQueue(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if r.Jobs[0].Start != 0 || r.Jobs[1].Start != r.Jobs[0].End || r.Jobs[1].Queue != "vc-y" {
+		if r.Jobs[0].Start != 0 || r.Jobs[1].Start != r.Jobs[0].End || r.Jobs[1].Queue != worst {
 			t.Errorf("queues %v: %+v", c.queues, r.Jobs)
+		}
+		// The worst queue is the one whose job waited; admission came at
+		// arrival for the first, at the first's end for the second
+		// (overcommit: 8 of 8 GPUs in use).
+		m := Measure(r, w, 0)
+		worstWait := r.Jobs[0].End - 10 // vc-y's one job
+		if !c.queues {
+			worstWait /= 2 // both jobs in default
+		}
+		if m.WorstQueue != worst || m.WorstQueueWait != worstWait || m.MeanAdmissionWait != (r.Jobs[0].End-10)/2 {
+			t.Errorf("queues %v: worst queue %s %g, admission wait %g", c.queues, m.WorstQueue, m.WorstQueueWait, m.MeanAdmissionWait)
 		}
 	}
 }

@@ -151,7 +151,7 @@ func averageMetrics(ms []Metrics) Metrics {
 		return []*float64{&m.MeanJCT, &m.MedianJCT, &m.P95JCT, &m.P99JCT, &m.MeanWait, &m.MedianWait, &m.P95Wait, &m.P99Wait,
 			&m.LongestWait, &m.MeanWaitSingleGPU, &m.MeanWaitLarge, &m.Makespan, &m.Utilisation, &m.IdleGPUHours, &m.FreeGPUHoursWaiting,
 			&m.MeanSlowdown, &m.NodeCrossings, &m.RackCrossings, &m.ExcessNodeX, &m.ExcessRackX, &m.SchedulerSeconds,
-			&m.Restarts, &m.Resizes}
+			&m.Restarts, &m.Resizes, &m.Evictions, &m.MeanAdmissionWait, &m.WorstQueueWait}
 	}
 	sums := figures(&a)
 	for _, f := range sums {
@@ -167,6 +167,9 @@ func averageMetrics(ms []Metrics) Metrics {
 		// The fewest started: a configuration that left a job waiting in
 		// any run is not a baseline (Best).
 		a.Started = min(a.Started, ms[i].Started)
+		if ms[i].WorstQueue != a.WorstQueue {
+			a.WorstQueue = "varies by seed"
+		}
 	}
 	a.Cycles = int(math.Round(float64(cycles) / n))
 	a.MultiPodCollective = int(math.Round(float64(collective) / n))

@@ -69,10 +69,11 @@ func (c Config) Name() string { return c.Sched.Name }
 
 // JobResult is what happened to one job.
 type JobResult struct {
-	Name    string
-	GPUs    int
-	PS      bool
-	Pods    int
+	Name string
+	GPUs int
+	PS   bool
+	Pods int
+	// Queue the job ran in.
 	Queue   string
 	Arrival float64 // s after the window's first submission
 	// Admitted: when the enqueue action admitted its PodGroup (Arrival for
@@ -117,6 +118,9 @@ type Run struct {
 	// not a waiting job would fit them (fragmentation included).
 	FreeWhileWaiting float64
 	Cycles           int
+	// Evictions: running pods the cycles' preempt and reclaim actions
+	// evicted.
+	Evictions int
 	// SchedulerTime is the wall time spent in scheduling cycles.
 	SchedulerTime time.Duration
 }
@@ -293,7 +297,7 @@ func Simulate(ctx context.Context, w *Workload, models map[string]quality.Model,
 		if _, ok := models[j.Model]; !ok {
 			return nil, fmt.Errorf("job %s: no model %q", j.Name, j.Model)
 		}
-		s.res[i] = JobResult{Name: j.Name, GPUs: j.GPUs, PS: j.PS, Pods: j.Pods, Queue: j.Queue, Arrival: j.Arrival, Admitted: j.Arrival, Start: -1, End: -1}
+		s.res[i] = JobResult{Name: j.Name, GPUs: j.GPUs, PS: j.PS, Pods: j.Pods, Arrival: j.Arrival, Admitted: j.Arrival, Start: -1, End: -1}
 		s.rem[i] = j.Duration
 		for _, d := range s.after {
 			s.starveAt = append(s.starveAt, j.Arrival+d)
@@ -507,6 +511,7 @@ func (s *sim) arrive(i int) {
 	if s.cfg.Queues && j.Queue != "" {
 		pg.Spec.Queue = j.Queue
 	}
+	s.res[i].Queue = pg.Spec.Queue
 	if s.enqueues {
 		// What Volcano's job controller creates: a Pending PodGroup whose
 		// minResources are its minMember pods' requests (pkg/controllers/job
@@ -653,6 +658,7 @@ func (s *sim) cycle(t float64) int {
 	// it places others; the job keeps running on them.
 	grown := s.grow(running, res.Placed, t)
 	changes := s.evict(t, res.Evicted)
+	s.run.Evictions += changes
 	var started, waiting []int
 	for _, i := range s.pending {
 		nodes, ok := s.placement(i, res.Placed)

@@ -830,6 +830,16 @@ func (r *report) writeReplayOne(b *strings.Builder, dir string, rep *replay.Repo
 			hours(m.MeanWaitSingleGPU), hours(m.MeanWaitLarge),
 			hours(m.Makespan), 100*m.Utilisation, m.IdleGPUHours, freeWaiting(rep, m), cross, m.Cycles)
 	}
+	w("\nWhat the levers did (means over seeds): pods evicted by preempt and reclaim; mean wait from arrival to the\n")
+	w("enqueue action's admission (the overcommit and proportion plugins' gate); the queue whose jobs waited\n")
+	w("longest on average, and that mean wait (one queue, default, unless the configuration uses queues).\n\n")
+	w("| config | pods evicted | mean admission wait h | worst queue: mean wait h |\n|---|---|---|---|\n")
+	for _, m := range rep.Metrics {
+		if m.RoleOf() == replay.RoleBound {
+			continue
+		}
+		w("| %s | %.0f | %s | %s: %s |\n", m.Config, m.Evictions, hours(m.MeanAdmissionWait), m.WorstQueue, hours(m.WorstQueueWait))
+	}
 	if rep.Options.Flex.On() {
 		w("\nRestarts from a checkpoint / resizes of elastic jobs, per run:")
 		for _, m := range rep.Metrics {
