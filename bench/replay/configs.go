@@ -12,6 +12,7 @@ import (
 
 	schedulingv1 "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
 	"volcano.sh/volcano/pkg/scheduler/conf"
+	"volcano.sh/volcano/pkg/scheduler/framework"
 	tasktopology "volcano.sh/volcano/pkg/scheduler/plugins/task-topology"
 
 	"github.com/volcano-paddle/volcano-paddle/bench/quality"
@@ -108,6 +109,9 @@ type stockVariant struct {
 	// trace before the window (Workload.Queues), and reclaim after
 	// allocate.
 	queues bool
+	// gangAware: Volcano v1.15's gang-aware actions instead: gangpreempt
+	// (with priority) and gangreclaim (with queues).
+	gangAware bool
 }
 
 // StockConfigs are Volcano's Helm default tiers and the tuned variants a
@@ -121,7 +125,7 @@ type stockVariant struct {
 func StockConfigs(stockConfPath string, slaWait time.Duration) ([]Config, error) {
 	sla := fmt.Sprintf("sla plugin, sla-waiting-time %s (a job waiting longer is ordered and pipelined first)", DurationArg(slaWait))
 	prio := "a PriorityClass per GPU count, fewer GPUs higher (priority plugin)"
-	return stockVariants(stockConfPath, []stockVariant{
+	return stockVariants(stockConfPath, append([]stockVariant{
 		{name: Stock, note: "Volcano's Helm chart default tiers"},
 		{name: StockBinpack, note: "nodeorder spreading off, binpack on GPUs (weight 10)", binpack: true},
 		{name: StockTaskTopo, note: "binpack + task-topology (ps,worker and trainer affinity, ps first)", binpack: true, taskTopo: true},
@@ -133,7 +137,50 @@ func StockConfigs(stockConfPath string, slaWait time.Duration) ([]Config, error)
 		{name: StockTaskTopoSLAPriority, note: "binpack + task-topology + " + sla + " + " + prio, binpack: true, taskTopo: true, slaWait: slaWait, priority: true},
 		{name: StockQueues, note: "Helm default tiers + " + queueNote, queues: true},
 		{name: StockBinpackQueues, note: "binpack + " + queueNote, binpack: true, queues: true},
-	})
+	}, gangAwareVariants()...))
+}
+
+// gangAwareVariants are the stock levers with Volcano v1.15's gang-aware
+// actions (actions/gangpreempt, actions/gangreclaim: whole gangs as
+// victims, never at equal priority, reclaim only across queues), where the
+// build has them: none in a v1.14.1 build.
+func gangAwareVariants() []stockVariant {
+	if _, ok := framework.GetAction(gangPreemptAction); !ok {
+		return nil
+	}
+	return []stockVariant{
+		{name: StockPriority + "-gangpreempt", note: "Helm default tiers + a PriorityClass per GPU count + the gangpreempt action", priority: true, gangAware: true},
+		{name: StockQueues + "-gangreclaim", note: "Helm default tiers + " + queueNote + " (gangreclaim instead of reclaim)", queues: true, gangAware: true},
+	}
+}
+
+// Volcano v1.15's gang-aware eviction actions.
+const (
+	gangPreemptAction = "gangpreempt"
+	gangReclaimAction = "gangreclaim"
+)
+
+// WithGangAware is a configuration with Volcano v1.15's gang-aware actions
+// in place of preempt and reclaim, under another name (paddle answers
+// them through its UnifiedEvictableFn); false where the build lacks them.
+func WithGangAware(c Config, name string) (Config, bool) {
+	if _, ok := framework.GetAction(gangPreemptAction); !ok {
+		return c, false
+	}
+	sc := *c.Sched
+	sc.Name, sc.Actions = name, nil
+	for _, a := range c.Sched.Actions {
+		switch a {
+		case "preempt":
+			a = gangPreemptAction
+		case "reclaim":
+			a = gangReclaimAction
+		}
+		sc.Actions = append(sc.Actions, a)
+	}
+	c.Sched = &sc
+	c.Note += "; gangpreempt and gangreclaim in place of preempt and reclaim"
+	return c, true
 }
 
 // Queue-share levers: each virtual cluster of the trace is a queue whose
@@ -220,10 +267,16 @@ func stockVariants(stockConfPath string, vs []stockVariant) ([]Config, error) {
 			}
 			text = "actions: \"enqueue, allocate, backfill\"\ntiers:\n" + stockTierOne + stockTierTwoHead + plugins
 		}
-		if v.queues {
-			if text, err = withReclaim(text); err != nil {
-				return nil, fmt.Errorf("%s: %w", v.name, err)
-			}
+		switch {
+		case v.gangAware && v.queues:
+			text, err = withAction(text, gangReclaimAction)
+		case v.gangAware:
+			text, err = withAction(text, gangPreemptAction)
+		case v.queues:
+			text, err = withAction(text, "reclaim")
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", v.name, err)
 		}
 		if v.slaWait > 0 {
 			if text, err = withSLA(text, v.slaWait); err != nil {
@@ -258,17 +311,17 @@ func stockVariants(stockConfPath string, vs []stockVariant) ([]Config, error) {
 	return out, nil
 }
 
-// withReclaim adds the reclaim action after allocate to a configuration's
-// actions (where it is absent).
-func withReclaim(text string) (string, error) {
+// withAction adds an action after allocate to a configuration's actions
+// (where it is absent).
+func withAction(text, action string) (string, error) {
 	const anchor = "allocate, "
-	if strings.Contains(text, "reclaim") {
+	if strings.Contains(text, action+",") || strings.Contains(text, action+"\"") {
 		return text, nil
 	}
 	if !strings.Contains(text, anchor) {
-		return "", fmt.Errorf("no allocate action to put reclaim after")
+		return "", fmt.Errorf("no allocate action to put %s after", action)
 	}
-	return strings.Replace(text, anchor, anchor+"reclaim, ", 1), nil
+	return strings.Replace(text, anchor, anchor+action+", ", 1), nil
 }
 
 // WithQueues is a configuration that sends each job to its virtual

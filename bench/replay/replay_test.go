@@ -15,6 +15,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	schedulingv1 "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
 	"volcano.sh/volcano/pkg/scheduler/conf"
+	"volcano.sh/volcano/pkg/scheduler/framework"
 
 	"github.com/volcano-paddle/volcano-paddle/bench/quality"
 	"github.com/volcano-paddle/volcano-paddle/harness/localcluster"
@@ -572,8 +573,10 @@ func withoutEnqueue(c Config) Config {
 // does not fit Pending while the cluster is full: Volcano's overcommit
 // plugin admits a PodGroup only while the cluster's GPUs x 1.2 less those
 // in use cover its minResources (plugins/overcommit: JobEnqueueableFn),
-// and the preempt action passes over Pending jobs (actions/preempt:
-// Execute), so paddle's levers never stop the checkpointable job for it.
+// proportion only while its queue has room or elastic pods to take back
+// (plugins/proportion: JobEnqueueableFn), and the preempt action passes
+// over Pending jobs (actions/preempt: Execute), so paddle's levers never
+// stop the checkpointable job for it.
 // Without enqueue the same gang takes the node once it starves.
 func TestEnqueueKeepsAGangThatDoesNotFitPending(t *testing.T) {
 	models := testModels(t)
@@ -720,8 +723,8 @@ func TestQueueConfigs(t *testing.T) {
 	found := 0
 	for _, c := range stockConfigs(t, DefaultSLAWait) {
 		if c.Name() != StockQueues && c.Name() != StockBinpackQueues {
-			if c.Queues {
-				t.Errorf("%s uses queues", c.Name())
+			if c.Queues != (c.Name() == StockQueues+"-gangreclaim") {
+				t.Errorf("%s: queues %v", c.Name(), c.Queues)
 			}
 			continue
 		}
@@ -786,5 +789,62 @@ func TestBuildFromHistory(t *testing.T) {
 	}
 	if c := w.Jobs[2]; c.GPUs != 2 || c.Pods*c.PodGPUs != 2 {
 		t.Errorf("philly row %+v", c)
+	}
+}
+
+// On a build with Volcano v1.15's gang-aware actions the stock levers come
+// with them too, and paddle can run them; a v1.14.1 build has none.
+func TestGangAwareConfigs(t *testing.T) {
+	_, v115 := framework.GetAction("gangpreempt")
+	var got []string
+	for _, c := range stockConfigs(t, DefaultSLAWait) {
+		if slices.Contains(c.Sched.Actions, "gangpreempt") || slices.Contains(c.Sched.Actions, "gangreclaim") {
+			got = append(got, c.Name()+": "+strings.Join(c.Sched.Actions, ","))
+		}
+	}
+	want := []string(nil)
+	if v115 {
+		want = []string{"stock-priority-gangpreempt: enqueue,allocate,gangpreempt,backfill", "stock-queues-gangreclaim: enqueue,allocate,gangreclaim,backfill"}
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("gang-aware stock configurations %q, want %q", got, want)
+	}
+	p, ok := WithGangAware(paddleConfig(t), "paddle-gang")
+	if ok != v115 {
+		t.Fatalf("WithGangAware ok %v on a build with the actions %v", ok, v115)
+	}
+	if !ok {
+		return
+	}
+	if !reflect.DeepEqual(p.Sched.Actions, []string{"enqueue", "allocate", "gangpreempt", "gangreclaim", "backfill"}) {
+		t.Errorf("paddle-gang actions %v", p.Sched.Actions)
+	}
+	// gangpreempt evicts pods of a lower-priority elastic job grown to the
+	// whole node for a 1-GPU job of higher priority (a PriorityClass per
+	// GPU count), which starts on arrival. (Its PodGroup is admitted
+	// because proportion counts the pods above the elastic job's minimum
+	// as room, plugins/proportion: JobEnqueueableFn; a checkpointable gang
+	// of fixed size leaves none, and the 1-GPU job would stay Pending, out
+	// of every preempt action's reach.)
+	models := testModels(t)
+	big, small := imagenetJob("big", 4, 1, 1000, 0), imagenetJob("small", 1, 1, 100, 50)
+	big.MinPods, big.MaxPods = 4, 8
+	w := testWorkload(1, big, small)
+	w.Options.Flex = Flex{ElasticShare: 1}
+	if err := w.LoadSpeedups(dataDir, models); err != nil {
+		t.Fatal(err)
+	}
+	var gp Config
+	for _, c := range stockConfigs(t, DefaultSLAWait) {
+		if c.Name() == StockPriority+"-gangpreempt" {
+			gp = c
+		}
+	}
+	r, err := Simulate(context.Background(), w, models, BestSteps(w, models), gp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Jobs[1].Start != 50 || r.Evictions < 1 {
+		t.Errorf("gangpreempt: small starts at %g, %d pods evicted (big: %+v); want 50, some", r.Jobs[1].Start, r.Evictions, r.Jobs[0])
 	}
 }

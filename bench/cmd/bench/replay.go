@@ -35,7 +35,10 @@ const paddleFIFO = "paddle-fifo"
 const (
 	// paddleQueues is deploy/paddle with the same queues as the stock
 	// queue levers (one per virtual cluster, weighted by history).
-	paddleQueues     = "paddle-queues"
+	paddleQueues = "paddle-queues"
+	// paddleGang is deploy/paddle with gangpreempt and gangreclaim in place
+	// of preempt and reclaim (Volcano v1.15.1 builds).
+	paddleGang       = "paddle-gang"
 	paddleNoLevers   = "paddle-nolevers"
 	paddleAfter30m   = "paddle-after30m"
 	paddleNoGuard    = "paddle-noguard"
@@ -209,6 +212,10 @@ func replayConfigs(variants []string, flex bool) ([]replay.Config, error) {
 		return nil, err
 	}
 	cs = append(cs, ours, replay.WithQueues(ours, paddleQueues), ref)
+	if gang, ok := replay.WithGangAware(ours, paddleGang); ok {
+		// Volcano v1.15.1 builds: paddle under the gang-aware actions too.
+		cs = append(cs, gang)
+	}
 	if flex {
 		// What paddle's levers buy: the same configuration with them off
 		// (between jobs of equal priority, as every job of the workload
