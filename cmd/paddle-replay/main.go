@@ -2,10 +2,12 @@
 // a cluster's own history. Its subcommands:
 //
 //	paddle-replay export [--kubeconfig FILE] [--since DURATION] [--namespace NS] [-o FILE]
+//	paddle-replay run --trace FILE --nodes PRESET:COUNT [--seeds N] [--window-jobs N] [--settings LIST]
 //	paddle-replay help [COMMAND]
 //
 // export writes the cluster's finished Volcano Jobs as a history CSV
-// (pkg/jobhistory; docs/paddle-replay.md). Each subcommand lives in its own
+// (pkg/jobhistory; docs/paddle-replay.md); run replays such a history under
+// stock Volcano and paddle and says whether paddle is worth turning on. Each subcommand lives in its own
 // file and is listed in commands.
 package main
 
@@ -30,7 +32,7 @@ type command struct {
 }
 
 // commands are the subcommands, in the order help lists them.
-var commands = []command{exportCommand}
+var commands = []command{exportCommand, runCommand}
 
 // errUsage marks an error in how the command was called.
 var errUsage = errors.New("usage")

@@ -19,9 +19,9 @@ func TestCommandLine(t *testing.T) {
 		noneOnDisk string   // a path that must not exist afterwards
 	}{
 		{name: "no command", code: 2, stderr: []string{"Commands:", "export"}},
-		{name: "help", args: []string{"help"}, code: 0, stdout: []string{"export", "help"}},
+		{name: "help", args: []string{"help"}, code: 0, stdout: []string{"export", "run", "help"}},
 		{name: "help export", args: []string{"help", "export"}, code: 0, stdout: []string{"-kubeconfig", "-since", "-namespace", "-o ", "-omit-names"}},
-		{name: "help of an unknown command", args: []string{"help", "replay"}, code: 2, stderr: []string{`no command "replay"`, "export, help"}},
+		{name: "help of an unknown command", args: []string{"help", "replay"}, code: 2, stderr: []string{`no command "replay"`, "export, run, help"}},
 		{name: "unknown command", args: []string{"frobnicate"}, code: 2, stderr: []string{`no command "frobnicate"`}},
 		{name: "unknown flag", args: []string{"export", "--frob"}, code: 2, stderr: []string{"flag provided but not defined: -frob"}},
 		{name: "bad duration", args: []string{"export", "--since", "a month"}, code: 2, stderr: []string{"-since"}},
