@@ -317,3 +317,34 @@ func interval(point float64, draw func() float64) Interval {
 	tail := (1 - intervalLevel) / 2
 	return Interval{Point: point, Lo: quantile(xs, tail), Hi: quantile(xs, 1-tail)}
 }
+
+// BoundRatio is the geometric mean over windows of the lower bound's
+// figure (bounds[k], window ps[k]) over config's mean over seeds: how far
+// below that configuration no schedule can go. NaN when no window has both.
+func BoundRatio(ps []Paired, bounds []float64, config string) float64 {
+	logs, n := 0.0, 0
+	for k, p := range ps {
+		vs, ok := p.Values[config]
+		if !ok || k >= len(bounds) {
+			continue
+		}
+		if m := seedMean(vs, allSeeds(len(vs))); m > 0 && !math.IsInf(m, 1) && bounds[k] > 0 {
+			logs += math.Log(bounds[k] / m)
+			n++
+		}
+	}
+	if n == 0 {
+		return math.NaN()
+	}
+	return math.Exp(logs / float64(n))
+}
+
+// ComparedStock are the stock configurations a comparison replays: every
+// one (StockConfigs), or for the elastic and checkpoint workload those that
+// can run it (FlexStockConfigs).
+func ComparedStock(stockConfPath string, flex bool) ([]Config, error) {
+	if flex {
+		return FlexStockConfigs(stockConfPath, DefaultSLAWait)
+	}
+	return StockConfigs(stockConfPath, DefaultSLAWait)
+}

@@ -118,3 +118,16 @@ func TestPairedOf(t *testing.T) {
 		t.Error("a report without seeds gave no error")
 	}
 }
+
+// The bound's ratio is the geometric mean over windows of bound / the
+// configuration's mean over seeds; none where no window has the
+// configuration.
+func TestBoundRatio(t *testing.T) {
+	ps := []Paired{paired("a", map[string][]float64{"stock": {8, 12}}), paired("b", map[string][]float64{"stock": {40, 40}})}
+	if got, want := BoundRatio(ps, []float64{5, 10}, "stock"), math.Sqrt(0.5*0.25); math.Abs(got-want) > 1e-12 {
+		t.Errorf("bound ratio %g, want %g", got, want)
+	}
+	if got := BoundRatio(ps, []float64{5, 10}, "paddle"); !math.IsNaN(got) {
+		t.Errorf("bound ratio of an absent configuration %g, want NaN", got)
+	}
+}

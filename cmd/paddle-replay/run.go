@@ -345,14 +345,9 @@ func (p *runPlan) configs(dir string, flex bool) ([]replay.Config, error) {
 	if err := os.WriteFile(paddlePath, deploy.PaddleSchedulerConf(), 0o644); err != nil {
 		return nil, err
 	}
-	stock := replay.StockConfigs
-	if flex {
-		// As the benchmarks' elastic and checkpoint workload: without
-		// task-topology, which panics once a job runs with some of its
-		// pods (replay.FlexStockConfigs).
-		stock = replay.FlexStockConfigs
-	}
-	cs, err := stock(stockPath, replay.DefaultSLAWait)
+	// As the benchmarks' elastic and checkpoint workload: without
+	// task-topology, which panics once a job runs with some of its pods.
+	cs, err := replay.ComparedStock(stockPath, flex)
 	if err != nil {
 		return nil, err
 	}
@@ -684,32 +679,19 @@ func pairedOf(ws []*window, f func(*window) replay.Paired) []replay.Paired {
 	return out
 }
 
-// boundRatio is the geometric mean over the windows of the lower bound's
-// figure over the named stock configuration's mean over seeds.
+// boundRatio is replay.BoundRatio over the windows, as a table cell.
 func boundRatio(ws []*window, config string, f replay.Figure) string {
-	logs, n := 0.0, 0
-	for _, w := range ws {
-		p := w.mean
+	ps, bounds := make([]replay.Paired, len(ws)), make([]float64, len(ws))
+	for k, w := range ws {
+		ps[k], bounds[k] = w.mean, f.Of(w.bound)
 		if f.Name == replay.P95JCTFigure.Name {
-			p = w.p95
-		}
-		vs, ok := p.Values[config]
-		if !ok {
-			continue
-		}
-		m := 0.0
-		for _, v := range vs {
-			m += v / float64(len(vs))
-		}
-		if b := f.Of(w.bound); m > 0 && !math.IsInf(m, 1) && b > 0 {
-			logs += math.Log(b / m)
-			n++
+			ps[k] = w.p95
 		}
 	}
-	if n == 0 {
-		return "-"
+	if r := replay.BoundRatio(ps, bounds, config); !math.IsNaN(r) {
+		return fmt.Sprintf("%.3f", r)
 	}
-	return fmt.Sprintf("%.3f", math.Exp(logs/float64(n)))
+	return "-"
 }
 
 // bestStockCell is the window's best stock mean JCT (means over seeds) and

@@ -199,11 +199,7 @@ func replayConfigs(variants []string, flex bool) ([]replay.Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	stock := replay.StockConfigs
-	if flex {
-		stock = replay.FlexStockConfigs
-	}
-	cs, err := stock(stockPath, replay.DefaultSLAWait)
+	cs, err := replay.ComparedStock(stockPath, flex)
 	if err != nil {
 		return nil, err
 	}

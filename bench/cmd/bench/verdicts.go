@@ -105,28 +105,12 @@ func pairedOf(reps []*replay.Report, f replay.Figure) ([]replay.Paired, []float6
 	return ps, bounds
 }
 
-// boundRatio is the geometric mean of the lower bound over the named
-// stock configuration's mean over seeds.
+// boundRatio is replay.BoundRatio as a table cell.
 func boundRatio(ps []replay.Paired, bounds []float64, config string) string {
-	logs, n := 0.0, 0
-	for k, p := range ps {
-		vs, ok := p.Values[config]
-		if !ok {
-			continue
-		}
-		m := 0.0
-		for _, v := range vs {
-			m += v / float64(len(vs))
-		}
-		if m > 0 && !math.IsInf(m, 1) && bounds[k] > 0 {
-			logs += math.Log(bounds[k] / m)
-			n++
-		}
+	if r := replay.BoundRatio(ps, bounds, config); !math.IsNaN(r) {
+		return fmt.Sprintf("%.2f", r)
 	}
-	if n == 0 {
-		return "-"
-	}
-	return fmt.Sprintf("%.2f", math.Exp(logs/float64(n)))
+	return "-"
 }
 
 // verdictCell is a ratio with its interval and verdict.
