@@ -848,3 +848,18 @@ func TestGangAwareConfigs(t *testing.T) {
 		t.Errorf("gangpreempt: small starts at %g, %d pods evicted (big: %+v); want 50, some", r.Jobs[1].Start, r.Evictions, r.Jobs[0])
 	}
 }
+
+// A history whose jobs all came in the same second replays on a cluster of
+// given nodes (no load to size it for); sized for a load, it needs a span.
+func TestHistoryWithoutSpan(t *testing.T) {
+	trace := []quality.TraceJob{{GPUs: 1, Duration: 3, Submitted: 10}, {GPUs: 2, Duration: 6, Submitted: 10}}
+	o := Options{Preset: quality.A100SXM, NodesPerRack: 1, Start: 0, Jobs: 2, Nodes: 1, Seed: 1}
+	w, err := Build(trace, []string{"imagenet"}, o)
+	if err != nil || w.Nodes() != 1 || w.OfferedLoad != 0 {
+		t.Fatalf("given nodes: %v, %+v", err, w)
+	}
+	o.Nodes, o.Load = 0, 0.9
+	if _, err := Build(trace, []string{"imagenet"}, o); err == nil || !strings.Contains(err.Error(), "no arrival span") {
+		t.Errorf("sized for a load: %v, want no arrival span", err)
+	}
+}

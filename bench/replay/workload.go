@@ -154,7 +154,9 @@ func Build(trace []quality.TraceJob, models []string, o Options) (*Workload, err
 		w.Jobs = append(w.Jobs, job)
 	}
 	w.Queues = queueWeights(sorted[:o.Start], t0, w.Jobs)
-	w.OfferedLoad = gpuSeconds / (span * float64(w.GPUs()))
+	if span > 0 {
+		w.OfferedLoad = gpuSeconds / (span * float64(w.GPUs()))
+	}
 	applyFlex(w, o.Flex, o.Seed)
 	return w, nil
 }
@@ -242,7 +244,9 @@ func size(sorted []quality.TraceJob, o Options) (win []quality.TraceJob, span fl
 	win = sorted[o.Start : o.Start+o.Jobs]
 	t0 := win[0].Submitted
 	span = win[len(win)-1].Submitted - t0
-	if span <= 0 {
+	if span <= 0 && o.Nodes <= 0 {
+		// Sizing for a load needs the span; a cluster of given nodes does
+		// not (a history's jobs may all come in one second).
 		return nil, 0, 0, 0, fmt.Errorf("window %d+%d has no arrival span", o.Start, o.Jobs)
 	}
 	// The GPUs the window's jobs would hold during the arrival span if each

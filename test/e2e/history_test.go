@@ -33,6 +33,8 @@ func TestHistoryExport(t *testing.T) {
 	const short, long = 3 * time.Second, 6 * time.Second
 
 	coll := paddleJob(ns, "coll", nil, 2, framework.Task{Name: "trainer", Replicas: 2, GPUs: 1, SucceedAfter: short.String()})
+	// A fourth finished job: paddle-replay run needs two windows of two.
+	wide := paddleJob(ns, "wide", nil, 1, framework.Task{Name: "trainer", Replicas: 1, GPUs: 4, SucceedAfter: long.String()})
 	ps := paddleJob(ns, "ps", nil, 3,
 		framework.Task{Name: "ps", Replicas: 1},
 		framework.Task{Name: "worker", Replicas: 2, GPUs: 1, SucceedAfter: long.String(), CompleteJob: true})
@@ -40,10 +42,10 @@ func TestHistoryExport(t *testing.T) {
 		framework.Task{Name: "learner", Replicas: 2, GPUs: 2, SucceedAfter: short.String()},
 		framework.Task{Name: "monitor", Replicas: 1, SucceedAfter: short.String()})
 	running := framework.NewJob(ns, "running", 1, framework.Task{Name: "learner", Replicas: 1, GPUs: 1})
-	for _, j := range []*batchv1alpha1.Job{coll, ps, plain, running} {
+	for _, j := range []*batchv1alpha1.Job{coll, ps, plain, wide, running} {
 		framework.CreateJob(t, c, j)
 	}
-	for _, j := range []*batchv1alpha1.Job{coll, ps, plain} {
+	for _, j := range []*batchv1alpha1.Job{coll, ps, plain, wide} {
 		framework.WaitJobPhase(t, c, ns, j.Name, batchv1alpha1.Completed, 90*time.Second)
 	}
 	framework.WaitJobPhase(t, c, ns, running.Name, batchv1alpha1.Running, 30*time.Second)
@@ -52,14 +54,16 @@ func TestHistoryExport(t *testing.T) {
 		"coll":  {Pods: 2, GPUsPerPod: 1, MinPods: 2, MaxPods: 2, Mode: jobhistory.ModeCollective, Duration: short},
 		"ps":    {Pods: 2, GPUsPerPod: 1, MinPods: 2, MaxPods: 2, Mode: jobhistory.ModePS, PServers: 1, Duration: long},
 		"plain": {Pods: 2, GPUsPerPod: 2, MinPods: 2, MaxPods: 2, Mode: jobhistory.ModeUnknown, Duration: short},
+		"wide":  {Pods: 1, GPUsPerPod: 4, MinPods: 1, MaxPods: 1, Mode: jobhistory.ModeCollective, Duration: long},
 	}
-	recs, summary := exportHistory(t, c, ns)
-	for _, w := range []string{"exported 3 jobs", "times from their pods: 3", "skipped 1 (unfinished 1)"} {
+	recs, summary, path := exportHistory(t, c, ns)
+	for _, w := range []string{"exported 4 jobs", "times from their pods: 4", "skipped 1 (unfinished 1)"} {
 		if !strings.Contains(summary, w) {
 			t.Errorf("summary %q does not say %q", summary, w)
 		}
 	}
 	checkHistory(t, recs, want, ns, jobhistory.TimesFromPods)
+	replayHistory(t, path)
 
 	// The plain job's pods go; its record stays, timed from its status.
 	ctx := context.Background()
@@ -73,7 +77,7 @@ func TestHistoryExport(t *testing.T) {
 	}); err != nil {
 		t.Fatalf("pods of %s not gone: %v\n%s", plain.Name, err, framework.DescribePods(c, ns))
 	}
-	recs, summary = exportHistory(t, c, ns)
+	recs, summary, _ = exportHistory(t, c, ns)
 	j, err := c.Volcano.BatchV1alpha1().Jobs(ns).Get(ctx, plain.Name, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -116,7 +120,7 @@ func describeConditions(conds []batchv1alpha1.JobCondition) string {
 
 // exportHistory runs bin/paddle-replay export for namespace ns and reads
 // what it wrote; it returns the records and the summary it printed.
-func exportHistory(t *testing.T, c *localcluster.Cluster, ns string) ([]jobhistory.Record, string) {
+func exportHistory(t *testing.T, c *localcluster.Cluster, ns string) ([]jobhistory.Record, string, string) {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "history.csv")
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -137,7 +141,29 @@ func exportHistory(t *testing.T, c *localcluster.Cluster, ns string) ([]jobhisto
 		t.Fatalf("reading the export: %v", err)
 	}
 	t.Logf("export: %s", strings.TrimSpace(stderr.String()))
-	return recs, stderr.String()
+	return recs, stderr.String(), out
+}
+
+// replayHistory runs bin/paddle-replay run on an exported history: two
+// windows of two jobs, two seeds, one 8-GPU node; it must replay every
+// window and print its table and a verdict (the table goes to the log).
+func replayHistory(t *testing.T, history string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, repoPath(t, "bin", "paddle-replay"), "run", "--trace", history,
+		"--nodes", "8xA100-NVSwitch:1", "--nodes-per-rack", "1", "--window-jobs", "2", "--seeds", "2")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("paddle-replay run: %v\n%s\n%s", err, stdout.String(), stderr.String())
+	}
+	t.Logf("paddle-replay run on the exported history:\n%s", stdout.String())
+	for _, want := range []string{"4 jobs", "Verdict:"} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("paddle-replay run printed no %q:\n%s\n%s", want, stdout.String(), stderr.String())
+		}
+	}
 }
 
 // durationSlack is how much longer than its set time a job may be
