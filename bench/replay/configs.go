@@ -336,6 +336,24 @@ func WithQueues(c Config, name string) Config {
 	return c
 }
 
+// WithPriorityClasses is a configuration whose jobs carry the PriorityClass
+// of their GPU count (GPUPriorityClasses), as the stock-priority levers'
+// do, under another name: paddle with the same priorities as stock.
+func WithPriorityClasses(c Config, name string) Config {
+	sc := *c.Sched
+	sc.Name = name
+	c.Sched, c.PriorityClasses = &sc, GPUPriorityClasses()
+	annotate := c.Annotate
+	c.Annotate = func(j quality.Job, pg *schedulingv1.PodGroup) {
+		if annotate != nil {
+			annotate(j, pg)
+		}
+		pg.Spec.PriorityClassName = GPUPriorityClassName(j.GPUs)
+	}
+	c.Note += "; a PriorityClass per GPU count, fewer GPUs higher"
+	return c
+}
+
 // withSLA adds Volcano's sla plugin to the first tier of a scheduler
 // configuration, after priority and gang, where Volcano's sla design places
 // it (docs/design/sla-plugin.md): its job order then decides among jobs of

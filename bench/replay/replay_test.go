@@ -863,3 +863,18 @@ func TestHistoryWithoutSpan(t *testing.T) {
 		t.Errorf("sized for a load: %v, want no arrival span", err)
 	}
 }
+
+// Paddle with stock-priority's classes: each PodGroup names its GPU
+// count's class and the cluster defines them; paddle itself is unchanged.
+func TestWithPriorityClasses(t *testing.T) {
+	p := paddleConfig(t)
+	q := WithPriorityClasses(p, "paddle-priority")
+	if q.Name() != "paddle-priority" || p.Name() != Paddle || len(q.PriorityClasses) == 0 || p.PriorityClasses != nil || q.Role != RolePaddle {
+		t.Fatalf("WithPriorityClasses: %s %d classes, role %s; from %s", q.Name(), len(q.PriorityClasses), q.Role, p.Name())
+	}
+	pg := &schedulingv1.PodGroup{}
+	q.Annotate(quality.Job{GPUs: 3}, pg)
+	if pg.Spec.PriorityClassName != "gpus-le-4" {
+		t.Errorf("a 3-GPU job's class %q, want gpus-le-4", pg.Spec.PriorityClassName)
+	}
+}

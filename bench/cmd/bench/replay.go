@@ -36,6 +36,8 @@ const (
 	// paddleQueues is deploy/paddle with the same queues as the stock
 	// queue levers (one per virtual cluster, weighted by history).
 	paddleQueues = "paddle-queues"
+	// paddlePriority is deploy/paddle with stock-priority's PriorityClasses.
+	paddlePriority = "paddle-priority"
 	// paddleGang is deploy/paddle with gangpreempt and gangreclaim in place
 	// of preempt and reclaim (Volcano v1.15.1 builds).
 	paddleGang       = "paddle-gang"
@@ -207,7 +209,7 @@ func replayConfigs(variants []string, flex bool) ([]replay.Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	cs = append(cs, ours, replay.WithQueues(ours, paddleQueues), ref)
+	cs = append(cs, ours, replay.WithQueues(ours, paddleQueues), replay.WithPriorityClasses(ours, paddlePriority), ref)
 	if gang, ok := replay.WithGangAware(ours, paddleGang); ok {
 		// Volcano v1.15.1 builds: paddle under the gang-aware actions too.
 		cs = append(cs, gang)
