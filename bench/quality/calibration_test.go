@@ -55,7 +55,7 @@ func mean(xs []float64) float64 {
 // sizes) within 20% for imagenet, bert and ncf. The preset's bandwidths and
 // latency were fitted to these three, so this checks that the model's form
 // can express the measurements; the other three models are out of sample
-// (reported in docs/benchmarks.md, asserted loosely below).
+// (reported on the bench pages, docs/bench/full/README.md; asserted loosely below).
 func TestCalibration(t *testing.T) {
 	for _, name := range []string{"imagenet", "bert", "ncf"} {
 		model, measured := splitPackedRatios(t, name)

@@ -85,7 +85,7 @@ const (
 // DefaultSLAWait is the sla plugin's sla-waiting-time the stock-*sla*
 // configurations use: the lowest mean JCT (mean of the per-window ratios
 // to the sweep's best, over the Helm tiers and binpack + task-topology) of
-// the sweep 30m to 8h on the tuning windows (docs/bench-sla-sweep.md:
+// the sweep 30m to 8h on the tuning windows (docs/bench/sla-sweep:
 // 1h 1.027x, 2h 1.027x, 30m 1.030x, 4h 1.032x, 8h 1.039x; within the runs'
 // spread, so the choice matters little).
 const DefaultSLAWait = time.Hour
