@@ -169,6 +169,7 @@ func runRun(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	p.stdout, p.stderr = stdout, stderr
+	replay.TuneGC()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	return p.run(ctx)

@@ -279,6 +279,7 @@ func checkOut(out string) error {
 }
 
 func main() {
+	replay.TuneGC()
 	f := parseFlags()
 	if err := checkOut(f.out); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
