@@ -332,6 +332,10 @@ func main() {
 	}
 	r.Took = time.Since(r.Started)
 	if p.shards > 0 {
+		if ctx.Err() != nil {
+			logf("shard %d/%d stopped: the windows it finished are in %s; run it again to go on", p.shard, p.shards, p.progress)
+			os.Exit(1)
+		}
 		logf("shard %d/%d done: its windows are in %s; run again without -shard to write the page", p.shard, p.shards, p.progress)
 		return
 	}
