@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"cmp"
 	"strconv"
 	"sync"
 
@@ -58,14 +59,7 @@ func (clairvoyant) Name() string { return clairvoyantPlugin }
 
 func (clairvoyant) OnSessionOpen(ssn *framework.Session) {
 	ssn.AddJobOrderFn(clairvoyantPlugin, func(l, r interface{}) int {
-		a, b := remainingOf(l.(*api.JobInfo)), remainingOf(r.(*api.JobInfo))
-		switch {
-		case a < b:
-			return -1
-		case a > b:
-			return 1
-		}
-		return 0
+		return cmp.Compare(remainingOf(l.(*api.JobInfo)), remainingOf(r.(*api.JobInfo)))
 	})
 }
 

@@ -423,11 +423,7 @@ func TestRestartedJobWaitsAfresh(t *testing.T) {
 	after := starvationAfter(cfg.Sched).Seconds()
 	// Each job runs longer than two thresholds, so they must take turns.
 	hours := 2.5 * after
-	w := testWorkload(1, imagenetJob("first", 1, 8, hours, 0), imagenetJob("second", 1, 8, hours, 60))
-	for i := range w.Jobs {
-		w.Jobs[i].Checkpointable = true
-	}
-	w.Options.Flex = Flex{CheckpointShare: 1, RestartCost: 300}
+	w := twoCheckpointableGangs(hours)
 	r, err := Simulate(context.Background(), w, models, BestSteps(w, models), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -586,11 +582,7 @@ func TestEnqueueKeepsAGangThatDoesNotFitPending(t *testing.T) {
 	}
 	after := starvationAfter(cfg.Sched).Seconds()
 	hours := 2.5 * after
-	w := testWorkload(1, imagenetJob("first", 1, 8, hours, 0), imagenetJob("second", 1, 8, hours, 60))
-	for i := range w.Jobs {
-		w.Jobs[i].Checkpointable = true
-	}
-	w.Options.Flex = Flex{CheckpointShare: 1, RestartCost: 300}
+	w := twoCheckpointableGangs(hours)
 	for _, c := range []struct {
 		cfg      Config
 		start    float64
@@ -877,4 +869,16 @@ func TestWithPriorityClasses(t *testing.T) {
 	if pg.Spec.PriorityClassName != "gpus-le-4" {
 		t.Errorf("a 3-GPU job's class %q, want gpus-le-4", pg.Spec.PriorityClassName)
 	}
+}
+
+// twoCheckpointableGangs is one 8-GPU node and two checkpointable 8-GPU
+// jobs of the given run time, the second arriving a minute after the
+// first, restarts costing 5 minutes.
+func twoCheckpointableGangs(duration float64) *Workload {
+	w := testWorkload(1, imagenetJob("first", 1, 8, duration, 0), imagenetJob("second", 1, 8, duration, 60))
+	for i := range w.Jobs {
+		w.Jobs[i].Checkpointable = true
+	}
+	w.Options.Flex = Flex{CheckpointShare: 1, RestartCost: 300}
+	return w
 }

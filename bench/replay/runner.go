@@ -88,11 +88,15 @@ func Repeat(ctx context.Context, o Options, dataDir string, configs []Config, ru
 		return nil, fmt.Errorf("runs %d: want at least 1", runs)
 	}
 	start := time.Now()
+	in, err := loadInputs(o, dataDir)
+	if err != nil {
+		return nil, err
+	}
 	var reps []*Report
 	for i := 0; i < runs; i++ {
 		so := o
 		so.Seed = o.Seed + int64(i)
-		rep, err := Replay(ctx, so, dataDir, configs, logf)
+		rep, err := replayWith(ctx, in, so, dataDir, configs, logf)
 		if err != nil {
 			if ctx.Err() != nil && len(reps) > 0 {
 				return average(reps, start), err
@@ -203,7 +207,24 @@ func averageSeries(ms []Metrics, get func(m *Metrics) []float64) []float64 {
 // Pollux model profiles) and replays it under each configuration, then
 // adds the lower bound. Every configuration sees the same jobs.
 func Replay(ctx context.Context, o Options, dataDir string, configs []Config, logf func(string, ...interface{})) (*Report, error) {
-	start := time.Now()
+	in, err := loadInputs(o, dataDir)
+	if err != nil {
+		return nil, err
+	}
+	return replayWith(ctx, in, o, dataDir, configs, logf)
+}
+
+// inputs are what every seed of a window replays from: the trace and the
+// models' step-time profiles, read once.
+type inputs struct {
+	trace  []quality.TraceJob
+	models map[string]quality.Model
+	names  []string
+}
+
+// loadInputs reads the trace (o.TracePath, else dataDir's philly.csv) and
+// the model profiles in dataDir.
+func loadInputs(o Options, dataDir string) (*inputs, error) {
 	tracePath := o.TracePath
 	if tracePath == "" {
 		tracePath = filepath.Join(dataDir, "philly.csv")
@@ -220,7 +241,14 @@ func Replay(ctx context.Context, o Options, dataDir string, configs []Config, lo
 	for n := range models {
 		names = append(names, n)
 	}
-	w, err := Build(trace, names, o)
+	return &inputs{trace: trace, models: models, names: names}, nil
+}
+
+// replayWith is Replay on inputs already read.
+func replayWith(ctx context.Context, in *inputs, o Options, dataDir string, configs []Config, logf func(string, ...interface{})) (*Report, error) {
+	start := time.Now()
+	models := in.models
+	w, err := Build(in.trace, in.names, o)
 	if err != nil {
 		return nil, err
 	}

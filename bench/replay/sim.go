@@ -261,6 +261,9 @@ type sim struct {
 	// enqueues: the configuration runs the enqueue action, so jobs arrive
 	// with a Pending PodGroup and no pods until it admits them.
 	enqueues bool
+	// queues: the window's queues for a configuration that uses them
+	// (Workload.QueueObjects), built once; every cycle hands them over.
+	queues []*schedulingv1.Queue
 	// rem: job i's remaining work, in seconds of its recorded run (its
 	// recorded trainers at their best placement); last: when rem was last
 	// brought up to date; factor: seconds per second of recorded run now
@@ -293,6 +296,9 @@ func Simulate(ctx context.Context, w *Workload, models map[string]quality.Model,
 	s.bestStep = map[string]float64{}
 	s.after = timersOf(w, cfg)
 	s.enqueues = slices.Contains(cfg.Sched.Actions, "enqueue")
+	if cfg.Queues {
+		s.queues = w.QueueObjects()
+	}
 	for i, j := range w.Jobs {
 		if _, ok := models[j.Model]; !ok {
 			return nil, fmt.Errorf("job %s: no model %q", j.Name, j.Model)
@@ -618,9 +624,7 @@ func (s *sim) cycle(t float64) int {
 		}
 		c.PodGroups = append(c.PodGroups, s.groups[i])
 	}
-	if s.cfg.Queues {
-		c.Queues = s.w.QueueObjects()
-	}
+	c.Queues = s.queues
 	// The jobs running when the cycle starts, which grow below takes too:
 	// nothing starts or stops while the scheduler runs.
 	running := s.runningJobs()
