@@ -30,6 +30,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
+	batchv1alpha1 "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 	vcclient "volcano.sh/apis/pkg/client/clientset/versioned"
 
 	"github.com/volcano-paddle/volcano-paddle/internal/volcanorelease"
@@ -413,13 +414,47 @@ func (c *Cluster) waitVolcanoReady(ctx context.Context) error {
 	if err := c.waitHTTP(ctx, Scheduler, fmt.Sprintf("http://127.0.0.1:%d/healthz", c.ports["sched-healthz"]), 60*time.Second, nil); err != nil {
 		return err
 	}
-	return c.poll(ctx, "the default queue to be open", 60*time.Second, func(ctx context.Context) (bool, error) {
+	if err := c.poll(ctx, "the default queue to be open", 60*time.Second, func(ctx context.Context) (bool, error) {
 		q, err := c.Volcano.SchedulingV1beta1().Queues().Get(ctx, "default", metav1.GetOptions{})
 		if err != nil {
 			return false, nil
 		}
 		return q.Status.State == "Open", nil
+	}); err != nil {
+		return err
+	}
+	// Volcano's job admission looks the queue up in the webhook manager's
+	// own informer (pkg/webhooks/admission/jobs/validate/admit_job.go,
+	// validateJobCreate: QueueLister.Get), which may see the new queue
+	// later than the API does; a job created in between is refused with
+	// "unable to find job queue". So the cluster is ready once a dry-run
+	// job in the default queue passes every admission webhook.
+	probe := admissionProbeJob()
+	return c.poll(ctx, "job admission to see the default queue", 60*time.Second, func(ctx context.Context) (bool, error) {
+		_, err := c.Volcano.BatchV1alpha1().Jobs(metav1.NamespaceDefault).Create(ctx, probe, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		return err == nil, err
 	})
+}
+
+// admissionProbeJob is the smallest job Volcano's admission accepts: one
+// task of one pod in the default queue. It is only ever created dry-run.
+func admissionProbeJob() *batchv1alpha1.Job {
+	return &batchv1alpha1.Job{
+		ObjectMeta: metav1.ObjectMeta{Name: "admission-probe", Namespace: metav1.NamespaceDefault},
+		Spec: batchv1alpha1.JobSpec{
+			SchedulerName: "volcano",
+			Queue:         "default",
+			MinAvailable:  1,
+			Tasks: []batchv1alpha1.TaskSpec{{
+				Name:     "probe",
+				Replicas: 1,
+				Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+					RestartPolicy: corev1.RestartPolicyNever,
+					Containers:    []corev1.Container{{Name: "probe", Image: "probe"}},
+				}},
+			}},
+		},
+	}
 }
 
 func (c *Cluster) start(name string, args []string) error {
