@@ -136,7 +136,7 @@ type flags struct {
 	runs                                                         int
 	elastic, checkpoint                                          float64
 	restart                                                      time.Duration
-	memProfile                                                   string
+	memProfile, cpuProfile                                       string
 	linkScale                                                    float64
 	firstFree                                                    bool
 	shard, progress                                              string
@@ -161,6 +161,7 @@ func parseFlags() flags {
 	flag.StringVar(&f.shard, "shard", "", "K/N: replay only the K-th of N interleaved parts of the windows (run N processes, one per core, then once without -shard: it resumes every window from -progress and writes the page)")
 	flag.StringVar(&f.progress, "progress", "", "folder of per-window results a run keeps as it goes and resumes from (default .local/bench-progress/<run folder's name>)")
 	flag.StringVar(&f.memProfile, "memprofile", "", "write a heap profile here when the measuring is done (go tool pprof)")
+	flag.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the measuring here (go tool pprof)")
 	flag.Parse()
 	return f
 }
@@ -318,6 +319,13 @@ func main() {
 		p.mode, p.allocSizes, p.clusterSizes, len(p.presets), p.seeds, p.estimate)
 	r := &report{Mode: p.mode, Volcano: volcanorelease.Version(), Started: time.Now(), Machine: machine(), root: root,
 		Commands: []string{strings.Join(append([]string{"go run ./bench/cmd/bench"}, os.Args[1:]...), " ")}}
+	if f.cpuProfile != "" {
+		stopProfile, err := startCPUProfile(f.cpuProfile)
+		if err != nil {
+			fail(err)
+		}
+		defer stopProfile()
+	}
 	err = measure(ctx, p, r)
 	if ctx.Err() != nil {
 		r.Interrupted = fmt.Sprintf("interrupted after %s", time.Since(r.Started).Round(time.Second))
@@ -398,6 +406,20 @@ func measure(ctx context.Context, p *plan, r *report) error {
 		}
 	}
 	return ctx.Err()
+}
+
+// startCPUProfile profiles this process into path until the returned
+// function is called.
+func startCPUProfile(path string) (func(), error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
 // writeHeapProfile writes the live heap (after a collection) to path.
