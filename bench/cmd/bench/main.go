@@ -52,7 +52,10 @@ type plan struct {
 	presets      []quality.Preset
 	racks, nodes int
 	seeds        int
-	estimate     time.Duration
+	// others: how long the parts other than the replay take on 2 cores
+	// (the replay prints its own estimate once it knows its windows and
+	// what -progress keeps of them).
+	others       time.Duration
 	skipAllocate bool
 	skipCluster  bool
 	skipQuality  bool
@@ -102,22 +105,19 @@ func plans(mode string) (*plan, error) {
 			presets:      []quality.Preset{quality.A100SXM, quality.PCIeNVLinkPairs}, racks: 4, nodes: 16, seeds: 3,
 			rule2: true, replayRuns: 1,
 			jobSizes: []int{100, 2000},
-			estimate: 10 * time.Minute}, nil
+			others:   10 * time.Minute}, nil
 	case "full":
 		// The judged figures: the tuning windows and the held-out windows
 		// (issue 35's rule, 24 window-preset pairs), 5 seeds each, every
 		// configuration and paddle's variants; the other parts at the quick
-		// mode's sizes (their large sizes are the scale mode). The estimate:
-		// 34 pairs x 5 seeds x 17 configurations at replayPerConfigSeed on
-		// one core; -shard splits it over cores, -window-set and
-		// -paddle-variants false shorten it (the replay prints its own
-		// estimate once it knows the windows).
+		// mode's sizes (their large sizes are the scale mode), which take
+		// no longer than the whole quick mode.
 		return &plan{mode: mode, allocSizes: "100x400,100x2000,1000x400", allocTime: "2x", allocCount: 1,
 			clusterSizes: []clusterbench.Size{{Nodes: 250, Pods: 1000}},
 			presets:      []quality.Preset{quality.A100SXM, quality.PCIeNVLinkPairs}, racks: 4, nodes: 16, seeds: 3,
 			tuning: true, heldOut: true, replayRuns: fullReplayRuns, paddleVariants: allPaddleVariants(),
 			jobSizes: []int{100, 2000},
-			estimate: 34 * 5 * 17 * replayPerConfigSeed}, nil
+			others:   10 * time.Minute}, nil
 	case "scale":
 		// Allocate speed, placement quality, the local cluster and job
 		// size at large sizes; no replay.
@@ -125,7 +125,7 @@ func plans(mode string) (*plan, error) {
 			clusterSizes: []clusterbench.Size{{Nodes: 250, Pods: 2000}, {Nodes: 1000, Pods: 5000}, {Nodes: 5000, Pods: 10000}},
 			presets:      quality.Presets, racks: 8, nodes: 16, seeds: 5, skipReplay: true,
 			jobSizes: []int{100, 2000, 10000},
-			estimate: 100 * time.Minute}, nil
+			others:   100 * time.Minute}, nil
 	}
 	return nil, fmt.Errorf("mode %q: use quick, full or scale", mode)
 }
@@ -243,6 +243,35 @@ func planOf(f flags) (*plan, error) {
 	return p, nil
 }
 
+// describe says what a run measures and how long it expects to take, before
+// it starts.
+func (p *plan) describe() string {
+	var parts []string
+	if !p.skipAllocate {
+		parts = append(parts, "allocate ("+p.allocSizes+")")
+	}
+	if !p.skipCluster {
+		parts = append(parts, fmt.Sprintf("cluster %v", p.clusterSizes))
+	}
+	if !p.skipQuality {
+		parts = append(parts, fmt.Sprintf("quality %d presets x %d seeds", len(p.presets), p.seeds))
+	}
+	if !p.skipJobSize {
+		parts = append(parts, fmt.Sprintf("job size %v", p.jobSizes))
+	}
+	var d string
+	if len(parts) > 0 {
+		d = fmt.Sprintf("%s, expected to take at most about %s on 2 cores", strings.Join(parts, ", "), p.others)
+	}
+	if !p.skipReplay {
+		if d != "" {
+			d += "; "
+		}
+		d += "the replay (its estimate follows once its windows are known)"
+	}
+	return d
+}
+
 // defaultOut is the run folder a run writes without -out: docs/bench/ and
 // the lever swept, flex for the elastic and checkpoint workload, else the
 // mode.
@@ -315,8 +344,7 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 
-	logf("benchmarks, %s mode: allocate (%s), cluster %v, quality %d presets x %d seeds; expected duration about %s on 2 cores",
-		p.mode, p.allocSizes, p.clusterSizes, len(p.presets), p.seeds, p.estimate)
+	logf("benchmarks, %s mode: %s", p.mode, p.describe())
 	r := &report{Mode: p.mode, Volcano: volcanorelease.Version(), Started: time.Now(), Machine: machine(), root: root,
 		Commands: []string{strings.Join(append([]string{"go run ./bench/cmd/bench"}, os.Args[1:]...), " ")}}
 	if f.cpuProfile != "" {

@@ -68,6 +68,12 @@ func (p progress) load(o replay.Options) (*replay.Report, bool) {
 	return k.Report, true
 }
 
+// has: window o's results are kept and match this run.
+func (p progress) has(o replay.Options) bool {
+	_, ok := p.load(o)
+	return ok
+}
+
 // sameWindow compares what decides a window's replay.
 func sameWindow(a, b replay.Options) bool {
 	return a.Preset.Name == b.Preset.Name && a.Start == b.Start && a.Jobs == b.Jobs && a.Seed == b.Seed &&

@@ -22,6 +22,9 @@ func TestProgressResumes(t *testing.T) {
 	if err := p.save(o, rep); err != nil {
 		t.Fatal(err)
 	}
+	if !p.has(o) {
+		t.Fatal("the saved window is not kept")
+	}
 	got, ok := p.load(o)
 	if !ok || !reflect.DeepEqual(got.Metrics, rep.Metrics) || !reflect.DeepEqual(got.Jobs, rep.Jobs) {
 		t.Fatalf("resumed %v %+v", ok, got)
@@ -36,7 +39,7 @@ func TestProgressResumes(t *testing.T) {
 		"other seeds":          {progress{dir: dir, configs: p.configs, seeds: 3}, o},
 		"other sensitivity":    {p, other},
 	} {
-		if _, ok := c.p.load(c.o); ok {
+		if _, ok := c.p.load(c.o); ok || c.p.has(c.o) {
 			t.Errorf("%s: resumed", name)
 		}
 	}

@@ -409,14 +409,19 @@ func runReplay(ctx context.Context, p *plan, r *report) error {
 		names[k] = c.Name()
 	}
 	prog := progress{dir: p.progress, configs: names, seeds: p.replayRuns}
-	mine := 0
-	for i := range windows {
+	mine, kept := 0, 0
+	for i, win := range windows {
 		if p.shards == 0 || i%p.shards == p.shard-1 {
 			mine++
+			o := win.Options
+			o.Flex, o.Sensitivity = p.flex, p.sensitivity
+			if prog.has(o) {
+				kept++
+			}
 		}
 	}
-	logf("replay: %d windows (%d for this process) x %d seeds x %d configurations: expected about %s on one core; per-window results kept in %s",
-		len(windows), mine, p.replayRuns, len(cfgs), (time.Duration(mine*p.replayRuns*len(cfgs)) * replayPerConfigSeed).Round(time.Minute), p.progress)
+	logf("replay: %d windows (%d for this process, %d of them kept from an earlier run) x %d seeds x %d configurations: expected about %s on one core; per-window results kept in %s",
+		len(windows), mine, kept, p.replayRuns, len(cfgs), (time.Duration((mine-kept)*p.replayRuns*len(cfgs)) * replayPerConfigSeed).Round(time.Minute), p.progress)
 	started := time.Now()
 	done := 0
 	for i, win := range windows {

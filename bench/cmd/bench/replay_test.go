@@ -133,3 +133,31 @@ func TestSameVolcano(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// A run's first line names only the parts it runs: a full run that skips
+// every part but the replay promises no duration the replay's own estimate
+// does not give.
+func TestPlanDescribe(t *testing.T) {
+	p, err := planOf(flags{mode: "full", skip: "allocate,cluster,quality,jobsize"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := p.describe(); d != "the replay (its estimate follows once its windows are known)" {
+		t.Errorf("replay only: %q", d)
+	}
+	p, err = planOf(flags{mode: "full", skip: "replay,cluster"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := p.describe()
+	for _, want := range []string{"allocate (", "quality 2 presets", "job size", "at most about 10m0s"} {
+		if !strings.Contains(d, want) {
+			t.Errorf("%q lacks %q", d, want)
+		}
+	}
+	for _, not := range []string{"cluster", "replay"} {
+		if strings.Contains(d, not) {
+			t.Errorf("%q names %q, which is skipped", d, not)
+		}
+	}
+}
