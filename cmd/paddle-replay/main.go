@@ -3,6 +3,7 @@
 //
 //	paddle-replay export [--kubeconfig FILE] [--since DURATION] [--namespace NS] [-o FILE]
 //	paddle-replay run --trace FILE --nodes PRESET:COUNT [--seeds N] [--window-jobs N] [--settings LIST]
+//	paddle-replay predict --trace FILE [--last DURATION]
 //	paddle-replay help [COMMAND]
 //
 // export writes the cluster's finished Volcano Jobs as a history CSV
@@ -32,7 +33,7 @@ type command struct {
 }
 
 // commands are the subcommands, in the order help lists them.
-var commands = []command{exportCommand, runCommand}
+var commands = []command{exportCommand, runCommand, predictCommand}
 
 // errUsage marks an error in how the command was called.
 var errUsage = errors.New("usage")

@@ -6,6 +6,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/volcano-paddle/volcano-paddle/pkg/jobhistory"
 )
 
 func TestCommandLine(t *testing.T) {
@@ -19,9 +22,9 @@ func TestCommandLine(t *testing.T) {
 		noneOnDisk string   // a path that must not exist afterwards
 	}{
 		{name: "no command", code: 2, stderr: []string{"Commands:", "export"}},
-		{name: "help", args: []string{"help"}, code: 0, stdout: []string{"export", "run", "help"}},
+		{name: "help", args: []string{"help"}, code: 0, stdout: []string{"export", "run", "predict", "help"}},
 		{name: "help export", args: []string{"help", "export"}, code: 0, stdout: []string{"-kubeconfig", "-since", "-namespace", "-o ", "-omit-names"}},
-		{name: "help of an unknown command", args: []string{"help", "replay"}, code: 2, stderr: []string{`no command "replay"`, "export, run, help"}},
+		{name: "help of an unknown command", args: []string{"help", "replay"}, code: 2, stderr: []string{`no command "replay"`, "export, run, predict, help"}},
 		{name: "unknown command", args: []string{"frobnicate"}, code: 2, stderr: []string{`no command "frobnicate"`}},
 		{name: "unknown flag", args: []string{"export", "--frob"}, code: 2, stderr: []string{"flag provided but not defined: -frob"}},
 		{name: "bad duration", args: []string{"export", "--since", "a month"}, code: 2, stderr: []string{"-since"}},
@@ -92,5 +95,61 @@ func TestOutputReplacesOnlyOnCommit(t *testing.T) {
 	entries, _ := os.ReadDir(dir)
 	if len(entries) != 1 {
 		t.Errorf("%d files in the folder, want only history.csv", len(entries))
+	}
+}
+
+// predict on a history whose run times follow the queue: the history
+// predicts them, the global mean does not, and bad flags are refused.
+func TestPredict(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "history.csv")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := jobhistory.NewWriter(f)
+	start := time.Date(2024, 5, 1, 0, 0, 0, 0, time.UTC)
+	for i := 0; i < 100; i++ {
+		q, d := "short", 100*time.Second
+		if i%2 == 1 {
+			q, d = "long", 10000*time.Second
+		}
+		at := start.Add(time.Duration(i) * 4 * time.Hour)
+		if err := w.Write(jobhistory.Record{SubmitTime: at, Start: at, Duration: d, Pods: 1, GPUsPerPod: 1, MinPods: 1, MaxPods: 1, Queue: q, Namespace: q}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	for _, tc := range []struct {
+		name   string
+		args   []string
+		code   int
+		stdout []string
+		stderr []string
+	}{
+		{"the last 10 days", []string{"predict", "--trace", path, "--last", "240h"}, 0,
+			[]string{"100 jobs", "the 61 submitted", "history (every level)  1.0", "100%       0.87", "global mean (naive)", "shape 61"}, nil},
+		{"no trace", []string{"predict"}, 2, nil, []string{"--trace is required"}},
+		{"a missing trace", []string{"predict", "--trace", path + ".gone"}, 1, nil, []string{"--trace", "no such file"}},
+		{"a negative span", []string{"predict", "--trace", path, "--last", "-1h"}, 2, nil, []string{"--last=-1h0m0s", "positive"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			if code := run(tc.args, &stdout, &stderr); code != tc.code {
+				t.Fatalf("exit %d, want %d\nstdout: %s\nstderr: %s", code, tc.code, stdout.String(), stderr.String())
+			}
+			for _, s := range tc.stdout {
+				if !strings.Contains(stdout.String(), s) {
+					t.Errorf("stdout lacks %q:\n%s", s, stdout.String())
+				}
+			}
+			for _, s := range tc.stderr {
+				if !strings.Contains(stderr.String(), s) {
+					t.Errorf("stderr lacks %q:\n%s", s, stderr.String())
+				}
+			}
+		})
 	}
 }
