@@ -174,15 +174,23 @@ func (p *Predictor) makeRoom(l string, now time.Time) {
 	for k, s := range keys {
 		all = append(all, aged{k, s.Last})
 	}
-	sort.Slice(all, func(i, j int) bool {
-		if !all[i].last.Equal(all[j].last) {
-			return all[i].last.Before(all[j].last)
-		}
-		return all[i].key < all[j].key
-	})
+	sortByLast(all, func(a aged) (time.Time, string) { return a.last, a.key })
 	for _, a := range all[:len(all)/8+1] {
 		delete(keys, a.key)
 	}
+}
+
+// sortByLast sorts xs by when each was last observed, oldest first, ties
+// by name, so that what is forgotten does not depend on map order.
+func sortByLast[T any](xs []T, by func(T) (time.Time, string)) {
+	sort.Slice(xs, func(i, j int) bool {
+		ti, ni := by(xs[i])
+		tj, nj := by(xs[j])
+		if !ti.Equal(tj) {
+			return ti.Before(tj)
+		}
+		return ni < nj
+	})
 }
 
 // Keys is how many keys each level holds.

@@ -1,0 +1,109 @@
+package jobhistory
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+// A predictor built from the queues' encoded histories predicts what the
+// predictor that observed the jobs predicts, for keys of every level.
+func TestQueueHistoryRoundTrip(t *testing.T) {
+	seen := NewPredictor()
+	for i := 0; i < 300; i++ {
+		r := aRecord().in([]string{"a", "b", "c"}[i%3]).shape(1+i%3, []int{1, 4, 8}[i%2]).took(time.Duration(60+i*17%5000) * time.Second).obj()
+		if i%5 == 0 {
+			r.Namespace = "other"
+		}
+		seen.Observe(FeaturesOf(r), h0.Add(time.Duration(i)*time.Hour), r.Duration)
+	}
+	now := h0.Add(301 * time.Hour)
+	built := NewPredictor()
+	for _, q := range []string{"a", "b", "c"} {
+		data, err := seen.EncodeQueue(q, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := built.AddQueue(q, data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range []Features{
+		FeaturesOf(aRecord().in("a").shape(1, 1).obj()),
+		FeaturesOf(aRecord().in("b").shape(2, 8).obj()),
+		{Namespace: "x", Queue: "c", Pods: 3, GPUsPerPod: 8, GPUs: 24},
+		{Namespace: "x", Queue: "new", Pods: 3, GPUsPerPod: 8, GPUs: 24},
+		{Namespace: "x", Queue: "new", Pods: 64, GPUsPerPod: 8, GPUs: 512},
+	} {
+		want, wok := seen.Predict(f, now)
+		got, gok := built.Predict(f, now)
+		if wok != gok || want.Level != got.Level || !near(got.Median, want.Median) || !near(got.Mean, want.Mean) {
+			t.Errorf("%+v: built %+v, observed %+v", f, got, want)
+		}
+	}
+}
+
+// What is not a queue's history is refused whole, saying what is wrong,
+// and the predictor keeps what it had.
+func TestAddQueueRefusesBadHistory(t *testing.T) {
+	p := NewPredictor()
+	good, _ := func() ([]byte, error) {
+		q := NewPredictor()
+		q.Observe(FeaturesOf(aRecord().in("a").obj()), h0, time.Hour)
+		return q.EncodeQueue("a", h0)
+	}()
+	if err := p.AddQueue("a", good); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := p.Predict(FeaturesOf(aRecord().in("a").obj()), h0)
+	many := `{"format":1,"levels":{"queue-size":{`
+	for i := 0; i <= MaxQueueKeys; i++ {
+		if i > 0 {
+			many += ","
+		}
+		many += fmt.Sprintf(`"%d":[1,1,1,0]`, i+1)
+	}
+	many += "}}}"
+	for _, c := range []struct{ name, data, says string }{
+		{"not JSON", "{", "unexpected end"},
+		{"another format", `{"format":2}`, "format 2"},
+		{"a bad key", `{"format":1,"levels":{"shape":{"ns-only":[1,1,1,0]}}}`, `key "ns-only"`},
+		{"a size that is no number", `{"format":1,"levels":{"queue-size":{"eight":[1,1,1,0]}}}`, "total GPUs"},
+		{"an unknown level", `{"format":1,"levels":{"size":{"8":[1,1,1,0]}}}`, `level "size"`},
+		{"a weight of 0", `{"format":1,"levels":{"queue-size":{"8":[0,1,1,0]}}}`, "not a history"},
+		{"too many keys", many, fmt.Sprintf("at most %d", MaxQueueKeys)},
+	} {
+		err := p.AddQueue("a", []byte(c.data))
+		if err == nil || !strings.Contains(err.Error(), c.says) || !strings.Contains(err.Error(), "queue a") {
+			t.Errorf("%s: %v, want it to say %q and name the queue", c.name, err, c.says)
+		}
+	}
+	if after, _ := p.Predict(FeaturesOf(aRecord().in("a").obj()), h0); after != before {
+		t.Errorf("a refused history changed the prediction: %+v then %+v", before, after)
+	}
+}
+
+// A queue's encoding holds at most MaxQueueKeys keys, the most recent.
+func TestEncodeQueueBounded(t *testing.T) {
+	p := NewPredictor()
+	p.MaxKeys = 4 * MaxQueueKeys
+	for i := 0; i < 2*MaxQueueKeys; i++ {
+		p.Observe(FeaturesOf(aRecord().in("a").shape(1+i, 1).obj()), h0.Add(time.Duration(i)*time.Second), time.Hour)
+	}
+	data, err := p.EncodeQueue("a", h0.Add(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := NewPredictor()
+	if err := q.AddQueue("a", data); err != nil {
+		t.Fatal(err)
+	}
+	if n := q.Keys()[LevelShape] + q.Keys()[LevelQueueSize]; n != MaxQueueKeys || len(data) > 64<<10 {
+		t.Errorf("%d keys in %d bytes", n, len(data))
+	}
+	newest := FeaturesOf(aRecord().in("a").shape(2*MaxQueueKeys, 1).obj())
+	if pr, _ := q.Predict(newest, h0.Add(time.Hour)); pr.Level != LevelShape {
+		t.Errorf("the newest key was dropped: %+v", pr)
+	}
+}
