@@ -33,6 +33,9 @@ type encodedQueue struct {
 	Format   int                              `json:"format"`
 	HalfLife string                           `json:"halfLife"`
 	Levels   map[string]map[string][4]float64 `json:"levels"`
+	// Recorded: the jobs recorded that ended within RecordSlack of the
+	// newest, UID -> end in Unix seconds (QueueHistory).
+	Recorded map[string]int64 `json:"recorded,omitempty"`
 }
 
 // queueLevels are the levels a queue's history holds.
@@ -77,7 +80,11 @@ func fullKey(l, key, queue string) (string, error) {
 // EncodeQueue is queue's history as this predictor knows it, as of now
 // (decayed), at most MaxQueueKeys keys, the most recently observed kept.
 func (p *Predictor) EncodeQueue(queue string, now time.Time) ([]byte, error) {
-	e := encodedQueue{Format: queueFormat, HalfLife: p.HalfLife.String(), Levels: map[string]map[string][4]float64{}}
+	return p.encodeQueue(queue, now, nil)
+}
+
+func (p *Predictor) encodeQueue(queue string, now time.Time, recorded map[string]int64) ([]byte, error) {
+	e := encodedQueue{Recorded: recorded, Format: queueFormat, HalfLife: p.HalfLife.String(), Levels: map[string]map[string][4]float64{}}
 	type entry struct {
 		level, key string
 		s          stat
@@ -117,12 +124,25 @@ func short(x float64) float64 {
 // across queues. An encoding it cannot read is refused whole, naming what
 // is wrong; the predictor is then unchanged.
 func (p *Predictor) AddQueue(queue string, data []byte) error {
+	_, err := p.addQueue(queue, data)
+	return err
+}
+
+func (p *Predictor) addQueue(queue string, data []byte) (*encodedQueue, error) {
+	e, err := p.decodeQueue(queue, data)
+	if err != nil {
+		return nil, fmt.Errorf("history of queue %s: %w", queue, err)
+	}
+	return e, nil
+}
+
+func (p *Predictor) decodeQueue(queue string, data []byte) (*encodedQueue, error) {
 	var e encodedQueue
 	if err := json.Unmarshal(data, &e); err != nil {
-		return fmt.Errorf("history of queue %s: %w", queue, err)
+		return nil, err
 	}
 	if e.Format != queueFormat {
-		return fmt.Errorf("history of queue %s: format %d, this build reads %d", queue, e.Format, queueFormat)
+		return nil, fmt.Errorf("format %d, this build reads %d", e.Format, queueFormat)
 	}
 	type add struct {
 		level, key string
@@ -134,18 +154,21 @@ func (p *Predictor) AddQueue(queue string, data []byte) error {
 		for k, v := range keys {
 			full, err := fullKey(l, k, queue)
 			if err != nil {
-				return fmt.Errorf("history of queue %s: %w", queue, err)
+				return nil, err
 			}
 			s := stat{W: v[0], SumLog: v[1], SumLog2: v[2], Last: time.Unix(int64(v[3]), 0).UTC()}
 			if !(s.W > 0) || math.IsInf(s.W, 0) || math.IsNaN(s.SumLog) || math.IsInf(s.SumLog, 0) || math.IsNaN(s.SumLog2) || math.IsInf(s.SumLog2, 0) {
-				return fmt.Errorf("history of queue %s: key %q of level %s: weight %v and sums %v, %v are not a history", queue, k, l, v[0], v[1], v[2])
+				return nil, fmt.Errorf("key %q of level %s: weight %v and sums %v, %v are not a history", k, l, v[0], v[1], v[2])
 			}
 			adds = append(adds, add{l, full, s})
 			n++
 		}
 	}
 	if n > MaxQueueKeys {
-		return fmt.Errorf("history of queue %s: %d keys, at most %d", queue, n, MaxQueueKeys)
+		return nil, fmt.Errorf("%d keys, at most %d", n, MaxQueueKeys)
+	}
+	if len(e.Recorded) > maxRecorded {
+		return nil, fmt.Errorf("%d recorded jobs, at most %d", len(e.Recorded), maxRecorded)
 	}
 	for _, a := range adds {
 		if p.levels[a.level] == nil {
@@ -161,7 +184,7 @@ func (p *Predictor) AddQueue(queue string, data []byte) error {
 		p.merge(LevelSize, strconv.Itoa(sizeBucket(gpus)), a.s)
 		p.merge(LevelAll, "", a.s)
 	}
-	return nil
+	return &e, nil
 }
 
 // merge adds s's jobs to key k of level l.
@@ -181,4 +204,86 @@ func (p *Predictor) merge(l, k string, s stat) {
 	}
 	a, b := cur.decayTo(at, p.HalfLife), s.decayTo(at, p.HalfLife)
 	*cur = stat{W: a.W + b.W, SumLog: a.SumLog + b.SumLog, SumLog2: a.SumLog2 + b.SumLog2, Last: at}
+}
+
+// RecordSlack: a job is recorded in its queue's history unless it is
+// there already or ended more than this before the newest job recorded
+// (the controller sees jobs end in about the order they do; one that
+// ended longer ago was recorded before, or ended while the controller was
+// down for longer, and is left out).
+const RecordSlack = time.Hour
+
+// maxRecorded bounds the jobs a queue's history remembers as recorded
+// (those within RecordSlack of the newest).
+const maxRecorded = 4096
+
+// QueueHistory is one queue's history as the controller that records it
+// holds it between reading and writing its Queue.
+type QueueHistory struct {
+	queue    string
+	p        *Predictor
+	recorded map[string]int64
+	newest   int64
+}
+
+// NewQueueHistory is queue's history from its annotation ("" when it has
+// none yet). An annotation it cannot read is an error naming the queue;
+// the caller may start afresh with NewQueueHistory(queue, "").
+func NewQueueHistory(queue, annotation string) (*QueueHistory, error) {
+	h := &QueueHistory{queue: queue, p: NewPredictor(LevelShape, LevelQueueSize), recorded: map[string]int64{}}
+	if annotation == "" {
+		return h, nil
+	}
+	e, err := h.p.addQueue(queue, []byte(annotation))
+	if err != nil {
+		return nil, err
+	}
+	for uid, end := range e.Recorded {
+		h.recorded[uid] = end
+		h.newest = max(h.newest, end)
+	}
+	return h, nil
+}
+
+// Record adds the finished job uid, r, to the history; false when it is
+// there already or ended more than RecordSlack before the newest.
+func (h *QueueHistory) Record(uid string, r Record) bool {
+	end := Known(r)
+	u := end.Unix()
+	if _, ok := h.recorded[uid]; ok || u < h.newest-int64(RecordSlack/time.Second) {
+		return false
+	}
+	h.p.Observe(FeaturesOf(r), end, r.Duration)
+	h.recorded[uid] = u
+	if u > h.newest {
+		h.newest = u
+		for id, e := range h.recorded {
+			if e < h.newest-int64(RecordSlack/time.Second) {
+				delete(h.recorded, id)
+			}
+		}
+	}
+	if len(h.recorded) > maxRecorded {
+		// More jobs ended within the slack than it remembers: forget the
+		// oldest; a late copy of one of them would be counted twice.
+		type ended struct {
+			uid string
+			at  int64
+		}
+		var all []ended
+		for id, e := range h.recorded {
+			all = append(all, ended{id, e})
+		}
+		sortByLast(all, func(e ended) (time.Time, string) { return time.Unix(e.at, 0), e.uid })
+		for _, e := range all[:len(all)-maxRecorded] {
+			delete(h.recorded, e.uid)
+		}
+	}
+	return true
+}
+
+// Annotation is the history to write back on the Queue, as of now.
+func (h *QueueHistory) Annotation(now time.Time) (string, error) {
+	data, err := h.p.encodeQueue(h.queue, now, h.recorded)
+	return string(data), err
 }

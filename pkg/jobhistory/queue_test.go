@@ -107,3 +107,51 @@ func TestEncodeQueueBounded(t *testing.T) {
 		t.Errorf("the newest key was dropped: %+v", pr)
 	}
 }
+
+// A job is recorded once, whatever how often the controller sees it end,
+// across writes and reads of the annotation; one that ended long before
+// the newest is left out.
+func TestQueueHistoryRecordsOnce(t *testing.T) {
+	h, err := NewQueueHistory("a", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	job := aRecord().in("a").took(time.Hour).at(0).obj()
+	if !h.Record("uid-1", job) || h.Record("uid-1", job) {
+		t.Fatal("the first sight of a job is recorded, the second not")
+	}
+	later := aRecord().in("a").took(time.Hour).at(3 * time.Hour).obj()
+	if !h.Record("uid-2", later) {
+		t.Fatal("a later job is recorded")
+	}
+	ann, err := h.Annotation(later.End())
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := NewQueueHistory("a", ann)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.Record("uid-2", later) {
+		t.Error("a job recorded before the annotation was written was recorded again")
+	}
+	// uid-1 ended 3 h before the newest: forgotten as recorded, and too
+	// old to record again.
+	if back.Record("uid-1", job) || back.Record("uid-3", job) {
+		t.Error("a job that ended more than RecordSlack before the newest was recorded")
+	}
+	nearly := aRecord().in("a").took(time.Hour).at(3*time.Hour - RecordSlack/2).obj()
+	if !back.Record("uid-4", nearly) {
+		t.Error("a job that ended within RecordSlack of the newest was not recorded")
+	}
+	p := NewPredictor()
+	if err := p.AddQueue("a", []byte(ann)); err != nil {
+		t.Fatal(err)
+	}
+	if pr, ok := p.Predict(FeaturesOf(job), later.End()); !ok || pr.Weight < 1.9 || !near(pr.Median, time.Hour) {
+		t.Errorf("the queue's history predicts %+v", pr)
+	}
+	if _, err := NewQueueHistory("a", "{"); err == nil || !strings.Contains(err.Error(), "queue a") {
+		t.Errorf("a damaged annotation: %v", err)
+	}
+}
