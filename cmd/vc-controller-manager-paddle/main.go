@@ -27,9 +27,12 @@ import (
 	// The paddle job plugin, registered next to Volcano's own, and the
 	// controller that re-creates a running Paddle job's Service when it is
 	// deleted (paddle-objects-controller), and the one that keeps elastic
-	// Paddle jobs going (paddle-elastic-controller).
+	// Paddle jobs going (paddle-elastic-controller), and the one that
+	// records finished jobs' run times on their queues
+	// (paddle-history-controller).
 	paddleplugin "github.com/volcano-paddle/volcano-paddle/pkg/controllers/job/plugins/paddle"
 	_ "github.com/volcano-paddle/volcano-paddle/pkg/controllers/paddleelastic"
+	_ "github.com/volcano-paddle/volcano-paddle/pkg/controllers/paddlehistory"
 	_ "github.com/volcano-paddle/volcano-paddle/pkg/controllers/paddleobjects"
 
 	"github.com/volcano-paddle/volcano-paddle/internal/cmdutil"
