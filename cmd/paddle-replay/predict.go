@@ -86,7 +86,7 @@ func runPredict(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(tw, "%s\t%.2fx\t%.0f%%\t%.2f\n", name, math.Exp(a.MeanAbsLog), 100*a.WithinFactor2, a.RankCorrelation)
 	}
 	row("history (every level)", ev.Predictor)
-	row("  queue and size only", ev.ByLevels[jobhistory.LevelQueueSize])
+	row("  namespace, queue and size only", ev.ByLevels[jobhistory.LevelNamespaceSize])
 	row("  size only", ev.ByLevels[jobhistory.LevelSize])
 	row("  all jobs alike", ev.ByLevels[jobhistory.LevelAll])
 	row("global mean (naive)", ev.Baseline)

@@ -34,8 +34,9 @@ func FeaturesOf(r Record) Features {
 const (
 	// LevelShape: namespace, queue, mode and the exact pod shape.
 	LevelShape = "shape"
-	// LevelQueueSize: queue and total GPUs.
-	LevelQueueSize = "queue-size"
+	// LevelNamespaceSize: namespace, queue and total GPUs (who submits
+	// and how large, whatever the pod shape).
+	LevelNamespaceSize = "namespace-size"
 	// LevelSize: total GPUs, rounded up to a power of two.
 	LevelSize = "size"
 	// LevelAll: every job.
@@ -43,14 +44,14 @@ const (
 )
 
 // Levels are the history's levels, most specific first.
-var Levels = []string{LevelShape, LevelQueueSize, LevelSize, LevelAll}
+var Levels = []string{LevelShape, LevelNamespaceSize, LevelSize, LevelAll}
 
 func levelKey(level string, f Features) string {
 	switch level {
 	case LevelShape:
 		return fmt.Sprintf("%s/%s/%s/%dx%d/%d", f.Namespace, f.Queue, f.Mode, f.Pods, f.GPUsPerPod, f.GPUs)
-	case LevelQueueSize:
-		return fmt.Sprintf("%s/%d", f.Queue, f.GPUs)
+	case LevelNamespaceSize:
+		return fmt.Sprintf("%s/%s/%d", f.Namespace, f.Queue, f.GPUs)
 	case LevelSize:
 		return fmt.Sprint(sizeBucket(f.GPUs))
 	}

@@ -54,7 +54,7 @@ func TestPredictByLevel(t *testing.T) {
 		{"seen often", FeaturesOf(aRecord().in("a").shape(1, 8).obj()), LevelShape, 99 * time.Second, 101 * time.Second},
 		// Queue b's 50 jobs of 10000 s against the prior of 2 at the size's
 		// ~1000 s: exp((50 ln 10000 + 2 ln 1000) / 52), about 9150 s.
-		{"other namespace, same queue and size", Features{Namespace: "x", Queue: "b", GPUs: 8, Pods: 8, GPUsPerPod: 1}, LevelQueueSize, 9000 * time.Second, 9300 * time.Second},
+		{"same namespace, queue and size, other shape", Features{Namespace: "b", Queue: "b", GPUs: 8, Pods: 8, GPUsPerPod: 1}, LevelNamespaceSize, 9000 * time.Second, 9300 * time.Second},
 		// The 8-GPU jobs' geometric mean, 1000 s, pulled a little towards
 		// every job's (the 1 s job's too).
 		{"unseen queue, seen size", Features{Queue: "z", GPUs: 8, Pods: 1, GPUsPerPod: 8}, LevelSize, 990 * time.Second, 1001 * time.Second},

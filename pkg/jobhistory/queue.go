@@ -12,7 +12,7 @@ import (
 // A queue's history is kept on the Volcano Queue itself, in the annotation
 // paddleapi.RunTimeHistoryAnnotation: what its finished jobs ran, by the
 // keys of the two levels that belong to one queue (LevelShape without the
-// queue, LevelQueueSize's total GPUs). It survives scheduler restarts with
+// queue, LevelNamespaceSize without the queue). It survives scheduler restarts with
 // the Queue, needs no store of its own, and the scheduler reads it from the
 // Queues it caches anyway. The levels across queues (LevelSize, LevelAll)
 // are sums over every queue's (AddQueue).
@@ -39,22 +39,19 @@ type encodedQueue struct {
 }
 
 // queueLevels are the levels a queue's history holds.
-var queueLevels = []string{LevelShape, LevelQueueSize}
+var queueLevels = []string{LevelShape, LevelNamespaceSize}
 
 // queueKey is a key of level l without its queue, and ok when the key
 // belongs to queue.
 func queueKey(l, key, queue string) (string, bool) {
 	switch l {
-	case LevelShape:
-		// namespace/queue/mode/PxG/gpus
+	case LevelShape, LevelNamespaceSize:
+		// namespace/queue/mode/PxG/gpus, namespace/queue/gpus
 		parts := strings.SplitN(key, "/", 3)
 		if len(parts) != 3 || parts[1] != queue {
 			return "", false
 		}
 		return parts[0] + "/" + parts[2], true
-	case LevelQueueSize:
-		q, size, ok := strings.Cut(key, "/")
-		return size, ok && q == queue
 	}
 	return "", false
 }
@@ -68,11 +65,12 @@ func fullKey(l, key, queue string) (string, error) {
 			return "", fmt.Errorf("key %q of level %s: want namespace/mode/PODSxGPUS/GPUS", key, l)
 		}
 		return ns + "/" + queue + "/" + rest, nil
-	case LevelQueueSize:
-		if _, err := strconv.Atoi(key); err != nil {
-			return "", fmt.Errorf("key %q of level %s: want the total GPUs", key, l)
+	case LevelNamespaceSize:
+		ns, gpus, ok := strings.Cut(key, "/")
+		if _, err := strconv.Atoi(gpus); !ok || err != nil {
+			return "", fmt.Errorf("key %q of level %s: want namespace/GPUS", key, l)
 		}
-		return queue + "/" + key, nil
+		return ns + "/" + queue + "/" + gpus, nil
 	}
 	return "", fmt.Errorf("level %q: a queue's history holds %s", l, strings.Join(queueLevels, " and "))
 }
@@ -230,7 +228,7 @@ type QueueHistory struct {
 // none yet). An annotation it cannot read is an error naming the queue;
 // the caller may start afresh with NewQueueHistory(queue, "").
 func NewQueueHistory(queue, annotation string) (*QueueHistory, error) {
-	h := &QueueHistory{queue: queue, p: NewPredictor(LevelShape, LevelQueueSize), recorded: map[string]int64{}}
+	h := &QueueHistory{queue: queue, p: NewPredictor(LevelShape, LevelNamespaceSize), recorded: map[string]int64{}}
 	if annotation == "" {
 		return h, nil
 	}

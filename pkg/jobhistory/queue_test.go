@@ -57,21 +57,21 @@ func TestAddQueueRefusesBadHistory(t *testing.T) {
 		t.Fatal(err)
 	}
 	before, _ := p.Predict(FeaturesOf(aRecord().in("a").obj()), h0)
-	many := `{"format":1,"levels":{"queue-size":{`
+	many := `{"format":1,"levels":{"namespace-size":{`
 	for i := 0; i <= MaxQueueKeys; i++ {
 		if i > 0 {
 			many += ","
 		}
-		many += fmt.Sprintf(`"%d":[1,1,1,0]`, i+1)
+		many += fmt.Sprintf(`"ns/%d":[1,1,1,0]`, i+1)
 	}
 	many += "}}}"
 	for _, c := range []struct{ name, data, says string }{
 		{"not JSON", "{", "unexpected end"},
 		{"another format", `{"format":2}`, "format 2"},
 		{"a bad key", `{"format":1,"levels":{"shape":{"ns-only":[1,1,1,0]}}}`, `key "ns-only"`},
-		{"a size that is no number", `{"format":1,"levels":{"queue-size":{"eight":[1,1,1,0]}}}`, "total GPUs"},
+		{"a size that is no number", `{"format":1,"levels":{"namespace-size":{"ns/eight":[1,1,1,0]}}}`, "namespace/GPUS"},
 		{"an unknown level", `{"format":1,"levels":{"size":{"8":[1,1,1,0]}}}`, `level "size"`},
-		{"a weight of 0", `{"format":1,"levels":{"queue-size":{"8":[0,1,1,0]}}}`, "not a history"},
+		{"a weight of 0", `{"format":1,"levels":{"namespace-size":{"ns/8":[0,1,1,0]}}}`, "not a history"},
 		{"too many keys", many, fmt.Sprintf("at most %d", MaxQueueKeys)},
 	} {
 		err := p.AddQueue("a", []byte(c.data))
@@ -99,7 +99,7 @@ func TestEncodeQueueBounded(t *testing.T) {
 	if err := q.AddQueue("a", data); err != nil {
 		t.Fatal(err)
 	}
-	if n := q.Keys()[LevelShape] + q.Keys()[LevelQueueSize]; n != MaxQueueKeys || len(data) > 64<<10 {
+	if n := q.Keys()[LevelShape] + q.Keys()[LevelNamespaceSize]; n != MaxQueueKeys || len(data) > 64<<10 {
 		t.Errorf("%d keys in %d bytes", n, len(data))
 	}
 	newest := FeaturesOf(aRecord().in("a").shape(2*MaxQueueKeys, 1).obj())
