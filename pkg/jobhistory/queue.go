@@ -75,13 +75,16 @@ func fullKey(l, key, queue string) (string, error) {
 	return "", fmt.Errorf("level %q: a queue's history holds %s", l, strings.Join(queueLevels, " and "))
 }
 
-// EncodeQueue is queue's history as this predictor knows it, as of now
-// (decayed), at most MaxQueueKeys keys, the most recently observed kept.
+// EncodeQueue is queue's history as this predictor knows it, at most
+// MaxQueueKeys keys, the most recently observed kept.
 func (p *Predictor) EncodeQueue(queue string, now time.Time) ([]byte, error) {
-	return p.encodeQueue(queue, now, nil)
+	return p.encodeQueue(queue, now, now, nil)
 }
 
-func (p *Predictor) encodeQueue(queue string, now time.Time, recorded map[string]int64) ([]byte, error) {
+// encodeQueue writes every key's sums as of when it was last observed,
+// that time moved by stamp - now.
+func (p *Predictor) encodeQueue(queue string, now, stamp time.Time, recorded map[string]int64) ([]byte, error) {
+	shift := stamp.Sub(now)
 	e := encodedQueue{Recorded: recorded, Format: queueFormat, HalfLife: p.HalfLife.String(), Levels: map[string]map[string][4]float64{}}
 	type entry struct {
 		level, key string
@@ -91,7 +94,7 @@ func (p *Predictor) encodeQueue(queue string, now time.Time, recorded map[string
 	for _, l := range queueLevels {
 		for k, s := range p.levels[l] {
 			if qk, ok := queueKey(l, k, queue); ok {
-				all = append(all, entry{l, qk, s.decayTo(now, p.HalfLife)})
+				all = append(all, entry{l, qk, *s})
 			}
 		}
 	}
@@ -104,7 +107,7 @@ func (p *Predictor) encodeQueue(queue string, now time.Time, recorded map[string
 		if e.Levels[en.level] == nil {
 			e.Levels[en.level] = map[string][4]float64{}
 		}
-		e.Levels[en.level][en.key] = [4]float64{short(en.s.W), short(en.s.SumLog), short(en.s.SumLog2), float64(en.s.Last.Unix())}
+		e.Levels[en.level][en.key] = [4]float64{short(en.s.W), short(en.s.SumLog), short(en.s.SumLog2), float64(en.s.Last.Add(shift).Unix())}
 	}
 	return json.Marshal(e)
 }
@@ -282,6 +285,13 @@ func (h *QueueHistory) Record(uid string, r Record) bool {
 
 // Annotation is the history to write back on the Queue, as of now.
 func (h *QueueHistory) Annotation(now time.Time) (string, error) {
-	data, err := h.p.encodeQueue(h.queue, now, h.recorded)
+	return h.AnnotationAs(now, now)
+}
+
+// AnnotationAs is the history as of now, written as if now were stamp: a
+// simulation whose scheduler reads another clock than the one its jobs
+// end by (bench/replay) hands it the history as the product would.
+func (h *QueueHistory) AnnotationAs(now, stamp time.Time) (string, error) {
+	data, err := h.p.encodeQueue(h.queue, now, stamp, h.recorded)
 	return string(data), err
 }

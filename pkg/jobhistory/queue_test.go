@@ -2,6 +2,7 @@ package jobhistory
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -102,9 +103,44 @@ func TestEncodeQueueBounded(t *testing.T) {
 	if n := q.Keys()[LevelShape] + q.Keys()[LevelNamespaceSize]; n != MaxQueueKeys || len(data) > 64<<10 {
 		t.Errorf("%d keys in %d bytes", n, len(data))
 	}
-	newest := FeaturesOf(aRecord().in("a").shape(2*MaxQueueKeys, 1).obj())
-	if pr, _ := q.Predict(newest, h0.Add(time.Hour)); pr.Level != LevelShape {
-		t.Errorf("the newest key was dropped: %+v", pr)
+	// Kept: the shape keys of the newest half (and their namespace-size
+	// keys hold the other half of the bound); dropped: the oldest.
+	for _, i := range []int{0, 1, 9, 99, MaxQueueKeys - 1} {
+		if pr, _ := q.Predict(FeaturesOf(aRecord().in("a").shape(1+i, 1).obj()), h0.Add(time.Hour)); pr.Level == LevelShape {
+			t.Errorf("old key %d was kept: %+v", i, pr)
+		}
+	}
+	for _, i := range []int{3*MaxQueueKeys/2 + 1, 2*MaxQueueKeys - 10, 2*MaxQueueKeys - 1} {
+		if pr, _ := q.Predict(FeaturesOf(aRecord().in("a").shape(1+i, 1).obj()), h0.Add(time.Hour)); pr.Level != LevelShape {
+			t.Errorf("new key %d was dropped: %+v", i, pr)
+		}
+	}
+}
+
+// A history written as of another clock predicts, read on that clock,
+// what it predicted on its own.
+func TestAnnotationAsAnotherClock(t *testing.T) {
+	h, _ := NewQueueHistory("a", "")
+	for i := 0; i < 20; i++ {
+		r := aRecord().in("a").shape(1, 1+i%2).took(time.Duration(1+i) * time.Hour).at(time.Duration(i) * 24 * time.Hour).obj()
+		h.Record(fmt.Sprint(i), r)
+	}
+	simNow := h0.Add(30 * 24 * time.Hour)
+	wall := time.Date(2026, 11, 28, 2, 0, 0, 0, time.UTC)
+	own, _ := h.Annotation(simNow)
+	other, _ := h.AnnotationAs(simNow, wall)
+	p, q := NewPredictor(), NewPredictor()
+	if err := p.AddQueue("a", []byte(own)); err != nil {
+		t.Fatal(err)
+	}
+	if err := q.AddQueue("a", []byte(other)); err != nil {
+		t.Fatal(err)
+	}
+	f := FeaturesOf(aRecord().in("a").shape(1, 2).obj())
+	want, _ := p.Predict(f, simNow)
+	got, _ := q.Predict(f, wall)
+	if !near(got.Median, want.Median) || math.Abs(got.Weight-want.Weight) > 1e-3*want.Weight {
+		t.Errorf("on the other clock %+v, on its own %+v", got, want)
 	}
 }
 
