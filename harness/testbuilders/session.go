@@ -120,6 +120,21 @@ func (s *SessionWrapper) Queue(name string, weight int32) *SessionWrapper {
 	return s
 }
 
+// QueueAnnotation sets an annotation of a queue already there ("default"
+// or one Queue added).
+func (s *SessionWrapper) QueueAnnotation(queue, key, value string) *SessionWrapper {
+	for _, q := range s.test.Queues {
+		if q.Name == queue {
+			if q.Annotations == nil {
+				q.Annotations = map[string]string{}
+			}
+			q.Annotations[key] = value
+			return s
+		}
+	}
+	panic("testbuilders: no queue " + queue)
+}
+
 // PriorityClass adds a PriorityClass of the given value to the cluster.
 func (s *SessionWrapper) PriorityClass(name string, value int32) *SessionWrapper {
 	s.test.PriClass = append(s.test.PriClass, &k8sscheduling.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: name}, Value: value})

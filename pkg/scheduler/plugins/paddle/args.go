@@ -38,9 +38,12 @@ const (
 	ArgGangFitOrder    = "paddle.gangFitOrder"
 	// ArgSmallGangsFirst orders waiting guarded gangs by the GPUs they
 	// still need, fewest first; see Args.SmallGangsFirst.
-	ArgSmallGangsFirst  = "paddle.smallGangsFirst"
-	ArgStarvationAfter  = "paddle.starvationAfter"
-	ArgTaskNameFallback = "paddle.taskNameFallback"
+	ArgSmallGangsFirst = "paddle.smallGangsFirst"
+	// ArgShortestPredictedFirst orders them by predicted GPU-time instead;
+	// see Args.ShortestPredictedFirst.
+	ArgShortestPredictedFirst = "paddle.shortestPredictedFirst"
+	ArgStarvationAfter        = "paddle.starvationAfter"
+	ArgTaskNameFallback       = "paddle.taskNameFallback"
 	// ArgStarvationTaskNameJobs lets jobs recognised only by task names
 	// (no job plugin labels) trigger and be subject to the guard.
 	ArgStarvationTaskNameJobs = "paddle.starvationGuard.taskNameJobs"
@@ -84,6 +87,12 @@ type Args struct {
 	// the guard bounds how long a large gang can be passed over. Jobs the
 	// guard does not cover keep Volcano's order, so they cannot starve.
 	SmallGangsFirst bool
+	// ShortestPredictedFirst: where SmallGangsFirst orders two gangs, the
+	// one with the least predicted GPU-time (its GPUs x the run time its
+	// queue's history predicts for jobs like it, history.go) goes first;
+	// by GPUs when the history cannot predict both. Helios' QSSF orders
+	// by the same prediction (design.md section 6).
+	ShortestPredictedFirst bool
 	// StarvationAfter is how long a gang may wait before it goes first and
 	// reserves the nodes it will start on (reservation.go); 0 disables.
 	StarvationAfter time.Duration
@@ -301,6 +310,7 @@ func arguments(a *Args) []argument {
 		arg(ArgSpineLabel, &a.SpineLabel, parseLabelKey),
 		arg(ArgGangFitOrder, &a.GangFitOrder, toBool),
 		arg(ArgSmallGangsFirst, &a.SmallGangsFirst, toBool),
+		arg(ArgShortestPredictedFirst, &a.ShortestPredictedFirst, toBool),
 		arg(ArgStarvationAfter, &a.StarvationAfter, durationAtLeast(0, "must not be negative (0 turns aging off)")),
 		arg(ArgTaskNameFallback, &a.TaskNameFallback, toBool),
 		arg(ArgStarvationTaskNameJobs, &a.StarvationTaskNameJobs, toBool),
@@ -377,9 +387,9 @@ func toDuration(v interface{}) (time.Duration, error) {
 const maxDurationSeconds = float64(math.MaxInt64) / float64(time.Second)
 
 func (a Args) String() string {
-	return fmt.Sprintf("affinity=%g packing=%g gpuTopology=%g (allJobs=%t, assignmentsMaxAge=%s) rackLabel=%q spineLabel=%q gangFitOrder=%t smallGangsFirst=%t starvationAfter=%s taskNameFallback=%t starvationGuard.taskNameJobs=%t elastic.shrink=%t checkpointable.preempt=%t smallJobHeadroom=%g",
+	return fmt.Sprintf("affinity=%g packing=%g gpuTopology=%g (allJobs=%t, assignmentsMaxAge=%s) rackLabel=%q spineLabel=%q gangFitOrder=%t smallGangsFirst=%t shortestPredictedFirst=%t starvationAfter=%s taskNameFallback=%t starvationGuard.taskNameJobs=%t elastic.shrink=%t checkpointable.preempt=%t smallJobHeadroom=%g",
 		a.AffinityWeight, a.PackingWeight, a.GPUTopologyWeight, a.GPUTopologyAllJobs, a.GPUAssignmentsMaxAge, a.RackLabel, a.SpineLabel,
-		a.GangFitOrder, a.SmallGangsFirst, a.StarvationAfter, a.TaskNameFallback, a.StarvationTaskNameJobs,
+		a.GangFitOrder, a.SmallGangsFirst, a.ShortestPredictedFirst, a.StarvationAfter, a.TaskNameFallback, a.StarvationTaskNameJobs,
 		a.ShrinkElastic, a.PreemptCheckpointable, a.SmallJobHeadroom)
 }
 

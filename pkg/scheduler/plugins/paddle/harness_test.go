@@ -184,6 +184,8 @@ type cluster struct {
 	hyperNodes       map[string]sets.Set[string]
 	// queues besides "default".
 	queues []string
+	// queueAnnotations: queue -> annotations ("default" too).
+	queueAnnotations map[string]map[string]string
 	// PriorityClasses: name -> value.
 	priorities map[string]int32
 }
@@ -227,6 +229,11 @@ func runSession(t *testing.T, tiers []conf.Tier, cfgs []conf.Configuration, c cl
 		HyperNodes(c.hyperNodesByTier, c.hyperNodes)
 	for _, q := range c.queues {
 		w.Queue(q, 1)
+	}
+	for q, anns := range c.queueAnnotations {
+		for k, v := range anns {
+			w.QueueAnnotation(q, k, v)
+		}
 	}
 	for name, v := range c.priorities {
 		w.PriorityClass(name, v)

@@ -1,6 +1,7 @@
 package paddle
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 
@@ -48,8 +49,9 @@ func compareInts(a, b int) int {
 //  3. then gangs whose missing pods fit on free resources now, so the
 //     allocate action does not spend the session on partial placements of
 //     gangs that are then rolled back;
-//  4. then, between two gangs the starvation guard covers, the one that
-//     still needs fewer GPUs (SmallGangsFirst);
+//  4. then, between two gangs the starvation guard covers, the one with
+//     less predicted GPU-time (ShortestPredictedFirst) or that still needs
+//     fewer GPUs (SmallGangsFirst);
 //  5. otherwise no opinion (Volcano falls back to creation time).
 func (s *session) jobOrderFn(l, r interface{}) int {
 	lj, rj := l.(*api.JobInfo), r.(*api.JobInfo)
@@ -91,6 +93,13 @@ func (s *session) jobOrderFn(l, r interface{}) int {
 	// Only between guarded gangs: the guard is what bounds the wait of the
 	// larger one (it starves after StarvationAfter and goes first).
 	if s.args.SmallGangsFirst && s.starvation.on() && s.guarded(lj) && s.guarded(rj) {
+		if s.args.ShortestPredictedFirst {
+			lw, lok := s.predictedWork(lj)
+			rw, rok := s.predictedWork(rj)
+			if lok && rok && lw != rw {
+				return cmp.Compare(lw, rw)
+			}
+		}
 		return compareInts(s.estimate(lj).gpus, s.estimate(rj).gpus)
 	}
 	return 0

@@ -7,6 +7,7 @@ import (
 	"volcano.sh/volcano/pkg/scheduler/api"
 	"volcano.sh/volcano/pkg/scheduler/framework"
 
+	"github.com/volcano-paddle/volcano-paddle/pkg/jobhistory"
 	"github.com/volcano-paddle/volcano-paddle/pkg/paddleapi"
 )
 
@@ -41,6 +42,9 @@ type session struct {
 	// waitStart is when each gang began to wait (waitingSince), computed
 	// once per session.
 	waitStart map[api.JobID]time.Time
+	// work is each job's predicted GPU-time (history.go), computed once
+	// per session.
+	work map[api.JobID]predicted
 
 	// gpu is each node's GPUs (gpu.go).
 	gpu *gpuState
@@ -55,6 +59,7 @@ type session struct {
 	candidates    lazy[*victimJobs]                  // victimJobs
 	growthWaiters lazy[map[api.QueueID]*api.JobInfo] // shrinkWaiters (predicates.go)
 	gpuCount      lazy[clusterGPUs]                  // headroomGPUs (ordering.go)
+	history       lazy[*jobhistory.Predictor]        // predictedWork (history.go)
 }
 
 // lazy is a value of the session computed on its first use, once; the
@@ -111,7 +116,7 @@ func placedStatus(s api.TaskStatus) bool {
 
 func newSession(ssn *framework.Session, a Args, store *Store) *session {
 	s := &session{ssn: ssn, args: a, store: store, places: buildPlaces(ssn, a), jobs: map[api.JobID]*jobState{}, estimates: map[api.JobID]*gangEstimate{},
-		attainedTime: map[api.JobID]time.Duration{}, waitStart: map[api.JobID]time.Time{}, gpu: newGPUState(a.GPUAssignmentsMaxAge, store.clock())}
+		attainedTime: map[api.JobID]time.Duration{}, waitStart: map[api.JobID]time.Time{}, work: map[api.JobID]predicted{}, gpu: newGPUState(a.GPUAssignmentsMaxAge, store.clock())}
 	s.starvation = starvationPolicy{after: a.StarvationAfter, taskNameJobs: a.StarvationTaskNameJobs, isPaddle: s.isPaddle, since: s.waitingSince}
 	s.headroom = headroomPolicy{share: a.SmallJobHeadroom, after: s.starvation.after}
 	for id, job := range ssn.Jobs {

@@ -24,6 +24,10 @@ type Store struct {
 	// book is each starving gang's reservation (reservation.go).
 	book reservationBook
 
+	// history is the predictor of the queues' run-time histories
+	// (history.go).
+	history historyCache
+
 	// logged holds the problem lists already logged. Volcano builds the
 	// plugin for every session (about one a second), so a typo would
 	// otherwise log an error each time; each distinct configuration is

@@ -1,0 +1,141 @@
+package paddle
+
+import (
+	"sort"
+	"sync"
+	"time"
+
+	"k8s.io/klog/v2"
+	"volcano.sh/volcano/pkg/scheduler/api"
+
+	"github.com/volcano-paddle/volcano-paddle/pkg/jobhistory"
+	"github.com/volcano-paddle/volcano-paddle/pkg/paddleapi"
+)
+
+// This file is what the plugin learns from finished jobs: the run times
+// the controller manager's paddle-history-controller records on each Queue
+// (paddleapi.RunTimeHistoryAnnotation), read into one predictor
+// (pkg/jobhistory) and asked about waiting gangs. Nothing here knows a
+// job's own run time: only what was known of it at submission.
+
+// historyCache keeps the predictor built from the queues' histories until
+// one of them changes: the annotations change when jobs finish, while
+// sessions open about once a second.
+type historyCache struct {
+	mu          sync.Mutex
+	annotations map[string]string
+	predictor   *jobhistory.Predictor
+}
+
+// predictor is the predictor of the queues' histories; nil when no queue
+// has one. A history that cannot be read is left out and logged once.
+func (st *Store) predictor(queues map[api.QueueID]*api.QueueInfo) *jobhistory.Predictor {
+	anns := map[string]string{}
+	for _, q := range queues {
+		if q == nil || q.Queue == nil {
+			continue
+		}
+		if a := q.Queue.Annotations[paddleapi.RunTimeHistoryAnnotation]; a != "" {
+			anns[q.Queue.Name] = a
+		}
+	}
+	h := &st.history
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.annotations != nil && sameStrings(h.annotations, anns) {
+		return h.predictor
+	}
+	h.annotations = anns
+	h.predictor = nil
+	if len(anns) == 0 {
+		return nil
+	}
+	names := make([]string, 0, len(anns))
+	for n := range anns {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	p := jobhistory.NewPredictor()
+	for _, n := range names {
+		// AddQueue takes a history whole or not at all: a bad one costs
+		// only its own queue.
+		if err := p.AddQueue(n, []byte(anns[n])); err != nil {
+			st.logProblems([]string{"annotation " + paddleapi.RunTimeHistoryAnnotation + " of queue " + n + " ignored: " + err.Error() +
+				"; delete it, and paddle-history-controller writes it anew as jobs finish"})
+		}
+	}
+	h.predictor = p
+	return p
+}
+
+func sameStrings(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || w != v {
+			return false
+		}
+	}
+	return true
+}
+
+// features are what the job carried at submission, as the history keys
+// it (jobhistory.FromJob reads the same of a finished job): its namespace
+// and queue, its Paddle mode, and the shape of the pods that request GPUs.
+func (s *session) features(job *api.JobInfo) jobhistory.Features {
+	f := jobhistory.Features{Namespace: job.Namespace, Queue: string(job.Queue)}
+	s.mu.Lock()
+	js, ok := s.jobs[job.UID]
+	s.mu.Unlock()
+	if ok {
+		switch js.mode {
+		case paddleapi.ModeCollective:
+			f.Mode = jobhistory.ModeCollective
+		case paddleapi.ModePS, paddleapi.ModeHeterPS:
+			f.Mode = jobhistory.ModePS
+		}
+	}
+	for _, t := range job.Tasks {
+		if g := gpusOf(t.Resreq); g > 0 {
+			f.Pods++
+			f.GPUs += g
+			if f.GPUsPerPod == 0 {
+				f.GPUsPerPod = g
+			}
+		}
+	}
+	return f
+}
+
+// predictedWork is the GPU-time the gang still needs as the history
+// predicts it: the GPUs it still needs times its predicted mean run time;
+// false without history.
+func (s *session) predictedWork(job *api.JobInfo) (float64, bool) {
+	p := s.history.get(func() *jobhistory.Predictor { return s.store.predictor(s.ssn.Queues) })
+	if p == nil {
+		return 0, false
+	}
+	s.mu.Lock()
+	w, ok := s.work[job.UID]
+	s.mu.Unlock()
+	if ok {
+		return w.gpuSeconds, w.ok
+	}
+	pr, found := p.Predict(s.features(job), s.now())
+	w = predicted{ok: found}
+	if found {
+		w.gpuSeconds = float64(s.estimate(job).gpus) * pr.Mean.Seconds()
+		klog.V(5).InfoS("Predicted a gang's run time", "job", job.UID, "mean", pr.Mean.Round(time.Second), "level", pr.Level, "weight", pr.Weight)
+	}
+	s.mu.Lock()
+	s.work[job.UID] = w
+	s.mu.Unlock()
+	return w.gpuSeconds, w.ok
+}
+
+// predicted is a job's predicted work, computed once per session.
+type predicted struct {
+	gpuSeconds float64
+	ok         bool
+}
