@@ -253,6 +253,9 @@ type sim struct {
 	// restarted pod's run time from then, not from the job's arrival and
 	// first start.
 	created, started [][]float64
+	// hist: the run-time history the paddle plugin reads (history.go);
+	// nil for configurations that do not read it.
+	hist *simHistory
 	// after: the timers of the compared configurations (Workload.Timers
 	// and this configuration's own), in seconds: a cycle runs when a
 	// waiting job has waited that long (the paddle plugin's starvation
@@ -299,6 +302,9 @@ func Simulate(ctx context.Context, w *Workload, models map[string]quality.Model,
 	if cfg.Queues {
 		s.queues = w.QueueObjects()
 	}
+	if usesHistory(cfg) {
+		s.hist = newSimHistory(w)
+	}
 	for i, j := range w.Jobs {
 		if _, ok := models[j.Model]; !ok {
 			return nil, fmt.Errorf("job %s: no model %q", j.Name, j.Model)
@@ -331,6 +337,7 @@ func Simulate(ctx context.Context, w *Workload, models map[string]quality.Model,
 			if c.gen != s.gen[c.job] {
 				continue // resized or restarted since
 			}
+			s.recordFinished(c.job, c.end)
 			s.release(c.job, c.end)
 			s.res[c.job].End = c.end
 		}
@@ -625,6 +632,10 @@ func (s *sim) cycle(t float64) int {
 		c.PodGroups = append(c.PodGroups, s.groups[i])
 	}
 	c.Queues = s.queues
+	if s.hist != nil {
+		s.hist.learn(t, s.cfg.Queues)
+		c.QueueAnnotations = s.hist.annotations(t, wall)
+	}
 	// The jobs running when the cycle starts, which grow below takes too:
 	// nothing starts or stops while the scheduler runs.
 	running := s.runningJobs()

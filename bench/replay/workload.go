@@ -20,6 +20,7 @@ import (
 	schedulingv1 "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
 
 	"github.com/volcano-paddle/volcano-paddle/bench/quality"
+	"github.com/volcano-paddle/volcano-paddle/pkg/jobhistory"
 )
 
 // Options choose the trace window and size the cluster.
@@ -105,6 +106,14 @@ type Workload struct {
 	// share of the GPU-time submitted in the trace before the window
 	// (queueWeights); configurations with Config.Queues use them.
 	Queues map[string]int32
+	// History: the trace's jobs submitted in the HistoryLookback before
+	// the window, each with when its run time became known (its
+	// submission plus its duration; the trace has no start), in seconds
+	// from the window's start, in that order: what a cluster's run-time
+	// history holds of them (History, sim.go). Start0 is the window's start
+	// on the trace's clock (Unix seconds).
+	History []PastJob
+	Start0  float64
 	// Timers: the waits after which any compared configuration orders a
 	// waiting job differently (DeclaredTimers); every replay of the
 	// comparison runs a cycle when a job has waited that long.
@@ -154,11 +163,38 @@ func Build(trace []quality.TraceJob, models []string, o Options) (*Workload, err
 		w.Jobs = append(w.Jobs, job)
 	}
 	w.Queues = queueWeights(sorted[:o.Start], t0, w.Jobs)
+	w.History, w.Start0 = pastJobs(sorted[:o.Start], t0), t0
 	if span > 0 {
 		w.OfferedLoad = gpuSeconds / (span * float64(w.GPUs()))
 	}
 	applyFlex(w, o.Flex, o.Seed)
 	return w, nil
+}
+
+// HistoryLookback is how much of the trace before a window the cluster's
+// run-time history holds: eight of its half-lives, after which an
+// observation weighs under 1/256 (jobhistory.DefaultHalfLife).
+const HistoryLookback = 8 * jobhistory.DefaultHalfLife
+
+// PastJob is a job of the trace before the window, as the history knows
+// it: Known is when its run time became known, in seconds from the
+// window's start (after it, for a job still running then).
+type PastJob struct {
+	Known float64
+	Job   quality.TraceJob
+}
+
+// pastJobs are the jobs of before submitted within HistoryLookback of t0,
+// in the order their run times became known.
+func pastJobs(before []quality.TraceJob, t0 float64) []PastJob {
+	var out []PastJob
+	for _, tj := range before {
+		if tj.Submitted >= t0-HistoryLookback.Seconds() {
+			out = append(out, PastJob{Known: tj.Submitted + tj.Duration - t0, Job: tj})
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Known < out[j].Known })
+	return out
 }
 
 // QueueShareLookback is how much of the trace before a window its queues'

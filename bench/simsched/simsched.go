@@ -142,6 +142,9 @@ type Cluster struct {
 	PriorityClasses []*schedulingk8s.PriorityClass
 	// Queues besides "default", which every cluster has.
 	Queues []*schedulingv1.Queue
+	// QueueAnnotations: queue name -> annotations to set on it ("default"
+	// too), such as the run-time history (paddleapi.RunTimeHistoryAnnotation).
+	QueueAnnotations map[string]map[string]string
 }
 
 // Cache is a scheduler cache loaded with a cluster, ready for one session.
@@ -200,9 +203,18 @@ func newCache(c *Cluster, run bool) *Cache {
 	for _, pc := range c.PriorityClasses {
 		sc.AddPriorityClass(pc.DeepCopy())
 	}
-	sc.AddQueueV1beta1(util.BuildQueue("default", 1, nil))
+	queues := []*schedulingv1.Queue{util.BuildQueue("default", 1, nil)}
 	for _, q := range c.Queues {
-		sc.AddQueueV1beta1(q.DeepCopy())
+		queues = append(queues, q.DeepCopy())
+	}
+	for _, q := range queues {
+		for k, v := range c.QueueAnnotations[q.Name] {
+			if q.Annotations == nil {
+				q.Annotations = map[string]string{}
+			}
+			q.Annotations[k] = v
+		}
+		sc.AddQueueV1beta1(q)
 	}
 	if c.RackHyperNodes {
 		sc.HyperNodesInfo = hyperNodesFromRacks(c.Nodes)

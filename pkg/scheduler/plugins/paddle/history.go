@@ -105,6 +105,13 @@ func (s *session) features(job *api.JobInfo) jobhistory.Features {
 			}
 		}
 	}
+	if f.GPUs == 0 && job.PodGroup != nil && job.PodGroup.Spec.MinResources != nil {
+		// A PodGroup the enqueue action has not admitted has no pods yet:
+		// its GPUs are those of its minMember pods (Volcano's job
+		// controller, CalcPGMinResources), its shape unknown.
+		q := (*job.PodGroup.Spec.MinResources)[gpuResource]
+		f.GPUs = int(q.Value())
+	}
 	return f
 }
 
@@ -125,7 +132,11 @@ func (s *session) predictedWork(job *api.JobInfo) (float64, bool) {
 	pr, found := p.Predict(s.features(job), s.now())
 	w = predicted{ok: found}
 	if found {
-		w.gpuSeconds = float64(s.estimate(job).gpus) * pr.Mean.Seconds()
+		gpus := s.estimate(job).gpus
+		if gpus == 0 {
+			gpus = s.features(job).GPUs
+		}
+		w.gpuSeconds = float64(gpus) * pr.Mean.Seconds()
 		klog.V(5).InfoS("Predicted a gang's run time", "job", job.UID, "mean", pr.Mean.Round(time.Second), "level", pr.Level, "weight", pr.Weight)
 	}
 	s.mu.Lock()

@@ -1,0 +1,69 @@
+package replay
+
+import (
+	"context"
+	"testing"
+
+	"github.com/volcano-paddle/volcano-paddle/bench/quality"
+	"github.com/volcano-paddle/volcano-paddle/pkg/scheduler/plugins/paddle"
+)
+
+// pastOf is a history before the window: n jobs of each GPU count, of
+// their run time in seconds, all known before the window starts.
+func pastOf(n int, runs map[int]float64) []PastJob {
+	var out []PastJob
+	for gpus, d := range runs {
+		for i := 0; i < n; i++ {
+			submitted := -7*86400 + float64(i)*3600
+			out = append(out, PastJob{Known: submitted + d, Job: quality.TraceJob{GPUs: gpus, Duration: d, Submitted: 1.5e9 + submitted}})
+		}
+	}
+	return out
+}
+
+// A paddle configuration ordering by predicted run time starts, when the
+// node frees up, the 8-GPU gang whose like ran for minutes before the
+// 4-GPU gang whose like ran for hours, which fewest-GPUs-first would
+// start; and its decisions do not change when the waiting jobs' own run
+// times are swapped: it never sees them before they end. Without the
+// enqueue action: with it, both gangs wait Pending, without pods, and the
+// plugin orders only the gangs it recognises by their pods (the
+// starvation guard's, guarded), so Volcano's creation order admits the
+// 4-GPU gang first.
+func TestReplayPredictsFromHistory(t *testing.T) {
+	models := testModels(t)
+	plain := withoutEnqueue(paddleConfig(t))
+	predicted := WithPaddleArgs(plain, "paddle-predicted", "", map[string]interface{}{paddle.ArgShortestPredictedFirst: true})
+	if !usesHistory(predicted) || usesHistory(plain) {
+		t.Fatal("only the configuration that orders by prediction keeps the history")
+	}
+	build := func(fourGPUs, eightGPUs float64) *Workload {
+		w := testWorkload(1, imagenetJob("running", 1, 8, 1000, 0), imagenetJob("four", 1, 4, fourGPUs, 10), imagenetJob("eight", 1, 8, eightGPUs, 20))
+		w.History = pastOf(10, map[int]float64{4: 36000, 8: 100})
+		w.Start0 = 1.5e9
+		return w
+	}
+	starts := func(w *Workload, c Config) map[string]float64 {
+		r, err := Simulate(context.Background(), w, models, BestSteps(w, models), c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]float64{}
+		for _, j := range r.Jobs {
+			out[j.Name] = j.Start
+		}
+		return out
+	}
+	w := build(3000, 2000)
+	if got := starts(w, plain); got["four"] != 1000 || got["eight"] <= 1000 {
+		t.Errorf("fewest GPUs first: %v, want four at 1000 and eight after it", got)
+	}
+	got := starts(w, predicted)
+	if got["eight"] != 1000 || got["four"] <= 1000 {
+		t.Errorf("by prediction: %v, want eight at 1000 and four after it", got)
+	}
+	swapped := starts(build(2000, 3000), predicted)
+	if swapped["eight"] != got["eight"] || swapped["running"] != got["running"] {
+		t.Errorf("with the waiting jobs' run times swapped the decisions changed: %v, then %v", got, swapped)
+	}
+}
