@@ -2,6 +2,7 @@ package replay
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/volcano-paddle/volcano-paddle/bench/quality"
@@ -25,18 +26,26 @@ func pastOf(n int, runs map[int]float64) []PastJob {
 // node frees up, the 8-GPU gang whose like ran for minutes before the
 // 4-GPU gang whose like ran for hours, which fewest-GPUs-first would
 // start; and its decisions do not change when the waiting jobs' own run
-// times are swapped: it never sees them before they end. Without the
-// enqueue action: with it, both gangs wait Pending, without pods, and the
-// plugin orders only the gangs it recognises by their pods (the
-// starvation guard's, guarded), so Volcano's creation order admits the
-// 4-GPU gang first.
+// times are swapped: it never sees them before they end. With the enqueue
+// action the two wait Pending, without pods, and the order decides which
+// the enqueue action admits into the room the running job leaves
+// (admissionOrder); without it, which allocate places.
 func TestReplayPredictsFromHistory(t *testing.T) {
 	models := testModels(t)
-	plain := withoutEnqueue(paddleConfig(t))
-	predicted := WithPaddleArgs(plain, "paddle-predicted", "", map[string]interface{}{paddle.ArgShortestPredictedFirst: true})
-	if !usesHistory(predicted) || usesHistory(plain) {
-		t.Fatal("only the configuration that orders by prediction keeps the history")
+	for _, enqueue := range []bool{true, false} {
+		plain := paddleConfig(t)
+		if !enqueue {
+			plain = withoutEnqueue(plain)
+		}
+		predicted := WithPaddleArgs(plain, "paddle-predicted", "", map[string]interface{}{paddle.ArgShortestPredictedFirst: true})
+		if !usesHistory(predicted) || usesHistory(plain) {
+			t.Fatal("only the configuration that orders by prediction keeps the history")
+		}
+		t.Run(fmt.Sprintf("enqueue %t", enqueue), func(t *testing.T) { predictsFromHistory(t, models, plain, predicted) })
 	}
+}
+
+func predictsFromHistory(t *testing.T, models map[string]quality.Model, plain, predicted Config) {
 	build := func(fourGPUs, eightGPUs float64) *Workload {
 		w := testWorkload(1, imagenetJob("running", 1, 8, 1000, 0), imagenetJob("four", 1, 4, fourGPUs, 10), imagenetJob("eight", 1, 8, eightGPUs, 20))
 		w.History = pastOf(10, map[int]float64{4: 36000, 8: 100})

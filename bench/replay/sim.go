@@ -524,6 +524,16 @@ func (s *sim) arrive(i int) {
 	if s.cfg.Queues && j.Queue != "" {
 		pg.Spec.Queue = j.Queue
 	}
+	// The paddle admission labels a Paddle job with its mode, and Volcano's
+	// job controller copies the job's labels to its PodGroup
+	// (paddlejob.Defaults: modeLabel).
+	if pg.Labels == nil {
+		pg.Labels = map[string]string{}
+	}
+	pg.Labels[paddleapi.ModeLabel] = string(paddleapi.ModeCollective)
+	if j.PS {
+		pg.Labels[paddleapi.ModeLabel] = string(paddleapi.ModePS)
+	}
 	s.res[i].Queue = pg.Spec.Queue
 	if s.enqueues {
 		// What Volcano's job controller creates: a Pending PodGroup whose

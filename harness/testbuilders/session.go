@@ -5,6 +5,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	k8sscheduling "k8s.io/api/scheduling/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/sets"
 	schedulingv1 "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
@@ -37,6 +38,17 @@ func (g *PodGroupWrapper) Name(name string) *PodGroupWrapper    { g.SetName(name
 func (g *PodGroupWrapper) Namespace(ns string) *PodGroupWrapper { g.SetNamespace(ns); return g }
 func (g *PodGroupWrapper) Queue(q string) *PodGroupWrapper      { g.Spec.Queue = q; return g }
 func (g *PodGroupWrapper) MinMember(n int32) *PodGroupWrapper   { g.Spec.MinMember = n; return g }
+
+// Pending makes the gang one the enqueue action has not admitted: Pending,
+// asking for gpus nvidia.com/gpu in all (Volcano's job controller sets
+// minResources from its minMember pods), labelled (the labels its Job
+// carried).
+func (g *PodGroupWrapper) Pending(gpus int, labels map[string]string) *PodGroupWrapper {
+	g.Status.Phase = schedulingv1.PodGroupPending
+	g.Spec.MinResources = &v1.ResourceList{"nvidia.com/gpu": *resource.NewQuantity(int64(gpus), resource.DecimalSI)}
+	g.Labels = labels
+	return g
+}
 
 // PriorityClass names the gang's PriorityClass (Volcano takes a job's
 // priority from it; register the class with SessionWrapper.PriorityClass).

@@ -2,6 +2,7 @@ package paddlejob
 
 import (
 	"fmt"
+	"strings"
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 	bus "volcano.sh/apis/pkg/apis/bus/v1alpha1"
@@ -19,7 +20,8 @@ type PatchOperation struct {
 
 // Defaulted is one default the mutating admission applies: the patch, and
 // the warning that tells the user what was added and how to opt out, so
-// that no field is set behind the user's back.
+// that no field of the spec is set behind the user's back. A label that
+// only restates the spec (modeLabel) comes without one.
 type Defaulted struct {
 	Patch   PatchOperation
 	Warning string
@@ -40,6 +42,9 @@ type Defaulted struct {
 //
 // A --checkpointable job without a PodEvicted policy gets PodEvicted ->
 // RestartJob (checkpointRestart).
+//
+// Every Paddle job gets the label paddleapi.ModeLabel with its mode
+// (modeLabel), silently.
 func Defaults(job *batch.Job, a *Args, l *Layout) []Defaulted {
 	var out []Defaulted
 	if d, ok := trainerCompletesJob(job, a, l); ok {
@@ -48,7 +53,26 @@ func Defaults(job *batch.Job, a *Args, l *Layout) []Defaulted {
 	if d, ok := checkpointRestart(job, a); ok {
 		out = append(out, d)
 	}
+	if d, ok := modeLabel(job, l); ok {
+		out = append(out, d)
+	}
 	return out
+}
+
+// modeLabel labels the job with its Paddle mode. Volcano's job controller
+// copies a job's labels onto its PodGroup (pkg/controllers/job/
+// job_controller_actions.go: createOrUpdatePodGroup), so the scheduler
+// plugin knows a Paddle gang while the enqueue action has not yet admitted
+// it and it has no pods to carry the job plugin's pod labels.
+func modeLabel(job *batch.Job, l *Layout) (Defaulted, bool) {
+	if job.Labels[paddleapi.ModeLabel] == string(l.Mode) {
+		return Defaulted{}, false
+	}
+	if job.Labels == nil {
+		return Defaulted{Patch: PatchOperation{Op: "add", Path: "/metadata/labels", Value: map[string]string{paddleapi.ModeLabel: string(l.Mode)}}}, true
+	}
+	// RFC 6901: "/" in a key is written "~1".
+	return Defaulted{Patch: PatchOperation{Op: "add", Path: "/metadata/labels/" + strings.ReplaceAll(paddleapi.ModeLabel, "/", "~1"), Value: string(l.Mode)}}, true
 }
 
 // trainerCompletesJob is the TaskCompleted -> CompleteJob default of

@@ -214,7 +214,9 @@ func Mutate(ctx context.Context, ar admissionv1.AdmissionReview) *admissionv1.Ad
 	var warnings []string
 	for i, df := range defaults {
 		ops[i] = df.Patch
-		warnings = append(warnings, df.Warning)
+		if df.Warning != "" {
+			warnings = append(warnings, df.Warning)
+		}
 	}
 	patch, err := json.Marshal(ops)
 	if err != nil {

@@ -155,7 +155,9 @@ func admitWarns(t *testing.T, j *batch.Job, want ...string) {
 }
 
 // The mutating admission gives a PS job's trainers TaskCompleted ->
-// CompleteJob, unless turned off or the task has its own TaskCompleted.
+// CompleteJob, unless turned off or the task has its own TaskCompleted,
+// and labels every valid Paddle job with its mode, silently (the label
+// restates the spec; the scheduler reads it from the job's PodGroup).
 func TestMutate(t *testing.T) {
 	withPolicies := func(args []string, p ...batch.LifecyclePolicy) *batch.Job {
 		j := job(map[string][]string{"paddle": args}, map[string]int32{"ps": 1, "worker": 2})
@@ -183,9 +185,25 @@ func TestMutate(t *testing.T) {
 			if !resp.Allowed {
 				t.Fatalf("mutating admission denied: %v", resp.Result)
 			}
-			if tc.want == nil {
+			if tc.name == "invalid job" {
 				if resp.Patch != nil || len(resp.Warnings) != 0 {
 					t.Fatalf("patched: %s, warnings %q", resp.Patch, resp.Warnings)
+				}
+				return
+			}
+			labelled := admissiontest.ApplyPatch(t, tc.job, resp.Patch)
+			mode := "ps"
+			if tc.name == "collective job" {
+				mode = "collective"
+			}
+			if got := labelled.Labels[paddleapi.ModeLabel]; got != mode {
+				t.Errorf("label %s=%q, want %q", paddleapi.ModeLabel, got, mode)
+			}
+			if tc.want == nil {
+				gotP, _ := json.Marshal(labelled.Spec)
+				wantP, _ := json.Marshal(tc.job.Spec)
+				if len(resp.Warnings) != 0 || !bytes.Equal(gotP, wantP) {
+					t.Fatalf("the spec was changed (%s) or warned of: %q", resp.Patch, resp.Warnings)
 				}
 				return
 			}

@@ -1,11 +1,13 @@
 package paddle
 
 import (
+	"cmp"
 	"sort"
 	"sync"
 	"time"
 
 	"k8s.io/klog/v2"
+	"volcano.sh/apis/pkg/apis/scheduling"
 	"volcano.sh/volcano/pkg/scheduler/api"
 
 	"github.com/volcano-paddle/volcano-paddle/pkg/jobhistory"
@@ -88,13 +90,18 @@ func (s *session) features(job *api.JobInfo) jobhistory.Features {
 	s.mu.Lock()
 	js, ok := s.jobs[job.UID]
 	s.mu.Unlock()
+	mode := paddleapi.Mode("")
 	if ok {
-		switch js.mode {
-		case paddleapi.ModeCollective:
-			f.Mode = jobhistory.ModeCollective
-		case paddleapi.ModePS, paddleapi.ModeHeterPS:
-			f.Mode = jobhistory.ModePS
-		}
+		mode = js.mode
+	} else if job.PodGroup != nil {
+		// No pods yet: the mode label its Job's admission set.
+		mode = paddleapi.Mode(job.PodGroup.Labels[paddleapi.ModeLabel])
+	}
+	switch mode {
+	case paddleapi.ModeCollective:
+		f.Mode = jobhistory.ModeCollective
+	case paddleapi.ModePS, paddleapi.ModeHeterPS:
+		f.Mode = jobhistory.ModePS
 	}
 	for _, t := range job.Tasks {
 		if g := gpusOf(t.Resreq); g > 0 {
@@ -149,4 +156,44 @@ func (s *session) predictedWork(job *api.JobInfo) (float64, bool) {
 type predicted struct {
 	gpuSeconds float64
 	ok         bool
+}
+
+// admissionOrder orders two Paddle gangs that Volcano's enqueue action has
+// not admitted yet (unadmitted), as ShortestPredictedFirst orders waiting
+// gangs: one that has waited StarvationAfter first (the older first),
+// then the least predicted GPU-time, then the fewest GPUs. ok is false
+// unless both are such gangs. Volcano's enqueue action admits jobs in
+// JobOrderFn's order (actions/enqueue: Execute), before they have pods:
+// without this only Volcano's order (priority, creation) would decide
+// which waiting gang gets the cluster's next room.
+func (s *session) admissionOrder(l, r *api.JobInfo) (int, bool) {
+	if !unadmitted(l) || !unadmitted(r) {
+		return 0, false
+	}
+	now := s.now()
+	ls := now.Sub(l.CreationTimestamp.Time) > s.starvation.after
+	rs := now.Sub(r.CreationTimestamp.Time) > s.starvation.after
+	switch {
+	case ls && !rs:
+		return -1, true
+	case rs && !ls:
+		return 1, true
+	case ls && rs:
+		return l.CreationTimestamp.Time.Compare(r.CreationTimestamp.Time), true
+	}
+	lw, lok := s.predictedWork(l)
+	rw, rok := s.predictedWork(r)
+	if lok && rok && lw != rw {
+		return cmp.Compare(lw, rw), true
+	}
+	return compareInts(s.features(l).GPUs, s.features(r).GPUs), true
+}
+
+// unadmitted: a Paddle gang (its PodGroup carries the mode label the
+// admission sets on its Job, which Volcano's job controller copies to the
+// PodGroup) that the enqueue action has not admitted: its PodGroup is
+// Pending, and it has no pods yet.
+func unadmitted(job *api.JobInfo) bool {
+	pg := job.PodGroup
+	return pg != nil && pg.Status.Phase == scheduling.PodGroupPending && len(job.Tasks) == 0 && pg.Labels[paddleapi.ModeLabel] != ""
 }

@@ -10,6 +10,7 @@ import (
 	schedulingv1 "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
 	"volcano.sh/volcano/pkg/scheduler/api"
 
+	tb "github.com/volcano-paddle/volcano-paddle/harness/testbuilders"
 	"github.com/volcano-paddle/volcano-paddle/pkg/jobhistory"
 	"github.com/volcano-paddle/volcano-paddle/pkg/paddleapi"
 )
@@ -112,4 +113,51 @@ func queueInfos(anns map[string]map[string]string) map[api.QueueID]*api.QueueInf
 		out[api.QueueID(name)] = api.NewQueueInfo(q)
 	}
 	return out
+}
+
+// Two Paddle gangs the enqueue action has not admitted (Pending, no pods,
+// the mode label on their PodGroups) go, with shortestPredictedFirst, in
+// the order of their predicted GPU-time; one that has waited
+// paddle.starvationAfter first; without the label or the argument, no
+// opinion: Volcano's order (creation time) decides.
+func TestAdmissionOrder(t *testing.T) {
+	known := historyOf(t, 5, map[[2]int]time.Duration{{2, 8}: 10 * time.Minute, {1, 2}: 10 * time.Hour})
+	paddleLabel := map[string]string{paddleapi.ModeLabel: string(paddleapi.ModeCollective)}
+	on := map[string]interface{}{ArgShortestPredictedFirst: true}
+	for _, tc := range []struct {
+		name     string
+		args     map[string]interface{}
+		labels   map[string]string
+		smallAge time.Duration
+		want     int // JobOrderFn(small, big): 1 small first, -1 big first
+	}{
+		// small is older than big: Volcano's order puts it first.
+		{"least predicted GPU-time first", on, paddleLabel, 3 * time.Minute, -1},
+		{"a starving gang first", on, paddleLabel, starvingAge, 1},
+		{"off: Volcano's order", nil, paddleLabel, 3 * time.Minute, 1},
+		{"not labelled Paddle: Volcano's order", on, nil, 3 * time.Minute, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := cluster{nodes: oneRack(3), queueAnnotations: map[string]map[string]string{"default": {paddleapi.RunTimeHistoryAnnotation: known}}}
+			now := time.Now()
+			c.groups = []*schedulingv1.PodGroup{
+				tb.MakePodGroup().Name("big").Namespace("ns").MinMember(2).Created(now.Add(-2*time.Minute)).Pending(16, tc.labels).Obj(),
+				tb.MakePodGroup().Name("small").Namespace("ns").MinMember(1).Created(now.Add(-tc.smallAge)).Pending(2, tc.labels).Obj(),
+			}
+			tiers, cfgs := paddleTiers(t)
+			r := openSession(t, WithArgs(tiers, tc.args), cfgs, c)
+			small, big := jobByName(t, r, "small"), jobByName(t, r, "big")
+			sb, bs := r.ssn.JobOrderFn(small, big), r.ssn.JobOrderFn(big, small)
+			got := 0
+			switch {
+			case sb && !bs:
+				got = 1
+			case bs && !sb:
+				got = -1
+			}
+			if got != tc.want {
+				t.Errorf("small before big %t, big before small %t; want %d", sb, bs, tc.want)
+			}
+		})
+	}
 }

@@ -55,6 +55,11 @@ func compareInts(a, b int) int {
 //  5. otherwise no opinion (Volcano falls back to creation time).
 func (s *session) jobOrderFn(l, r interface{}) int {
 	lj, rj := l.(*api.JobInfo), r.(*api.JobInfo)
+	if s.args.ShortestPredictedFirst && s.starvation.on() {
+		if c, ok := s.admissionOrder(lj, rj); ok {
+			return c
+		}
+	}
 	ls, rs := s.starving(lj), s.starving(rj)
 	switch {
 	case ls && !rs:
