@@ -4,6 +4,7 @@
 package etcdtest
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net"
@@ -172,9 +173,48 @@ func (s *Server) Restart(wipe bool) {
 }
 
 // Pause stops the process (SIGSTOP: its connections stay open and
-// nothing answers, as a store that hangs); Resume lets it go on.
-func (s *Server) Pause()  { s.signal(syscall.SIGSTOP) }
+// nothing answers, as a store that hangs) and waits until every thread of
+// it has stopped: the signal is delivered asynchronously, and a request
+// sent at once could still be answered. Resume lets it go on.
+func (s *Server) Pause() {
+	s.t.Helper()
+	s.signal(syscall.SIGSTOP)
+	s.mu.Lock()
+	pid := s.cmd.Process.Pid
+	s.mu.Unlock()
+	err := wait.PollUntilContextTimeout(context.Background(), 5*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		return allThreadsStopped(pid)
+	})
+	if err != nil {
+		s.t.Fatalf("etcd (pid %d) did not stop on SIGSTOP: %v", pid, err)
+	}
+}
+
 func (s *Server) Resume() { s.signal(syscall.SIGCONT) }
+
+// allThreadsStopped: every thread of process pid is in state T (stopped),
+// per /proc/PID/task/TID/stat (proc(5): the state follows the command
+// name in parentheses).
+func allThreadsStopped(pid int) (bool, error) {
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	if err != nil {
+		return false, err
+	}
+	for _, task := range tasks {
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/stat", pid, task.Name()))
+		if err != nil {
+			return false, nil // the thread ended: look again
+		}
+		i := bytes.LastIndexByte(stat, ')')
+		if i < 0 || i+2 >= len(stat) {
+			return false, fmt.Errorf("unreadable %s", stat)
+		}
+		if stat[i+2] != 'T' {
+			return false, nil
+		}
+	}
+	return len(tasks) > 0, nil
+}
 
 func (s *Server) signal(sig syscall.Signal) {
 	s.mu.Lock()
