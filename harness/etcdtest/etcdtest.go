@@ -173,21 +173,32 @@ func (s *Server) Restart(wipe bool) {
 }
 
 // Pause stops the process (SIGSTOP: its connections stay open and
-// nothing answers, as a store that hangs) and waits until every thread of
-// it has stopped: the signal is delivered asynchronously, and a request
-// sent at once could still be answered. Resume lets it go on.
+// nothing answers, as a store that hangs) and waits until it has stopped
+// (StopProcess). Resume lets it go on.
 func (s *Server) Pause() {
 	s.t.Helper()
-	s.signal(syscall.SIGSTOP)
 	s.mu.Lock()
 	pid := s.cmd.Process.Pid
 	s.mu.Unlock()
+	if err := StopProcess(pid); err != nil {
+		s.t.Fatal(err)
+	}
+}
+
+// StopProcess sends SIGSTOP to process pid and waits until every thread of
+// it has stopped: the signal is delivered asynchronously, and a request
+// sent at once could still be answered.
+func StopProcess(pid int) error {
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		return fmt.Errorf("stopping process %d: %w", pid, err)
+	}
 	err := wait.PollUntilContextTimeout(context.Background(), 5*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
 		return allThreadsStopped(pid)
 	})
 	if err != nil {
-		s.t.Fatalf("etcd (pid %d) did not stop on SIGSTOP: %v", pid, err)
+		return fmt.Errorf("process %d did not stop on SIGSTOP: %w", pid, err)
 	}
+	return nil
 }
 
 func (s *Server) Resume() { s.signal(syscall.SIGCONT) }

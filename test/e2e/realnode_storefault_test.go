@@ -63,8 +63,9 @@ func TestRealNodeElasticStoreFaults(t *testing.T) {
 	// 1. The store's etcd process stopped for longer than the leases.
 	pid := storeProcess(t, store)
 	stopped := time.Now()
-	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
-		t.Fatalf("stopping the store's etcd (pid %d): %v", pid, err)
+	if err := etcdtest.StopProcess(pid); err != nil {
+		_ = syscall.Kill(pid, syscall.SIGCONT)
+		t.Fatalf("stopping the store's etcd: %v", err)
 	}
 	// The stop lasts until the store has left its clients unanswered for
 	// 12 s; resumed whatever happens, so that a failed wait leaves no
