@@ -16,6 +16,7 @@ import (
 	"github.com/volcano-paddle/volcano-paddle/harness/localcluster"
 	"github.com/volcano-paddle/volcano-paddle/internal/volcanorelease"
 	"github.com/volcano-paddle/volcano-paddle/pkg/jobhistory"
+	"github.com/volcano-paddle/volcano-paddle/pkg/paddleapi"
 	"github.com/volcano-paddle/volcano-paddle/test/e2e/framework"
 )
 
@@ -64,6 +65,7 @@ func TestHistoryExport(t *testing.T) {
 	}
 	checkHistory(t, recs, want, ns, jobhistory.TimesFromPods)
 	replayHistory(t, path)
+	checkQueueHistory(t, c, ns, want)
 
 	// The plain job's pods go; its record stays, timed from its status.
 	ctx := context.Background()
@@ -219,4 +221,70 @@ func checkHistory(t *testing.T, recs []jobhistory.Record, want map[string]jobhis
 			t.Errorf("%s exported %d times, want once", name, seen[name])
 		}
 	}
+}
+
+// checkQueueHistory: paddle-history-controller recorded the finished jobs
+// on their queue (default), where the scheduler plugin reads them: each
+// job once, under its own shape; and the Paddle jobs and their PodGroups
+// carry the mode label the admission sets.
+func checkQueueHistory(t *testing.T, c *localcluster.Cluster, ns string, want map[string]jobhistory.Record) {
+	t.Helper()
+	ctx := context.Background()
+	var p *jobhistory.Predictor
+	err := framework.Poll(ctx, 60*time.Second, func(ctx context.Context) (bool, error) {
+		q, err := c.Volcano.SchedulingV1beta1().Queues().Get(ctx, "default", metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		p = jobhistory.NewPredictor()
+		if err := p.AddQueue("default", []byte(q.Annotations[paddleapi.RunTimeHistoryAnnotation])); err != nil {
+			return false, nil // not written yet
+		}
+		for _, r := range want {
+			f := jobhistory.Features{Namespace: ns, Queue: "default", Mode: r.Mode, Pods: r.Pods, GPUsPerPod: r.GPUsPerPod, GPUs: r.Pods * r.GPUsPerPod}
+			if pr, ok := p.Predict(f, time.Now()); !ok || pr.Level != jobhistory.LevelShape {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+	if err != nil {
+		t.Fatalf("the default queue's run-time history lacks the finished jobs: %v", err)
+	}
+	predicted := map[string]time.Duration{}
+	for name, r := range want {
+		f := jobhistory.Features{Namespace: ns, Queue: "default", Mode: r.Mode, Pods: r.Pods, GPUsPerPod: r.GPUsPerPod, GPUs: r.Pods * r.GPUsPerPod}
+		pr, _ := p.Predict(f, time.Now())
+		predicted[name] = pr.Median
+		// Recorded once: a weight of 1, decayed by the seconds since.
+		if pr.Weight < 0.99 || pr.Weight > 1 {
+			t.Errorf("%s: its key's weight is %.4f, want 1 (recorded once): %+v", name, pr.Weight, pr)
+		}
+		if r.Mode == jobhistory.ModeUnknown {
+			continue
+		}
+		j, err := c.Volcano.BatchV1alpha1().Jobs(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if j.Labels[paddleapi.ModeLabel] != string(r.Mode) {
+			t.Errorf("job %s labelled %s=%q, want %q", name, paddleapi.ModeLabel, j.Labels[paddleapi.ModeLabel], r.Mode)
+		}
+		pgs, err := c.Volcano.SchedulingV1beta1().PodGroups(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, pg := range pgs.Items {
+			if metav1.IsControlledBy(&pg, j) && pg.Labels[paddleapi.ModeLabel] != string(r.Mode) {
+				t.Errorf("PodGroup %s of job %s labelled %q, want %q", pg.Name, name, pg.Labels[paddleapi.ModeLabel], r.Mode)
+			}
+		}
+	}
+	// A single job pulls its key's prediction only part of the way from
+	// the levels above (two jobs' worth); coll and ps share their size, so
+	// the longer-running ps is predicted longer.
+	if predicted["ps"] <= predicted["coll"] {
+		t.Errorf("ps (%s) predicted no longer than coll (%s), which ran shorter", predicted["ps"], predicted["coll"])
+	}
+	t.Logf("predicted from the default queue's history: %v", predicted)
 }
