@@ -45,6 +45,9 @@ const (
 	paddleAfter30m   = "paddle-after30m"
 	paddleNoGuard    = "paddle-noguard"
 	paddleNoHeadroom = "paddle-noheadroom"
+	// paddlePredicted orders waiting gangs, and admits Pending ones, by
+	// the run time the queues' history predicts (issue 38).
+	paddlePredicted = "paddle-predicted"
 )
 
 // paddleVariant is one variant of deploy/paddle's configuration.
@@ -64,6 +67,8 @@ var paddleVariants = []paddleVariant{
 		map[string]interface{}{paddle.ArgStarvationAfter: "0"}},
 	{paddleNoHeadroom, "paddle before the headroom sweep: paddle.smallJobHeadroom: 0, paddle.starvationAfter: 4h",
 		map[string]interface{}{paddle.ArgSmallJobHeadroom: 0, paddle.ArgStarvationAfter: "4h"}},
+	{paddlePredicted, "paddle with paddle.shortestPredictedFirst: true (waiting and Pending gangs by the GPU-time their queue's run-time history predicts)",
+		map[string]interface{}{paddle.ArgShortestPredictedFirst: true}},
 }
 
 func variantNamed(name string) paddleVariant {
