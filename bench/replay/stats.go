@@ -260,6 +260,29 @@ func GeoMeanRatio(ps []Paired, config string, against Against) (iv Interval, sin
 	return iv, single, skipped
 }
 
+// GeoMeanRatioTo is config's geometric mean ratio over windows to another
+// configuration, baseline (a variant against paddle, say), paired by seed,
+// with the interval of GeoMeanRatio. Windows lacking either are left out.
+func GeoMeanRatioTo(ps []Paired, config, baseline string) Interval {
+	var two []Paired
+	for _, p := range ps {
+		c, okC := p.Values[config]
+		b, okB := p.Values[baseline]
+		if !okC || !okB {
+			continue
+		}
+		// The baseline as the window's only stock configuration.
+		two = append(two, Paired{Window: p.Window, Seeds: p.Seeds,
+			Values: map[string][]float64{config: c, baseline: b},
+			Roles:  map[string]Role{config: RolePaddle, baseline: RoleStock}})
+	}
+	if len(two) == 0 {
+		return Interval{Point: math.NaN(), Lo: math.NaN(), Hi: math.NaN()}
+	}
+	iv, _, _ := GeoMeanRatio(two, config, AgainstBestPerWindow)
+	return iv
+}
+
 // pickedWindow is a window and the seeds a resample picked.
 type pickedWindow struct {
 	p    Paired

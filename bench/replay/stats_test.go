@@ -131,3 +131,25 @@ func TestBoundRatio(t *testing.T) {
 		t.Errorf("bound ratio of an absent configuration %g, want NaN", got)
 	}
 }
+
+// A variant 10% faster than paddle on every window and seed is 0.9 of it,
+// whatever the stock configurations did; a window without the variant is
+// left out.
+func TestGeoMeanRatioTo(t *testing.T) {
+	w := func(name string, paddle, variant []float64) Paired {
+		p := Paired{Window: name, Seeds: []int64{1, 2, 3}, Values: map[string][]float64{Paddle: paddle, "stock": {1, 1, 1}},
+			Roles: map[string]Role{Paddle: RolePaddle, "stock": RoleStock}}
+		if variant != nil {
+			p.Values["v"], p.Roles["v"] = variant, RolePaddle
+		}
+		return p
+	}
+	ps := []Paired{w("a", []float64{10, 20, 30}, []float64{9, 18, 27}), w("b", []float64{5, 5, 5}, []float64{4.5, 4.5, 4.5}), w("c", []float64{1, 1, 1}, nil)}
+	iv := GeoMeanRatioTo(ps, "v", Paddle)
+	if math.Abs(iv.Point-0.9) > 1e-9 || math.Abs(iv.Lo-0.9) > 1e-9 || math.Abs(iv.Hi-0.9) > 1e-9 || iv.Verdict() != "better" {
+		t.Errorf("%+v %s", iv, iv.Verdict())
+	}
+	if iv := GeoMeanRatioTo(ps, "missing", Paddle); !math.IsNaN(iv.Point) {
+		t.Errorf("a configuration no window has: %+v", iv)
+	}
+}

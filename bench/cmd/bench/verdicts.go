@@ -9,6 +9,12 @@ import (
 	"github.com/volcano-paddle/volcano-paddle/bench/replay"
 )
 
+// verdictGroup is the seeded windows of one window set and node type.
+type verdictGroup struct {
+	kind, preset string
+	reps         []*replay.Report
+}
+
 // writeVerdicts is the judgement of a run whose windows were replayed
 // under several workload seeds (replay.Report.PerSeed): per node type and
 // window set, paddle's geometric mean ratio to stock with its interval,
@@ -19,10 +25,7 @@ import (
 // have nothing here.
 func (r *report) writeVerdicts(b *strings.Builder) {
 	w := func(f string, a ...interface{}) { fmt.Fprintf(b, f, a...) }
-	type group struct {
-		kind, preset string
-		reps         []*replay.Report
-	}
+	type group = verdictGroup
 	var groups []*group
 	for _, rep := range r.Replay {
 		if len(rep.PerSeed) < 2 {
@@ -69,6 +72,7 @@ func (r *report) writeVerdicts(b *strings.Builder) {
 				verdictCell(single), name, verdictCell(ref), boundRatio(ps, bounds, name))
 		}
 	}
+	r.writeVariantVerdicts(b, groups)
 	w("\n| window | paddle / best per window, mean JCT | p95 JCT | paddle-queues / best per window, mean |\n|---|---|---|---|\n")
 	for _, g := range groups {
 		for _, rep := range g.reps {
@@ -86,6 +90,32 @@ func (r *report) writeVerdicts(b *strings.Builder) {
 		}
 	}
 	w("\n")
+}
+
+// writeVariantVerdicts: each of paddle's variants the run replayed
+// against paddle itself, paired by seed, per node type and window set: what
+// a sweep's decision rule reads (docs/benchmarks.md).
+func (r *report) writeVariantVerdicts(b *strings.Builder, groups []*verdictGroup) {
+	var variants []string
+	for _, name := range allPaddleVariants() {
+		for _, g := range groups {
+			if _, ok := g.reps[0].Get(name); ok && !slices.Contains(variants, name) {
+				variants = append(variants, name)
+			}
+		}
+	}
+	if len(variants) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "\n| windows | node type | variant | variant / paddle, mean JCT | p95 JCT |\n|---|---|---|---|---|\n")
+	for _, g := range groups {
+		mean, _ := pairedOf(g.reps, replay.MeanJCTFigure)
+		p95, _ := pairedOf(g.reps, replay.P95JCTFigure)
+		for _, v := range variants {
+			fmt.Fprintf(b, "| %s (%d) | %s | %s | %s | %s |\n", g.kind, len(mean), g.preset, v,
+				verdictCell(replay.GeoMeanRatioTo(mean, v, replay.Paddle)), verdictCell(replay.GeoMeanRatioTo(p95, v, replay.Paddle)))
+		}
+	}
 }
 
 // pairedOf is every window's figure per configuration and seed, and the
