@@ -175,10 +175,13 @@ const (
 	sweepSLA      = "sla"
 	sweepPaddle   = "paddle"
 	sweepHeadroom = "headroom"
+	// sweepPredicted: paddle and paddle-predicted alone, for the rule that
+	// decides paddle.shortestPredictedFirst (docs/benchmarks.md).
+	sweepPredicted = "predicted"
 )
 
 // sweeps are the -sweep values, in the order usage and reports list them.
-var sweeps = []string{sweepSLA, sweepPaddle, sweepHeadroom}
+var sweeps = []string{sweepSLA, sweepPaddle, sweepHeadroom, sweepPredicted}
 
 // fullReplayRuns: the full mode replays every window this many times.
 const fullReplayRuns = 5
@@ -257,6 +260,10 @@ func sweepConfigs(sweep string) ([]replay.Config, error) {
 	}
 	if sweep == sweepSLA {
 		return replay.SLASweepConfigs(stockPath, replay.SLAWaits)
+	}
+	if sweep == sweepPredicted {
+		v := variantNamed(paddlePredicted)
+		return []replay.Config{ours, replay.WithPaddleArgs(ours, v.name, v.about, v.args)}, nil
 	}
 	stock, err := replay.StockConfigs(stockPath, replay.DefaultSLAWait)
 	if err != nil {
