@@ -113,15 +113,9 @@ func readRecords(path string) ([]jobhistory.Record, jobhistory.Format, error) {
 	if err != nil {
 		return nil, "", fmt.Errorf("--trace %s: %w", path, err)
 	}
-	var records []jobhistory.Record
-	for {
-		r, err := rd.Next()
-		if err == io.EOF {
-			return records, rd.Format(), nil
-		}
-		if err != nil {
-			return nil, "", fmt.Errorf("--trace %s: %w", path, err)
-		}
-		records = append(records, r)
+	records, err := rd.All()
+	if err != nil {
+		return nil, "", fmt.Errorf("--trace %s: %w", path, err)
 	}
+	return records, rd.Format(), nil
 }

@@ -501,3 +501,18 @@ func (l *lineLimiter) Read(p []byte) (int, error) {
 	}
 	return n, err
 }
+
+// All reads every record left, in file order.
+func (r *Reader) All() ([]Record, error) {
+	var out []Record
+	for {
+		rec, err := r.Next()
+		if err == io.EOF {
+			return out, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, rec)
+	}
+}

@@ -1,7 +1,6 @@
 package jobhistory
 
 import (
-	"io"
 	"math"
 	"os"
 	"testing"
@@ -180,17 +179,12 @@ func TestEvaluatePhilly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rs []Record
+	rs, err := rd.All()
+	if err != nil {
+		t.Fatal(err)
+	}
 	var last time.Time
-	for {
-		r, err := rd.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		rs = append(rs, r)
+	for _, r := range rs {
 		if r.SubmitTime.After(last) {
 			last = r.SubmitTime
 		}
