@@ -33,11 +33,12 @@ func pastOf(n int, runs map[int]float64) []PastJob {
 func TestReplayPredictsFromHistory(t *testing.T) {
 	models := testModels(t)
 	for _, enqueue := range []bool{true, false} {
-		plain := paddleConfig(t)
+		ours := paddleConfig(t)
 		if !enqueue {
-			plain = withoutEnqueue(plain)
+			ours = withoutEnqueue(ours)
 		}
-		predicted := WithPaddleArgs(plain, "paddle-predicted", "", map[string]interface{}{paddle.ArgShortestPredictedFirst: true})
+		plain := WithPaddleArgs(ours, "paddle-by-gpus", "", map[string]interface{}{paddle.ArgShortestPredictedFirst: false})
+		predicted := WithPaddleArgs(ours, "paddle-predicted", "", map[string]interface{}{paddle.ArgShortestPredictedFirst: true})
 		if !usesHistory(predicted) || usesHistory(plain) {
 			t.Fatal("only the configuration that orders by prediction keeps the history")
 		}

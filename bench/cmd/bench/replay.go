@@ -45,9 +45,9 @@ const (
 	paddleAfter30m   = "paddle-after30m"
 	paddleNoGuard    = "paddle-noguard"
 	paddleNoHeadroom = "paddle-noheadroom"
-	// paddlePredicted orders waiting gangs, and admits Pending ones, by
-	// the run time the queues' history predicts (issue 38).
-	paddlePredicted = "paddle-predicted"
+	// paddleByGPUs is paddle before issue 38 made it order waiting gangs,
+	// and admit Pending ones, by predicted GPU-time: fewest GPUs first.
+	paddleByGPUs = "paddle-by-gpus"
 )
 
 // paddleVariant is one variant of deploy/paddle's configuration.
@@ -67,8 +67,8 @@ var paddleVariants = []paddleVariant{
 		map[string]interface{}{paddle.ArgStarvationAfter: "0"}},
 	{paddleNoHeadroom, "paddle before the headroom sweep: paddle.smallJobHeadroom: 0, paddle.starvationAfter: 4h",
 		map[string]interface{}{paddle.ArgSmallJobHeadroom: 0, paddle.ArgStarvationAfter: "4h"}},
-	{paddlePredicted, "paddle with paddle.shortestPredictedFirst: true (waiting and Pending gangs by the GPU-time their queue's run-time history predicts)",
-		map[string]interface{}{paddle.ArgShortestPredictedFirst: true}},
+	{paddleByGPUs, "paddle with paddle.shortestPredictedFirst: false (waiting gangs fewest GPUs first, as before issue 38)",
+		map[string]interface{}{paddle.ArgShortestPredictedFirst: false}},
 }
 
 func variantNamed(name string) paddleVariant {
@@ -175,8 +175,9 @@ const (
 	sweepSLA      = "sla"
 	sweepPaddle   = "paddle"
 	sweepHeadroom = "headroom"
-	// sweepPredicted: paddle and paddle-predicted alone, for the rule that
-	// decides paddle.shortestPredictedFirst (docs/benchmarks.md).
+	// sweepPredicted: paddle and paddle-by-gpus alone: the sweep that
+	// decided paddle.shortestPredictedFirst (docs/benchmarks.md; it ran as
+	// paddle-predicted against paddle, before the default changed).
 	sweepPredicted = "predicted"
 )
 
@@ -262,7 +263,7 @@ func sweepConfigs(sweep string) ([]replay.Config, error) {
 		return replay.SLASweepConfigs(stockPath, replay.SLAWaits)
 	}
 	if sweep == sweepPredicted {
-		v := variantNamed(paddlePredicted)
+		v := variantNamed(paddleByGPUs)
 		return []replay.Config{ours, replay.WithPaddleArgs(ours, v.name, v.about, v.args)}, nil
 	}
 	stock, err := replay.StockConfigs(stockPath, replay.DefaultSLAWait)
@@ -697,6 +698,12 @@ func (r *report) writeReplay(b *strings.Builder, dir string) {
 		w("Volcano %s in process, the trace as it is), each window replayed %d times; the value kept is\n", r.volcano(), max(r.Replay[0].Runs, 1))
 		w("the one with the lowest mean of the per-window ratios. The held-out windows were not replayed for it.\n")
 		w("Command: `go run ./bench/cmd/bench -sweep %s -replay-runs %d` (writes docs/bench/<lever>-sweep).\n\n", strings.Join(sweeps, "|"), max(r.Replay[0].Runs, 1))
+		if r.Sweep == sweepPredicted {
+			w("This sweep is decided by its own rule, written before it ran ([benchmarks.md](../../benchmarks.md#rules-written-before-their-sweeps)):\n")
+			w("the geometric mean over windows of the variant / paddle, paired by seed, with 95%% intervals.\n")
+			r.writeVariantVerdicts(b, r.verdictGroups())
+			w("\n")
+		}
 		r.writeSweep(b)
 		for _, rep := range r.Replay {
 			r.writeReplayOne(b, dir, rep)

@@ -15,6 +15,25 @@ type verdictGroup struct {
 	reps         []*replay.Report
 }
 
+// verdictGroups are the run's windows replayed under several seeds, by
+// window set and node type.
+func (r *report) verdictGroups() []*verdictGroup {
+	var groups []*verdictGroup
+	for _, rep := range r.Replay {
+		if len(rep.PerSeed) < 2 {
+			continue
+		}
+		k, p := kindOf(rep), rep.Options.Preset.Name
+		i := slices.IndexFunc(groups, func(g *verdictGroup) bool { return g.kind == k && g.preset == p })
+		if i < 0 {
+			groups = append(groups, &verdictGroup{kind: k, preset: p})
+			i = len(groups) - 1
+		}
+		groups[i].reps = append(groups[i].reps, rep)
+	}
+	return groups
+}
+
 // writeVerdicts is the judgement of a run whose windows were replayed
 // under several workload seeds (replay.Report.PerSeed): per node type and
 // window set, paddle's geometric mean ratio to stock with its interval,
@@ -26,19 +45,7 @@ type verdictGroup struct {
 func (r *report) writeVerdicts(b *strings.Builder) {
 	w := func(f string, a ...interface{}) { fmt.Fprintf(b, f, a...) }
 	type group = verdictGroup
-	var groups []*group
-	for _, rep := range r.Replay {
-		if len(rep.PerSeed) < 2 {
-			continue
-		}
-		k, p := kindOf(rep), rep.Options.Preset.Name
-		i := slices.IndexFunc(groups, func(g *group) bool { return g.kind == k && g.preset == p })
-		if i < 0 {
-			groups = append(groups, &group{kind: k, preset: p})
-			i = len(groups) - 1
-		}
-		groups[i].reps = append(groups[i].reps, rep)
-	}
+	groups := r.verdictGroups()
 	if len(groups) == 0 {
 		return
 	}
@@ -92,15 +99,15 @@ func (r *report) writeVerdicts(b *strings.Builder) {
 	w("\n")
 }
 
-// writeVariantVerdicts: each of paddle's variants the run replayed
-// against paddle itself, paired by seed, per node type and window set: what
+// writeVariantVerdicts: every other paddle configuration the run replayed
+// (its variants, paddle on queues or priorities) against paddle itself, paired by seed, per node type and window set: what
 // a sweep's decision rule reads (docs/benchmarks.md).
 func (r *report) writeVariantVerdicts(b *strings.Builder, groups []*verdictGroup) {
 	var variants []string
-	for _, name := range allPaddleVariants() {
-		for _, g := range groups {
-			if _, ok := g.reps[0].Get(name); ok && !slices.Contains(variants, name) {
-				variants = append(variants, name)
+	for _, g := range groups {
+		for _, m := range g.reps[0].Metrics {
+			if m.RoleOf() == replay.RolePaddle && m.Config != replay.Paddle && !slices.Contains(variants, m.Config) {
+				variants = append(variants, m.Config)
 			}
 		}
 	}

@@ -90,8 +90,12 @@ type Args struct {
 	// ShortestPredictedFirst: where SmallGangsFirst orders two gangs, the
 	// one with the least predicted GPU-time (its GPUs x the run time its
 	// queue's history predicts for jobs like it, history.go) goes first;
-	// by GPUs when the history cannot predict both. Helios' QSSF orders
-	// by the same prediction (design.md section 6).
+	// by GPUs when the history cannot predict both. Two Paddle gangs the
+	// enqueue action has not admitted go in the same order
+	// (admissionOrder). Helios' QSSF orders by the same prediction
+	// (design.md section 6). On by default since the tuning windows' sweep
+	// (docs/bench/predicted-sweep: mean JCT 0.900x and 0.923x of
+	// fewest-GPUs-first on A100 and PCIe, intervals below 1).
 	ShortestPredictedFirst bool
 	// StarvationAfter is how long a gang may wait before it goes first and
 	// reserves the nodes it will start on (reservation.go); 0 disables.
@@ -148,9 +152,11 @@ func DefaultArgs() Args {
 		SpineLabel:           paddleapi.DefaultSpineLabel,
 		GangFitOrder:         true,
 		SmallGangsFirst:      true,
-		StarvationAfter:      DefaultStarvationAfter,
-		TaskNameFallback:     true,
-		SmallJobHeadroom:     DefaultSmallJobHeadroom,
+		// docs/bench/predicted-sweep, by the rule in docs/benchmarks.md.
+		ShortestPredictedFirst: true,
+		StarvationAfter:        DefaultStarvationAfter,
+		TaskNameFallback:       true,
+		SmallJobHeadroom:       DefaultSmallJobHeadroom,
 	}
 }
 

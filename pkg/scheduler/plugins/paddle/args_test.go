@@ -23,7 +23,7 @@ func TestParseArgsValues(t *testing.T) {
 		ArgAffinityWeight: 5, ArgPackingWeight: 2.5, ArgGPUTopoWeight: "7",
 		ArgGPUTopoAllJobs: "false", ArgRackLabel: "example.com/rack", ArgSpineLabel: "",
 		ArgGangFitOrder: false, ArgStarvationAfter: "1h", ArgTaskNameFallback: false, ArgGPUAssignMaxAge: "5m",
-		ArgStarvationTaskNameJobs: true, ArgSmallGangsFirst: "false",
+		ArgStarvationTaskNameJobs: true, ArgSmallGangsFirst: "false", ArgShortestPredictedFirst: "false",
 		ArgShrinkElastic: true, ArgPreemptCheckpointable: "true", ArgSmallJobHeadroom: "0.2",
 	})
 	if len(problems) != 0 {

@@ -58,7 +58,7 @@ func TestJobOrderShortestPredictedFirst(t *testing.T) {
 		smallFirst bool
 	}{
 		{"least predicted GPU-time first", on, known, false},
-		{"off: fewest GPUs first", nil, known, true},
+		{"off: fewest GPUs first", map[string]interface{}{ArgShortestPredictedFirst: false}, known, true},
 		{"no history: fewest GPUs first", on, "", true},
 		{"a history that cannot be read: fewest GPUs first", on, "{not json", true},
 	} {
@@ -134,7 +134,7 @@ func TestAdmissionOrder(t *testing.T) {
 		// small is older than big: Volcano's order puts it first.
 		{"least predicted GPU-time first", on, paddleLabel, 3 * time.Minute, -1},
 		{"a starving gang first", on, paddleLabel, starvingAge, 1},
-		{"off: Volcano's order", nil, paddleLabel, 3 * time.Minute, 1},
+		{"off: Volcano's order", map[string]interface{}{ArgShortestPredictedFirst: false}, paddleLabel, 3 * time.Minute, 1},
 		{"not labelled Paddle: Volcano's order", on, nil, 3 * time.Minute, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
