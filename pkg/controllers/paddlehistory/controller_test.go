@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
@@ -88,24 +89,23 @@ func newController(t *testing.T, queues []*scheduling.Queue, jobs []*batch.Job, 
 	return c, vc
 }
 
-// drain syncs every queued item, the delayed flushes too, until none is
-// left.
+// drain syncs every queued item, the delayed flushes too (polled for
+// until they are due), until none is left.
 func drain(t *testing.T, c *Controller) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for c.queue.Len() > 0 || c.pendingQueues() > 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("items left: %d queued, %d queues pending", c.queue.Len(), c.pendingQueues())
+	err := wait.PollUntilContextTimeout(context.Background(), time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
+		for c.queue.Len() > 0 {
+			item, _ := c.queue.Get()
+			err := c.sync(ctx, item)
+			c.queue.Done(item)
+			if err != nil {
+				return false, fmt.Errorf("sync %s: %w", item, err)
+			}
 		}
-		if c.queue.Len() == 0 {
-			time.Sleep(5 * time.Millisecond)
-			continue
-		}
-		item, _ := c.queue.Get()
-		if err := c.sync(context.Background(), item); err != nil {
-			t.Fatalf("sync %s: %v", item, err)
-		}
-		c.queue.Done(item)
+		return c.pendingQueues() == 0, nil
+	})
+	if err != nil {
+		t.Fatalf("items left: %d queued, %d queues pending: %v", c.queue.Len(), c.pendingQueues(), err)
 	}
 }
 

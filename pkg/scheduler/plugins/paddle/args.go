@@ -93,9 +93,9 @@ type Args struct {
 	// by GPUs when the history cannot predict both. Two Paddle gangs the
 	// enqueue action has not admitted go in the same order
 	// (admissionOrder). Helios' QSSF orders by the same prediction
-	// (design.md section 6). On by default since the tuning windows' sweep
-	// (docs/bench/predicted-sweep: mean JCT 0.900x and 0.923x of
-	// fewest-GPUs-first on A100 and PCIe, intervals below 1).
+	// (design.md section 6). On by default: the trace replay's tuning
+	// windows chose it over fewest-GPUs-first by a rule written before
+	// the sweep (docs/benchmarks.md).
 	ShortestPredictedFirst bool
 	// StarvationAfter is how long a gang may wait before it goes first and
 	// reserves the nodes it will start on (reservation.go); 0 disables.
@@ -147,12 +147,11 @@ func DefaultArgs() Args {
 		GPUTopologyWeight:  10,
 		GPUTopologyAllJobs: true,
 		// Three of the agent's default heartbeats (5m).
-		GPUAssignmentsMaxAge: 15 * time.Minute,
-		RackLabel:            paddleapi.DefaultRackLabel,
-		SpineLabel:           paddleapi.DefaultSpineLabel,
-		GangFitOrder:         true,
-		SmallGangsFirst:      true,
-		// docs/bench/predicted-sweep, by the rule in docs/benchmarks.md.
+		GPUAssignmentsMaxAge:   15 * time.Minute,
+		RackLabel:              paddleapi.DefaultRackLabel,
+		SpineLabel:             paddleapi.DefaultSpineLabel,
+		GangFitOrder:           true,
+		SmallGangsFirst:        true,
 		ShortestPredictedFirst: true,
 		StarvationAfter:        DefaultStarvationAfter,
 		TaskNameFallback:       true,

@@ -2,6 +2,7 @@ package paddle
 
 import (
 	"cmp"
+	"maps"
 	"sort"
 	"sync"
 	"time"
@@ -44,7 +45,7 @@ func (st *Store) predictor(queues map[api.QueueID]*api.QueueInfo) *jobhistory.Pr
 	h := &st.history
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.annotations != nil && sameStrings(h.annotations, anns) {
+	if h.annotations != nil && maps.Equal(h.annotations, anns) {
 		return h.predictor
 	}
 	h.annotations = anns
@@ -68,18 +69,6 @@ func (st *Store) predictor(queues map[api.QueueID]*api.QueueInfo) *jobhistory.Pr
 	}
 	h.predictor = p
 	return p
-}
-
-func sameStrings(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if w, ok := b[k]; !ok || w != v {
-			return false
-		}
-	}
-	return true
 }
 
 // features are what the job carried at submission, as the history keys
@@ -136,12 +125,13 @@ func (s *session) predictedWork(job *api.JobInfo) (float64, bool) {
 	if ok {
 		return w.gpuSeconds, w.ok
 	}
-	pr, found := p.Predict(s.features(job), s.now())
+	f := s.features(job)
+	pr, found := p.Predict(f, s.now())
 	w = predicted{ok: found}
 	if found {
 		gpus := s.estimate(job).gpus
 		if gpus == 0 {
-			gpus = s.features(job).GPUs
+			gpus = f.GPUs
 		}
 		w.gpuSeconds = float64(gpus) * pr.Mean.Seconds()
 		klog.V(5).InfoS("Predicted a gang's run time", "job", job.UID, "mean", pr.Mean.Round(time.Second), "level", pr.Level, "weight", pr.Weight)
