@@ -27,9 +27,11 @@ import (
 // registerPaddle registers the paddle scheduler plugin (enable it in the
 // ConfigMap tiers) over one store for the life of the process: the
 // reservations starving gangs hold from one session to the next, on the
-// real clock.
+// real clock, and Events on the Volcano Jobs it holds back.
 func registerPaddle() {
-	framework.RegisterPluginBuilder(paddle.PluginName, paddle.Builder(paddle.NewStore(time.Now)))
+	store := paddle.NewStore(time.Now)
+	store.PostJobEvents()
+	framework.RegisterPluginBuilder(paddle.PluginName, paddle.Builder(store))
 }
 
 func main() {

@@ -7,6 +7,7 @@ import (
 	k8sscheduling "k8s.io/api/scheduling/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	schedulingv1 "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
 	"volcano.sh/volcano/pkg/scheduler/actions/allocate"
@@ -60,6 +61,21 @@ func (g *PodGroupWrapper) PriorityClass(name string) *PodGroupWrapper {
 // Created sets the creation time (the gang's age).
 func (g *PodGroupWrapper) Created(t time.Time) *PodGroupWrapper {
 	g.CreationTimestamp = metav1.NewTime(t)
+	return g
+}
+
+// OwnedByJob makes the PodGroup one a Volcano Job of that name controls, as
+// Volcano's job controller creates it.
+func (g *PodGroupWrapper) OwnedByJob(name string) *PodGroupWrapper {
+	controller := true
+	g.OwnerReferences = append(g.OwnerReferences, metav1.OwnerReference{APIVersion: "batch.volcano.sh/v1alpha1", Kind: "Job", Name: name, UID: types.UID("uid-" + name), Controller: &controller})
+	return g
+}
+
+// Condition adds a status condition, as a scheduler wrote it in an earlier
+// session.
+func (g *PodGroupWrapper) Condition(c schedulingv1.PodGroupCondition) *PodGroupWrapper {
+	g.Status.Conditions = append(g.Status.Conditions, c)
 	return g
 }
 

@@ -89,11 +89,15 @@ func (h headroomPolicy) keep(c clusterGPUs) int {
 	return int(math.Ceil(h.share * float64(c.total)))
 }
 
-func (h headroomPolicy) message(job *api.JobInfo, c clusterGPUs, gpus int, waited time.Duration) string {
+// message says why the gang waits and until when. It names the time the
+// bound ends the hold, not how long the gang has waited, so that it stays
+// the same from one session to the next and the PodGroup's condition is
+// written only when the counts change (holds.go).
+func (h headroomPolicy) message(job *api.JobInfo, c clusterGPUs, gpus int, since time.Time) string {
 	var elastic string
 	if c.elastic > 0 {
 		elastic = fmt.Sprintf(" (counting the %d that elastic jobs hold above their minimum)", c.elastic)
 	}
-	return fmt.Sprintf("paddle: gang %s needs %d GPUs; starting it now would leave %d of the cluster's %d GPUs free%s, fewer than the %d (%s %g) kept for smaller jobs; it starts when more are free or once it has waited %s (waited %s)",
-		gangName(job), gpus, max(0, c.free+c.elastic-gpus), c.total, elastic, h.keep(c), ArgSmallJobHeadroom, h.share, h.after, waited.Round(time.Second))
+	return fmt.Sprintf("paddle: gang %s needs %d GPUs; starting it now would leave %d of the cluster's %d GPUs free%s, fewer than the %d (%s %g) kept for smaller jobs; it starts when more are free, or at %s once it has waited %s (%s)",
+		gangName(job), gpus, max(0, c.free+c.elastic-gpus), c.total, elastic, h.keep(c), ArgSmallJobHeadroom, h.share, since.Add(h.after).UTC().Format(time.RFC3339), h.after, ArgStarvationAfter)
 }

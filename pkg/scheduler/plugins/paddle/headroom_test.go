@@ -60,7 +60,7 @@ func TestSmallJobHeadroom(t *testing.T) {
 				return
 			}
 			msg := jobByName(t, r, "gang").JobFitErrors
-			for _, want := range []string{"gang ns/gang needs 8 GPUs", "leave 12 of the cluster's 32 GPUs free, fewer than the 16 ", ArgSmallJobHeadroom, "once it has waited 16h0m0s (waited 3h0m0s)"} {
+			for _, want := range []string{"gang ns/gang needs 8 GPUs", "leave 12 of the cluster's 32 GPUs free, fewer than the 16 ", ArgSmallJobHeadroom, "once it has waited 16h0m0s (" + ArgStarvationAfter + ")"} {
 				if !strings.Contains(msg, want) {
 					t.Errorf("fit errors %q lack %q", msg, want)
 				}

@@ -111,7 +111,7 @@ func (s *session) jobOrderFn(l, r interface{}) int {
 }
 
 // jobValidFn holds whole-node gangs back for the small-job headroom
-// (headroom.go), and records why a Paddle gang cannot be placed in the
+// (headroom.go; the hold is explained on the PodGroup: holds.go), and records why a Paddle gang cannot be placed in the
 // job's fit errors, which Volcano's gang plugin writes into the PodGroup's
 // Unschedulable condition.
 func (s *session) jobValidFn(obj interface{}) *api.ValidateResult {
@@ -121,6 +121,7 @@ func (s *session) jobValidFn(obj interface{}) *api.ValidateResult {
 	}
 	if msg, held := s.headroomHolds(job); held {
 		job.JobFitErrors = msg
+		s.held.note(job.UID, ReasonHeldForHeadroom, msg)
 		return &api.ValidateResult{Pass: false, Reason: ReasonHeldForHeadroom, Message: msg}
 	}
 	s.explainFit(job)
@@ -150,7 +151,6 @@ func (s *session) headroomHolds(job *api.JobInfo) (string, bool) {
 	// anyway; its fit errors say why.
 	f := s.estimate(job)
 	fits := f.fitsNow() || f.fitsOnRelease
-	waited := s.now().Sub(s.waitingSince(job))
 	if !fits {
 		return "", false
 	}
@@ -158,7 +158,7 @@ func (s *session) headroomHolds(job *api.JobInfo) (string, bool) {
 	if !h.holds(c, f.gpus) {
 		return "", false
 	}
-	return h.message(job, c, f.gpus, waited), true
+	return h.message(job, c, f.gpus, s.waitingSince(job)), true
 }
 
 // headroomGPUs is the session's GPU count with the GPUs elastic jobs hold

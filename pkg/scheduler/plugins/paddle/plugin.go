@@ -75,6 +75,9 @@ func (p *paddlePlugin) OnSessionOpen(ssn *framework.Session) {
 }
 
 func (p *paddlePlugin) OnSessionClose(*framework.Session) {
+	if p.session != nil {
+		p.session.explainHolds()
+	}
 	p.session = nil
 }
 

@@ -46,6 +46,7 @@ func (s *session) reservationPredicate(task *api.TaskInfo, node *api.NodeInfo) e
 	if holder == nil || !takesFrom(task.InitResreq, node.Idle, keep) {
 		return nil
 	}
+	s.held.keptOff(task.Job, gangName(holder))
 	return api.NewFitError(task, node, ReasonReservedForStarvingGang+": reserved for starving gang "+gangName(holder))
 }
 

@@ -52,6 +52,9 @@ type session struct {
 	// reserved are the session's reservations, planned when it opens
 	// (reservation.go).
 	reserved *sessionReservations
+	// held are the gangs the session kept from starting although they fit,
+	// and why (holds.go).
+	held holds
 	// Computed once per session, on first use rather than at open: what
 	// they read (jobs' pods, nodes' idle resources) changes as the actions
 	// place and evict pods, and each is what the first callback to ask

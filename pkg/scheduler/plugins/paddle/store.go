@@ -28,6 +28,9 @@ type Store struct {
 	// (history.go).
 	history historyCache
 
+	// events posts the plugin's Events on Volcano Jobs (holds.go).
+	events jobEvents
+
 	// logged holds the problem lists already logged. Volcano builds the
 	// plugin for every session (about one a second), so a typo would
 	// otherwise log an error each time; each distinct configuration is
@@ -46,6 +49,12 @@ type reservationBook struct {
 	mu    sync.Mutex
 	plans map[api.JobID]*booked
 }
+
+// PostJobEvents makes the plugin post an Event on a Volcano Job when it
+// holds the job's gang back and when the hold ends (holds.go), through the
+// sessions' Kubernetes client. The scheduler's main turns it on; a replay
+// or a test that has no API server leaves it off.
+func (s *Store) PostJobEvents() { s.events.on = true }
 
 func (s *Store) logProblems(problems []string) {
 	if len(problems) == 0 {
