@@ -10,6 +10,7 @@ import (
 
 	"github.com/volcano-paddle/volcano-paddle/harness/localcluster"
 	"github.com/volcano-paddle/volcano-paddle/pkg/paddleapi"
+	paddleplugin "github.com/volcano-paddle/volcano-paddle/pkg/scheduler/plugins/paddle"
 	"github.com/volcano-paddle/volcano-paddle/test/e2e/framework"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -302,6 +303,13 @@ func TestStarvingGangReservesYoungestNode(t *testing.T) {
 		return want.MatchString(framework.Unschedulable(pg))
 	})
 	t.Logf("small-2: %s", framework.Unschedulable(pg2))
+	// It fits on free GPUs: paddle holds it, and says so in the same
+	// PodGroup update.
+	held := framework.Held(pg2)
+	if held == nil || held.Status != corev1.ConditionTrue || held.Reason != paddleplugin.ReasonReservedForStarvingGang || !strings.Contains(held.Message, "starving gang "+ns+"/big") {
+		t.Fatalf("small-2, kept off the reserved node, has the hold condition %+v, want True, %s, naming %s/big", held, paddleplugin.ReasonReservedForStarvingGang, ns)
+	}
+	explained(t, c, ns, "small-2", pg2.Name, held)
 
 	// The young node drains: the gang starts there.
 	deletePods(t, c, ns, "young-b")
@@ -394,8 +402,14 @@ func TestHeadroomHoldsWholeNodeGangUntilItStarves(t *testing.T) {
 		}
 	}
 
-	// Nothing is freed: the gang starts because it has waited its bound.
+	// Nothing is freed: the gang starts because it has waited its bound,
+	// and its hold condition says the hold is over.
 	framework.WaitJobPhase(t, c, ns, whole.Name, batchv1alpha1.Running, headroomAfterE2E+60*time.Second)
+	framework.WaitPodGroup(t, c, ns, whole.Name, 30*time.Second, func(pg *schedulingv1beta1.PodGroup) bool {
+		h := framework.Held(pg)
+		return h != nil && h.Status == corev1.ConditionFalse && h.Reason == paddleplugin.ReasonNotHeld
+	})
+	framework.WaitJobEvent(t, c, ns, whole.Name, paddleplugin.ReasonNotHeld, 30*time.Second)
 	// Condition times have a resolution of a second.
 	if waited := boundAfter(t, c, ns, whole.Name, pg); waited < headroomAfterE2E-time.Second {
 		t.Errorf("whole-node gang bound %s after its PodGroup was created, before paddle.starvationAfter (%s)", waited, headroomAfterE2E)
@@ -433,7 +447,43 @@ func createHeldGang(t *testing.T, c *localcluster.Cluster, ns, name, want string
 	if !strings.Contains(msg, want) {
 		t.Errorf("the held gang's condition lacks %q: %q", want, msg)
 	}
+	// The session that held it wrote the hold's own condition too, in the
+	// same PodGroup update (the same session's ID).
+	held := framework.Held(pg)
+	if held == nil || held.Status != corev1.ConditionTrue || held.Reason != paddleplugin.ReasonHeldForHeadroom || !strings.Contains(held.Message, want) {
+		t.Fatalf("the PodGroup Volcano marked held by the headroom has the hold condition %+v, want True, %s, %q", held, paddleplugin.ReasonHeldForHeadroom, want)
+	}
+	explained(t, c, ns, name, pg.Name, held)
 	return gang, pg
+}
+
+// explained checks that a hold is where users look: an Event on the
+// Volcano Job with the hold's reason and message, and both in what
+// `kubectl describe` prints for the Job and the PodGroup.
+func explained(t *testing.T, c *localcluster.Cluster, ns, job, podGroup string, held *schedulingv1beta1.PodGroupCondition) {
+	t.Helper()
+	e := framework.WaitJobEvent(t, c, ns, job, held.Reason, 30*time.Second)
+	if e.Message != held.Message {
+		t.Errorf("the Event on Job %s says %q, its PodGroup's condition %q", job, e.Message, held.Message)
+	}
+	for _, obj := range [][2]string{{"jobs.batch.volcano.sh", job}, {"podgroups.scheduling.volcano.sh", podGroup}} {
+		out, err := kubectl(t, c, "describe", "-n", ns, obj[0], obj[1])
+		if err != nil {
+			t.Fatalf("kubectl describe %s %s: %v\n%s", obj[0], obj[1], err, out)
+		}
+		// kubectl wraps long values; the reason and the message's start
+		// are on one line.
+		for _, want := range []string{held.Reason, held.Message[:40]} {
+			if !strings.Contains(out, want) {
+				t.Errorf("kubectl describe %s %s lacks %q:\n%s", obj[0], obj[1], want, out)
+			}
+		}
+		for _, line := range strings.Split(out, "\n") {
+			if strings.Contains(line, held.Reason) || strings.Contains(line, paddleapi.HeldCondition) {
+				t.Logf("kubectl describe %s %s: %s", obj[0], obj[1], strings.TrimSpace(line))
+			}
+		}
+	}
 }
 
 // boundAfter is how long after its PodGroup (pg) was created the scheduler

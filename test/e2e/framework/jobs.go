@@ -19,6 +19,7 @@ import (
 
 	"github.com/volcano-paddle/volcano-paddle/harness/localcluster"
 	"github.com/volcano-paddle/volcano-paddle/pkg/gputopology"
+	"github.com/volcano-paddle/volcano-paddle/pkg/paddleapi"
 )
 
 // Annotations understood by the local cluster's KWOK stages.
@@ -217,6 +218,42 @@ func LogLines(c *localcluster.Cluster, component, substr string, max int) string
 		return "  (none)\n"
 	}
 	return "  " + strings.Join(lines, "\n  ") + "\n"
+}
+
+// Held is the PodGroup's paddle hold condition (paddleapi.HeldCondition),
+// nil when it has none.
+func Held(pg *schedulingv1beta1.PodGroup) *schedulingv1beta1.PodGroupCondition {
+	for i := range pg.Status.Conditions {
+		if string(pg.Status.Conditions[i].Type) == paddleapi.HeldCondition {
+			return &pg.Status.Conditions[i]
+		}
+	}
+	return nil
+}
+
+// WaitJobEvent waits until an Event with that reason is posted on the
+// Volcano Job and returns it.
+func WaitJobEvent(t *testing.T, c *localcluster.Cluster, ns, job, reason string, timeout time.Duration) corev1.Event {
+	t.Helper()
+	var found corev1.Event
+	err := Poll(context.Background(), timeout, func(ctx context.Context) (bool, error) {
+		events, err := c.Kube.CoreV1().Events(ns).List(ctx, metav1.ListOptions{
+			FieldSelector: "involvedObject.kind=Job,involvedObject.name=" + job + ",reason=" + reason})
+		if err != nil {
+			return false, err
+		}
+		for _, e := range events.Items {
+			if e.InvolvedObject.APIVersion == batchv1alpha1.SchemeGroupVersion.String() {
+				found = e
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		t.Fatalf("no %s Event on Job %s/%s: %v\nevents:\n%s", reason, ns, job, err, DescribeEvents(c, ns))
+	}
+	return found
 }
 
 // Unschedulable is the message of the PodGroup's Unschedulable condition

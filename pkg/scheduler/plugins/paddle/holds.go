@@ -97,7 +97,7 @@ func (h *holds) of(job api.JobID) (hold, bool) {
 	}
 	sort.Strings(names)
 	return hold{reason: ReasonReservedForStarvingGang, message: "paddle: this gang fits on free resources, but the nodes with room for it are reserved for starving gang " +
-		strings.Join(names, ", ") + " (" + ArgStarvationAfter + "); it starts on other nodes as they free up, or on those once that gang has started"}, true
+		strings.Join(names, ", ") + " (waiting longer than " + ArgStarvationAfter + "); it starts on other nodes as they free up, or on those once that gang has started"}, true
 }
 
 // explainHolds sets, on every gang the session held although it fits and
