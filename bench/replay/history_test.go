@@ -77,3 +77,44 @@ func predictsFromHistory(t *testing.T, models map[string]quality.Model, plain, p
 		t.Errorf("with the waiting jobs' run times swapped the decisions changed: %v, then %v", got, swapped)
 	}
 }
+
+// Sized by demand, paddle's headroom holds a whole-node gang while the
+// smaller jobs that arrived in the last paddle.SmallJobDemandWindow are
+// predicted to need the room, and lets it start in the cycle the replay
+// runs when the last such arrival leaves the window; the fixed share
+// holds it until its starvation threshold.
+func TestReplayHeadroomFollowsPredictedDemand(t *testing.T) {
+	models := testModels(t)
+	ours := paddleConfig(t)
+	demand := WithPaddleArgs(ours, "paddle-demand", "", map[string]interface{}{paddle.ArgSmallJobDemand: true})
+	// 40 GPUs; 32 busy until 100,000 s. The 1-GPU job leaves the last
+	// node at 100 s; the history says 1-GPU jobs run 10 h: its arrival
+	// keeps 1 x 10h / 4h = 2.5 GPUs busy, so the demand headroom keeps 3
+	// until 4h after it arrived; the share keeps 8 (0.2 of 40).
+	w := testWorkload(5, imagenetJob("running", 4, 8, 100000, 0), imagenetJob("small", 1, 1, 100, 0), imagenetJob("eight", 1, 8, 1000, 10))
+	w.History = pastOf(10, map[int]float64{1: 36000})
+	w.Start0 = 1.5e9
+	w.Timers = DeclaredTimers([]Config{ours, demand})
+	start := func(c Config) float64 {
+		r, err := Simulate(context.Background(), w, models, BestSteps(w, models), c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, j := range r.Jobs {
+			if j.Name == "eight" {
+				return j.Start
+			}
+		}
+		t.Fatal("no job eight")
+		return 0
+	}
+	window := paddle.SmallJobDemandWindow.Seconds()
+	if got := start(demand); got != window {
+		t.Errorf("sized by demand, the gang started at %g s, want %g (when the 1-GPU job's arrival left the window)", got, window)
+	}
+	// Its pods are created when the enqueue action admits it, at 100 s,
+	// when the 1-GPU job has left room for it.
+	if got, after := start(ours), starvationAfter(ours.Sched).Seconds(); got != 100+after {
+		t.Errorf("with the fixed share, the gang started at %g s, want %g (its starvation threshold, from its admission)", got, 100+after)
+	}
+}

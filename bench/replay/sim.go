@@ -134,6 +134,17 @@ func starvationAfter(cfg *simsched.Config) time.Duration {
 	return 0
 }
 
+// demandWindow is paddle's SmallJobDemandWindow where the configuration
+// sizes the headroom by the smaller jobs' predicted demand (0 otherwise):
+// when an arrival leaves the window the demand drops, and a held gang may
+// start.
+func demandWindow(cfg *simsched.Config) time.Duration {
+	if a, _, ok := paddle.ArgsIn(cfg.Tiers); ok && a.SmallJobDemand && a.SmallJobHeadroom > 0 {
+		return paddle.SmallJobDemandWindow
+	}
+	return 0
+}
+
 // slaWaitingTime reads the sla plugin's sla-waiting-time from the tiers
 // (0: absent).
 func slaWaitingTime(cfg *simsched.Config) time.Duration {
@@ -156,8 +167,8 @@ func slaWaitingTime(cfg *simsched.Config) time.Duration {
 const slaWaitingTimeArg = "sla-waiting-time"
 
 // DeclaredTimers are the waits after which a configuration's order of a
-// waiting job changes: paddle's starvation threshold, the sla plugin's
-// waiting time. The real scheduler runs a cycle every second, so it acts
+// waiting job changes: paddle's starvation threshold and demand window,
+// the sla plugin's waiting time. The real scheduler runs a cycle every second, so it acts
 // on them when they come due; the replay runs a cycle then too, for every
 // configuration compared (Workload.Timers), so that none is simulated at
 // coarser times than another.
@@ -165,7 +176,7 @@ func DeclaredTimers(cfgs []Config) []time.Duration {
 	seen := map[time.Duration]bool{}
 	var out []time.Duration
 	for _, c := range cfgs {
-		for _, d := range []time.Duration{starvationAfter(c.Sched), slaWaitingTime(c.Sched)} {
+		for _, d := range []time.Duration{starvationAfter(c.Sched), slaWaitingTime(c.Sched), demandWindow(c.Sched)} {
 			if d > 0 && !seen[d] {
 				seen[d] = true
 				out = append(out, d)
@@ -221,11 +232,21 @@ type sim struct {
 	w   *Workload
 	cfg Config
 	// sched is the scheduler the replay runs: one per replay, as one
-	// process would run the whole window. It reads the real clock: every
-	// cycle stamps the cluster's objects against the clock at its start
-	// (at), so waits and run times are the simulated ones, and a gang
-	// whose starvation timer fires has waited past its threshold.
+	// process would run the whole window. Every cycle stamps the
+	// cluster's objects against the clock at its start (at), so waits and
+	// run times are the simulated ones, and a gang whose starvation timer
+	// fires has waited past its threshold. Its paddle plugin reads now,
+	// the simulated time on the trace's clock (the workload's epoch plus
+	// t), so that what it remembers from one cycle to the next (the
+	// smaller jobs' arrivals) ages as simulated time passes; except where
+	// the configuration runs Volcano's sla plugin, which measures waits
+	// with the real clock (sla: time.Since of the job's creation): there
+	// every cycle stamps against the real clock at its start, and the
+	// plugin reads that too.
 	sched  *simsched.Scheduler
+	now    time.Time
+	epoch  time.Time
+	real   bool
 	models map[string]quality.Model
 	best   map[string]float64
 	ns     string
@@ -283,9 +304,11 @@ type sim struct {
 // error when ctx is cancelled.
 func Simulate(ctx context.Context, w *Workload, models map[string]quality.Model, best map[string]float64, cfg Config) (*Run, error) {
 	w.normalizeFlex()
-	s := &sim{w: w, cfg: cfg, sched: simsched.NewScheduler(time.Now), models: models, best: best, ns: "replay-" + cfg.Name(),
+	s := &sim{w: w, cfg: cfg, models: models, best: best, ns: "replay-" + cfg.Name(),
 		nodes: w.Cluster.SimCluster(nil).Nodes, running: map[int]quality.Placement{},
-		run: &Run{Config: cfg.Name(), Role: cfg.Role}, free: map[string]int{}}
+		run: &Run{Config: cfg.Name(), Role: cfg.Role}, free: map[string]int{},
+		epoch: time.Unix(int64(w.Start0), 0).UTC(), real: slaWaitingTime(cfg.Sched) > 0}
+	s.sched = simsched.NewScheduler(func() time.Time { return s.now })
 	for _, n := range s.nodes {
 		s.free[n.Name] = w.Cluster.Preset.GPUsPerNode
 	}
@@ -612,7 +635,11 @@ func markPreemption(j Job, pods []*v1.Pod) {
 // cycle runs one allocate cycle at simulated time t and starts the gangs
 // it placed whole; it returns how many started.
 func (s *sim) cycle(t float64) int {
-	wall := time.Now()
+	wall := s.epoch.Add(time.Duration(t * float64(time.Second)))
+	if s.real {
+		wall = time.Now()
+	}
+	s.now = wall
 	c := &simsched.Cluster{Nodes: s.nodes, RackHyperNodes: s.cfg.RackHyperNodes, PriorityClasses: s.cfg.PriorityClasses}
 	// The scheduler sees how long a job has waited through its PodGroup's
 	// and its pending pods' creation times (Volcano's job order, the
@@ -667,9 +694,7 @@ func (s *sim) cycle(t float64) int {
 			// The job controller creates the pods now; the next cycle can
 			// place them.
 			pg.Status.Phase = schedulingv1.PodGroupInqueue
-			for k := range s.created[i] {
-				s.created[i][k] = t
-			}
+			s.waitFrom(i, t)
 			s.res[i].Admitted = t
 			admitted++
 		}
@@ -825,8 +850,17 @@ func (s *sim) evict(t float64, keys []string) int {
 }
 
 // restart: job i, stopped at t, gets all its pods anew (RestartJob kills
-// pending pods too), so it waits from t; the starvation timer follows.
+// pending pods too), so it waits from t.
 func (s *sim) restart(i int, t float64) {
+	s.waitFrom(i, t)
+}
+
+// waitFrom: job i's pods are created at t (admitted by enqueue, or
+// restarted), and paddle measures its wait from their creation
+// (waitingSince), so its timers run from t too; those from its arrival
+// stay (the sla plugin and the demand window count from the PodGroup's
+// creation).
+func (s *sim) waitFrom(i int, t float64) {
 	for k := range s.created[i] {
 		s.created[i][k] = t
 	}

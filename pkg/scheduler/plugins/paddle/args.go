@@ -57,6 +57,9 @@ const (
 	// gangs leave free for smaller jobs until they starve; see
 	// Args.SmallJobHeadroom.
 	ArgSmallJobHeadroom = "paddle.smallJobHeadroom"
+	// ArgSmallJobDemand sizes the headroom by the smaller jobs' predicted
+	// demand; see Args.SmallJobDemand.
+	ArgSmallJobDemand = "paddle.smallJobHeadroom.predicted"
 )
 
 // Args are the plugin's arguments after defaulting and validation.
@@ -125,6 +128,15 @@ type Args struct {
 	// cluster's GPUs free (headroom.go). 0 turns it off; it needs
 	// StarvationAfter, which bounds the wait.
 	SmallJobHeadroom float64
+	// SmallJobDemand: the headroom keeps only the GPUs smaller jobs are
+	// predicted to use, at most SmallJobHeadroom of the cluster: the
+	// GPU-time of the smaller jobs that arrived in the last
+	// smallJobDemandWindow (their GPUs x the run time their queue's
+	// history predicts), per second of that window, which by Little's law
+	// is how many GPUs they keep busy on average. Where smaller jobs stop
+	// coming, whole-node gangs stop waiting for them. Without history, the
+	// share as before (demand.go).
+	SmallJobDemand bool
 }
 
 // DefaultStarvationAfter and DefaultSmallJobHeadroom were chosen together
@@ -322,6 +334,7 @@ func arguments(a *Args) []argument {
 		arg(ArgShrinkElastic, &a.ShrinkElastic, toBool),
 		arg(ArgPreemptCheckpointable, &a.PreemptCheckpointable, toBool),
 		arg(ArgSmallJobHeadroom, &a.SmallJobHeadroom, parseHeadroom),
+		arg(ArgSmallJobDemand, &a.SmallJobDemand, toBool),
 	}
 }
 
@@ -392,10 +405,10 @@ func toDuration(v interface{}) (time.Duration, error) {
 const maxDurationSeconds = float64(math.MaxInt64) / float64(time.Second)
 
 func (a Args) String() string {
-	return fmt.Sprintf("affinity=%g packing=%g gpuTopology=%g (allJobs=%t, assignmentsMaxAge=%s) rackLabel=%q spineLabel=%q gangFitOrder=%t smallGangsFirst=%t shortestPredictedFirst=%t starvationAfter=%s taskNameFallback=%t starvationGuard.taskNameJobs=%t elastic.shrink=%t checkpointable.preempt=%t smallJobHeadroom=%g",
+	return fmt.Sprintf("affinity=%g packing=%g gpuTopology=%g (allJobs=%t, assignmentsMaxAge=%s) rackLabel=%q spineLabel=%q gangFitOrder=%t smallGangsFirst=%t shortestPredictedFirst=%t starvationAfter=%s taskNameFallback=%t starvationGuard.taskNameJobs=%t elastic.shrink=%t checkpointable.preempt=%t smallJobHeadroom=%g smallJobHeadroom.predicted=%t",
 		a.AffinityWeight, a.PackingWeight, a.GPUTopologyWeight, a.GPUTopologyAllJobs, a.GPUAssignmentsMaxAge, a.RackLabel, a.SpineLabel,
 		a.GangFitOrder, a.SmallGangsFirst, a.ShortestPredictedFirst, a.StarvationAfter, a.TaskNameFallback, a.StarvationTaskNameJobs,
-		a.ShrinkElastic, a.PreemptCheckpointable, a.SmallJobHeadroom)
+		a.ShrinkElastic, a.PreemptCheckpointable, a.SmallJobHeadroom, a.SmallJobDemand)
 }
 
 // ArgsIn parses the paddle plugin's arguments from scheduler tiers, with

@@ -24,7 +24,7 @@ func TestParseArgsValues(t *testing.T) {
 		ArgGPUTopoAllJobs: "false", ArgRackLabel: "example.com/rack", ArgSpineLabel: "",
 		ArgGangFitOrder: false, ArgStarvationAfter: "1h", ArgTaskNameFallback: false, ArgGPUAssignMaxAge: "5m",
 		ArgStarvationTaskNameJobs: true, ArgSmallGangsFirst: "false", ArgShortestPredictedFirst: "false",
-		ArgShrinkElastic: true, ArgPreemptCheckpointable: "true", ArgSmallJobHeadroom: "0.2",
+		ArgShrinkElastic: true, ArgPreemptCheckpointable: "true", ArgSmallJobHeadroom: "0.2", ArgSmallJobDemand: "true",
 	})
 	if len(problems) != 0 {
 		t.Fatal(problems)
@@ -32,7 +32,7 @@ func TestParseArgsValues(t *testing.T) {
 	want := Args{AffinityWeight: 5, PackingWeight: 2.5, GPUTopologyWeight: 7, GPUTopologyAllJobs: false, GPUAssignmentsMaxAge: 5 * time.Minute,
 		RackLabel: "example.com/rack", SpineLabel: "", GangFitOrder: false, StarvationAfter: time.Hour, TaskNameFallback: false,
 		StarvationTaskNameJobs: true, ShrinkElastic: true, PreemptCheckpointable: true,
-		SmallJobHeadroom: 0.2}
+		SmallJobHeadroom: 0.2, SmallJobDemand: true}
 	if a != want {
 		t.Errorf("got %+v\nwant %+v", a, want)
 	}

@@ -157,12 +157,13 @@ func waitStart(job *api.JobInfo, podCreated time.Time) time.Time {
 func (s starvationPolicy) on() bool { return s.after > 0 }
 
 // starving: a guarded gang (see guarded) still waiting that has waited
-// longer than StarvationAfter.
+// StarvationAfter or longer (a cycle that runs when its threshold comes
+// due sees it starve).
 func (s starvationPolicy) starving(job *api.JobInfo, now time.Time) bool {
 	if !s.on() || !waiting(job) || !s.guarded(job) {
 		return false
 	}
-	return now.Sub(s.since(job)) > s.after
+	return now.Sub(s.since(job)) >= s.after
 }
 
 // markedPaddle: a pod of the job carries the mode label the paddle job

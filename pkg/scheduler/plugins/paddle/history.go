@@ -115,7 +115,7 @@ func (s *session) features(job *api.JobInfo) jobhistory.Features {
 // predicts it: the GPUs it still needs times its predicted mean run time;
 // false without history.
 func (s *session) predictedWork(job *api.JobInfo) (float64, bool) {
-	p := s.history.get(func() *jobhistory.Predictor { return s.store.predictor(s.ssn.Queues) })
+	p := s.predictorOf()
 	if p == nil {
 		return 0, false
 	}
@@ -161,8 +161,8 @@ func (s *session) admissionOrder(l, r *api.JobInfo) (int, bool) {
 		return 0, false
 	}
 	now := s.now()
-	ls := now.Sub(l.CreationTimestamp.Time) > s.starvation.after
-	rs := now.Sub(r.CreationTimestamp.Time) > s.starvation.after
+	ls := now.Sub(l.CreationTimestamp.Time) >= s.starvation.after
+	rs := now.Sub(r.CreationTimestamp.Time) >= s.starvation.after
 	switch {
 	case ls && !rs:
 		return -1, true
