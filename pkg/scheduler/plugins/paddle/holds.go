@@ -95,9 +95,42 @@ func (h *holds) of(job api.JobID) (hold, bool) {
 	for g := range gangs {
 		names = append(names, g)
 	}
-	sort.Strings(names)
+	return reservedHold(names), true
+}
+
+// reservedHold is the hold of a gang kept off the nodes the named
+// starving gangs reserved.
+func reservedHold(gangs []string) hold {
+	sort.Strings(gangs)
 	return hold{reason: ReasonReservedForStarvingGang, message: "paddle: this gang fits on free resources, but the nodes with room for it are reserved for starving gang " +
-		strings.Join(names, ", ") + " (waiting longer than " + ArgStarvationAfter + "); it starts on other nodes as they free up, or on those once that gang has started"}, true
+		strings.Join(gangs, ", ") + " (waiting longer than " + ArgStarvationAfter + "); it starts on other nodes as they free up, or on those once that gang has started"}
+}
+
+// stillHeld is the hold of a waiting gang that an earlier session held
+// for reason and that no callback held this session: the allocate action
+// asks only the jobs it reaches (none of a queue over its share, say), so
+// a gang it skipped would otherwise lose its condition, and its Job get an
+// Event, every time it is skipped. The hold stands while its cause does:
+// the headroom would hold the gang now, or a reservation it must leave
+// alone stands and it still fits on free resources.
+func (s *session) stillHeld(job *api.JobInfo, reason string) (hold, bool) {
+	switch reason {
+	case ReasonHeldForHeadroom:
+		if msg, ok := s.headroomHolds(job); ok {
+			return hold{reason: reason, message: msg}, true
+		}
+	case ReasonReservedForStarvingGang:
+		var gangs []string
+		for _, r := range s.reserved.list {
+			if s.subjectTo(job, r) {
+				gangs = append(gangs, gangName(r.job))
+			}
+		}
+		if len(gangs) > 0 && s.estimate(job).fitsNow() {
+			return reservedHold(gangs), true
+		}
+	}
+	return hold{}, false
 }
 
 // explainHolds sets, on every gang the session held although it fits and
@@ -123,6 +156,9 @@ func (s *session) explainHolds() {
 		// Unschedulable condition says why.
 		held = held && waiting(job) && (h.reason != ReasonReservedForStarvingGang || s.estimate(job).fitsNow())
 		wasHeld := prev != nil && prev.Status == corev1.ConditionTrue
+		if !held && wasHeld && waiting(job) {
+			h, held = s.stillHeld(job, prev.Reason)
+		}
 		if !held && !wasHeld {
 			continue
 		}

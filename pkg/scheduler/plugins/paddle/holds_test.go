@@ -128,7 +128,9 @@ func TestHeadroomHoldIsExplained(t *testing.T) {
 // A gang kept off the nodes a starving gang reserved, although they have
 // room for it, carries the held condition naming that gang; the job that
 // found room elsewhere, and the starving gang itself (it does not fit),
-// carry none.
+// carry none. In a session whose actions never try its pods (the allocate
+// action skips a queue over its share, say), the hold stands while the
+// reservation does: no condition flips, no Event.
 func TestReservationHoldIsExplained(t *testing.T) {
 	t0 := time.Now()
 	s := newScheduler()
@@ -147,6 +149,7 @@ func TestReservationHoldIsExplained(t *testing.T) {
 	r := allocateOnce(t, tiers, cfgs, c, s)
 	r.close()
 	var heldJob string
+	var heldCond *scheduling.PodGroupCondition
 	for _, name := range []string{"small-1", "small-2"} {
 		_, placed := r.placed[name+"-trainer-0"]
 		cond := heldCondition(jobByName(t, r, name).PodGroup)
@@ -156,7 +159,7 @@ func TestReservationHoldIsExplained(t *testing.T) {
 		case !placed && (cond == nil || cond.Status != v1.ConditionTrue || cond.Reason != ReasonReservedForStarvingGang || !strings.Contains(cond.Message, "starving gang ns/big")):
 			t.Errorf("%s waits with held condition %+v, want True, %s, naming ns/big", name, cond, ReasonReservedForStarvingGang)
 		case !placed:
-			heldJob = name
+			heldJob, heldCond = name, cond
 		}
 	}
 	if heldJob == "" {
@@ -167,6 +170,22 @@ func TestReservationHoldIsExplained(t *testing.T) {
 	}
 	if got := drained(rec); len(got) != 1 || !strings.HasPrefix(got[0], "Normal "+ReasonReservedForStarvingGang+" ") {
 		t.Errorf("events %q, want one %s for %s", got, ReasonReservedForStarvingGang, heldJob)
+	}
+
+	// The next session runs no action: nothing tries the held gang's pods.
+	s.at = t0.Add(time.Second)
+	for k, g := range c.groups {
+		if g.Name == heldJob {
+			c.groups[k] = tb.MakePodGroup().Name(heldJob).Namespace("ns").MinMember(1).Created(t0).OwnedByJob(heldJob).Condition(carried(heldCond)).Obj()
+		}
+	}
+	r = runSession(t, tiers, cfgs, c, s)
+	again := heldOf(t, r, heldJob)
+	if again == nil || again.Status != v1.ConditionTrue || again.Message != heldCond.Message || !again.LastTransitionTime.Equal(&heldCond.LastTransitionTime) {
+		t.Errorf("in a session without actions the hold became %+v, want %+v", again, heldCond)
+	}
+	if got := drained(rec); len(got) != 0 {
+		t.Errorf("events %q in a session that changed nothing", got)
 	}
 }
 
