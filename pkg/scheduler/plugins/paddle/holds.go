@@ -149,7 +149,12 @@ func (s *session) explainHolds() {
 		if job.PodGroup == nil {
 			continue
 		}
-		prev := heldCondition(job.PodGroup)
+		// A copy: UpdatePodGroupCondition overwrites the PodGroup's.
+		var prev *scheduling.PodGroupCondition
+		if c := heldCondition(job.PodGroup); c != nil {
+			c := *c
+			prev = &c
+		}
 		h, held := s.held.of(job.UID)
 		// A gang kept off reserved nodes that would not fit without the
 		// reservations either waits for room, not for paddle: its

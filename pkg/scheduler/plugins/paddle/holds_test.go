@@ -110,6 +110,19 @@ func TestHeadroomHoldIsExplained(t *testing.T) {
 		t.Errorf("events %q for a hold already explained", got)
 	}
 
+	// Held before for another reason: the hold goes on (same transition
+	// time), its reason changes, and the Job hears of it.
+	other := carried(again)
+	other.Reason, other.Message = ReasonReservedForStarvingGang, "reserved"
+	r = sessionAt(t0.Add(2*time.Minute), other)
+	switched := heldOf(t, r, "gang")
+	if switched == nil || switched.Reason != ReasonHeldForHeadroom || !switched.LastTransitionTime.Equal(&first.LastTransitionTime) {
+		t.Errorf("held for another reason: %+v, want %s since %s", switched, ReasonHeldForHeadroom, first.LastTransitionTime)
+	}
+	if got := drained(rec); len(got) != 1 || !strings.HasPrefix(got[0], "Normal "+ReasonHeldForHeadroom+" ") {
+		t.Errorf("events %q, want one %s for the new reason", got, ReasonHeldForHeadroom)
+	}
+
 	// Past the bound (paddle.starvationAfter, 16h): the gang starts.
 	end := created.Add(17 * time.Hour)
 	r = sessionAt(end, carried(again))
