@@ -3,8 +3,10 @@ package main
 import (
 	"compress/gzip"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -236,8 +238,15 @@ func loadReports(paths string) (*report, error) {
 	return out, nil
 }
 
+// loadReport reads a run's figures from path or, where only path.gz
+// exists, from that: the published pages keep their figures gzipped
+// (docs/bench stays under its size budget; docs/benchmarks.md), and their
+// render commands still name results.json.
 func loadReport(path string) (*report, error) {
 	raw, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		raw, err = readGzip(path + ".gz")
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -246,6 +255,25 @@ func loadReport(path string) (*report, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return r, nil
+}
+
+// readGzip is the content of a gzipped file.
+func readGzip(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	z, err := gzip.NewReader(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	defer z.Close()
+	raw, err := io.ReadAll(z)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return raw, nil
 }
 
 func (r *report) writeAlloc(b *strings.Builder, dir string) {

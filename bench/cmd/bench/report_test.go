@@ -1,6 +1,10 @@
 package main
 
 import (
+	"bytes"
+	"compress/gzip"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -200,6 +204,45 @@ func TestLoadReportsMerges(t *testing.T) {
 	}
 	if _, err := loadReports(a + "," + old); err == nil {
 		t.Errorf("merged a v1.15.1 run with a v1.14.1 one")
+	}
+}
+
+// A page's figures kept gzipped load under the name its render command
+// gives (results.json, read from results.json.gz).
+func TestLoadReportGzipped(t *testing.T) {
+	dir := t.TempDir()
+	plain := filepath.Join(dir, "results.json")
+	want := &report{Mode: "full", Volcano: "v1.15.1", Took: time.Hour}
+	if err := want.save(plain); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(plain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var z bytes.Buffer
+	zw := gzip.NewWriter(&z)
+	if _, err := zw.Write(raw); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(plain+".gz", z.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(plain); err != nil {
+		t.Fatal(err)
+	}
+	got, err := loadReport(plain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Mode != want.Mode || got.Took != want.Took {
+		t.Errorf("loaded %+v, want %+v", got, want)
+	}
+	if _, err := loadReport(filepath.Join(dir, "none.json")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a missing file: %v, want not found", err)
 	}
 }
 
