@@ -40,14 +40,13 @@ type simHistory struct {
 }
 
 // usesHistory: the configuration's paddle plugin orders by predicted
-// run time or sizes its headroom by predicted demand, so its replay keeps
-// the history the plugin reads.
+// run time, so its replay keeps the history the plugin reads.
 func usesHistory(cfg Config) bool {
 	if cfg.Role != RolePaddle || cfg.Sched == nil {
 		return false
 	}
 	a, _, ok := paddle.ArgsIn(cfg.Sched.Tiers)
-	return ok && (a.ShortestPredictedFirst || a.SmallJobDemand)
+	return ok && a.ShortestPredictedFirst
 }
 
 func newSimHistory(w *Workload) *simHistory {

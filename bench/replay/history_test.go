@@ -78,43 +78,27 @@ func predictsFromHistory(t *testing.T, models map[string]quality.Model, plain, p
 	}
 }
 
-// Sized by demand, paddle's headroom holds a whole-node gang while the
-// smaller jobs that arrived in the last paddle.SmallJobDemandWindow are
-// predicted to need the room, and lets it start in the cycle the replay
-// runs when the last such arrival leaves the window; the fixed share
-// holds it until its starvation threshold.
-func TestReplayHeadroomFollowsPredictedDemand(t *testing.T) {
+// A gang the enqueue action admits after it arrived waits from its
+// admission, when its pods are created (paddle's waitingSince), and the
+// replay runs a cycle when it has waited paddle's starvation threshold
+// from then: the headroom, which holds it while nothing else frees GPUs,
+// lets it start exactly at its bound.
+func TestReplayStarvationTimerFromAdmission(t *testing.T) {
 	models := testModels(t)
 	ours := paddleConfig(t)
-	demand := WithPaddleArgs(ours, "paddle-demand", "", map[string]interface{}{paddle.ArgSmallJobDemand: true})
 	// 40 GPUs; 32 busy until 100,000 s. The 1-GPU job leaves the last
-	// node at 100 s; the history says 1-GPU jobs run 10 h: its arrival
-	// keeps 1 x 10h / 4h = 2.5 GPUs busy, so the demand headroom keeps 3
-	// until 4h after it arrived; the share keeps 8 (0.2 of 40).
+	// node at 100 s, when the enqueue action admits the 8-GPU gang; the
+	// headroom (0.2 of 40: 8 GPUs) holds it from then.
 	w := testWorkload(5, imagenetJob("running", 4, 8, 100000, 0), imagenetJob("small", 1, 1, 100, 0), imagenetJob("eight", 1, 8, 1000, 10))
-	w.History = pastOf(10, map[int]float64{1: 36000})
-	w.Start0 = 1.5e9
-	w.Timers = DeclaredTimers([]Config{ours, demand})
-	start := func(c Config) float64 {
-		r, err := Simulate(context.Background(), w, models, BestSteps(w, models), c)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, j := range r.Jobs {
-			if j.Name == "eight" {
-				return j.Start
-			}
-		}
-		t.Fatal("no job eight")
-		return 0
+	w.Timers = DeclaredTimers([]Config{ours})
+	r, err := Simulate(context.Background(), w, models, BestSteps(w, models), ours)
+	if err != nil {
+		t.Fatal(err)
 	}
-	window := paddle.SmallJobDemandWindow.Seconds()
-	if got := start(demand); got != window {
-		t.Errorf("sized by demand, the gang started at %g s, want %g (when the 1-GPU job's arrival left the window)", got, window)
-	}
-	// Its pods are created when the enqueue action admits it, at 100 s,
-	// when the 1-GPU job has left room for it.
-	if got, after := start(ours), starvationAfter(ours.Sched).Seconds(); got != 100+after {
-		t.Errorf("with the fixed share, the gang started at %g s, want %g (its starvation threshold, from its admission)", got, 100+after)
+	after := starvationAfter(ours.Sched).Seconds()
+	for _, j := range r.Jobs {
+		if j.Name == "eight" && (j.Admitted != 100 || j.Start != 100+after) {
+			t.Errorf("the gang was admitted at %g s and started at %g s, want 100 and %g (its threshold from its admission)", j.Admitted, j.Start, 100+after)
+		}
 	}
 }

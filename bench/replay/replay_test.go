@@ -19,7 +19,6 @@ import (
 
 	"github.com/volcano-paddle/volcano-paddle/bench/quality"
 	"github.com/volcano-paddle/volcano-paddle/harness/localcluster"
-	"github.com/volcano-paddle/volcano-paddle/pkg/scheduler/plugins/paddle"
 )
 
 const dataDir = "../quality/testdata/pollux"
@@ -707,15 +706,6 @@ func TestDeclaredTimers(t *testing.T) {
 	w := &Workload{Timers: []time.Duration{2 * time.Hour}}
 	if got, want := timersOf(w, p), []float64{7200, after.Seconds()}; !reflect.DeepEqual(got, want) {
 		t.Errorf("paddle's replay timers %v, want %v", got, want)
-	}
-	// Sized by demand, the headroom changes when an arrival leaves the
-	// demand window.
-	demand := WithPaddleArgs(p, "paddle-demand", "", map[string]interface{}{paddle.ArgSmallJobDemand: true})
-	if got, want := DeclaredTimers([]Config{demand}), []time.Duration{paddle.SmallJobDemandWindow, after}; !reflect.DeepEqual(got, want) {
-		t.Errorf("paddle-demand's timers %v, want %v", got, want)
-	}
-	if !usesHistory(demand) {
-		t.Error("paddle-demand keeps no history: it predicts from it")
 	}
 }
 

@@ -134,17 +134,6 @@ func starvationAfter(cfg *simsched.Config) time.Duration {
 	return 0
 }
 
-// demandWindow is paddle's SmallJobDemandWindow where the configuration
-// sizes the headroom by the smaller jobs' predicted demand (0 otherwise):
-// when an arrival leaves the window the demand drops, and a held gang may
-// start.
-func demandWindow(cfg *simsched.Config) time.Duration {
-	if a, _, ok := paddle.ArgsIn(cfg.Tiers); ok && a.SmallJobDemand && a.SmallJobHeadroom > 0 {
-		return paddle.SmallJobDemandWindow
-	}
-	return 0
-}
-
 // slaWaitingTime reads the sla plugin's sla-waiting-time from the tiers
 // (0: absent).
 func slaWaitingTime(cfg *simsched.Config) time.Duration {
@@ -167,8 +156,8 @@ func slaWaitingTime(cfg *simsched.Config) time.Duration {
 const slaWaitingTimeArg = "sla-waiting-time"
 
 // DeclaredTimers are the waits after which a configuration's order of a
-// waiting job changes: paddle's starvation threshold and demand window,
-// the sla plugin's waiting time. The real scheduler runs a cycle every second, so it acts
+// waiting job changes: paddle's starvation threshold, the sla plugin's
+// waiting time. The real scheduler runs a cycle every second, so it acts
 // on them when they come due; the replay runs a cycle then too, for every
 // configuration compared (Workload.Timers), so that none is simulated at
 // coarser times than another.
@@ -176,7 +165,7 @@ func DeclaredTimers(cfgs []Config) []time.Duration {
 	seen := map[time.Duration]bool{}
 	var out []time.Duration
 	for _, c := range cfgs {
-		for _, d := range []time.Duration{starvationAfter(c.Sched), slaWaitingTime(c.Sched), demandWindow(c.Sched)} {
+		for _, d := range []time.Duration{starvationAfter(c.Sched), slaWaitingTime(c.Sched)} {
 			if d > 0 && !seen[d] {
 				seen[d] = true
 				out = append(out, d)
@@ -237,8 +226,8 @@ type sim struct {
 	// run times are the simulated ones, and a gang whose starvation timer
 	// fires has waited past its threshold. Its paddle plugin reads now,
 	// the simulated time on the trace's clock (the workload's epoch plus
-	// t), so that what it remembers from one cycle to the next (the
-	// smaller jobs' arrivals) ages as simulated time passes; except where
+	// t), so that what it remembers from one cycle to the next ages as
+	// simulated time passes; except where
 	// the configuration runs Volcano's sla plugin, which measures waits
 	// with the real clock (sla: time.Since of the job's creation): there
 	// every cycle stamps against the real clock at its start, and the
@@ -858,8 +847,7 @@ func (s *sim) restart(i int, t float64) {
 // waitFrom: job i's pods are created at t (admitted by enqueue, or
 // restarted), and paddle measures its wait from their creation
 // (waitingSince), so its timers run from t too; those from its arrival
-// stay (the sla plugin and the demand window count from the PodGroup's
-// creation).
+// stay (the sla plugin counts from the PodGroup's creation).
 func (s *sim) waitFrom(i int, t float64) {
 	for k := range s.created[i] {
 		s.created[i][k] = t

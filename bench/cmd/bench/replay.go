@@ -48,10 +48,6 @@ const (
 	// paddleByGPUs is paddle before issue 38 made it order waiting gangs,
 	// and admit Pending ones, by predicted GPU-time: fewest GPUs first.
 	paddleByGPUs = "paddle-by-gpus"
-	// paddleDemand is the candidate that sizes the headroom by the smaller
-	// jobs' predicted demand (issue 38), judged by its rule on the tuning
-	// windows (-sweep demand).
-	paddleDemand = "paddle-demand"
 )
 
 // paddleVariant is one variant of deploy/paddle's configuration.
@@ -73,8 +69,6 @@ var paddleVariants = []paddleVariant{
 		map[string]interface{}{paddle.ArgSmallJobHeadroom: 0, paddle.ArgStarvationAfter: "4h"}},
 	{paddleByGPUs, "paddle with paddle.shortestPredictedFirst: false (waiting gangs fewest GPUs first, as before issue 38)",
 		map[string]interface{}{paddle.ArgShortestPredictedFirst: false}},
-	{paddleDemand, "paddle with paddle.smallJobHeadroom.predicted: true (the headroom keeps what smaller jobs are predicted to keep busy, at most its share)",
-		map[string]interface{}{paddle.ArgSmallJobDemand: true}},
 }
 
 func variantNamed(name string) paddleVariant {
@@ -173,10 +167,11 @@ func presetNames() string {
 	return strings.Join(names, ", ")
 }
 
-// Sweeps (-sweep): one lever, tuning windows only. The sweeps of the four
-// headroom variants their rules rejected (headroom-when, headroom-queued,
-// headroom-patience, headroom-counts) went with the variants in issue 36;
-// their pages name the commit that produced them.
+// Sweeps (-sweep): one lever, tuning windows only. The sweeps of the
+// variants their rules rejected went with the variants: headroom-when,
+// headroom-queued, headroom-patience and headroom-counts in issue 36, the
+// headroom sized by predicted demand (demand-sweep, made at 30670ab) in
+// issue 38; docs/benchmarks.md names the commits that can run them.
 const (
 	sweepSLA      = "sla"
 	sweepPaddle   = "paddle"
@@ -185,13 +180,10 @@ const (
 	// decided paddle.shortestPredictedFirst (docs/benchmarks.md; it ran as
 	// paddle-predicted against paddle, before the default changed).
 	sweepPredicted = "predicted"
-	// sweepDemand: paddle and paddle-demand alone, judged by the rule
-	// written in docs/benchmarks.md before it ran.
-	sweepDemand = "demand"
 )
 
 // sweeps are the -sweep values, in the order usage and reports list them.
-var sweeps = []string{sweepSLA, sweepPaddle, sweepHeadroom, sweepPredicted, sweepDemand}
+var sweeps = []string{sweepSLA, sweepPaddle, sweepHeadroom, sweepPredicted}
 
 // fullReplayRuns: the full mode replays every window this many times.
 const fullReplayRuns = 5
@@ -271,8 +263,8 @@ func sweepConfigs(sweep string) ([]replay.Config, error) {
 	if sweep == sweepSLA {
 		return replay.SLASweepConfigs(stockPath, replay.SLAWaits)
 	}
-	if sweep == sweepPredicted || sweep == sweepDemand {
-		v := variantNamed(map[string]string{sweepPredicted: paddleByGPUs, sweepDemand: paddleDemand}[sweep])
+	if sweep == sweepPredicted {
+		v := variantNamed(paddleByGPUs)
 		return []replay.Config{ours, replay.WithPaddleArgs(ours, v.name, v.about, v.args)}, nil
 	}
 	stock, err := replay.StockConfigs(stockPath, replay.DefaultSLAWait)
@@ -707,7 +699,7 @@ func (r *report) writeReplay(b *strings.Builder, dir string) {
 		w("Volcano %s in process, the trace as it is), each window replayed %d times; the value kept is\n", r.volcano(), max(r.Replay[0].Runs, 1))
 		w("the one with the lowest mean of the per-window ratios. The held-out windows were not replayed for it.\n")
 		w("Command: `go run ./bench/cmd/bench -sweep %s -replay-runs %d` (writes docs/bench/<lever>-sweep).\n\n", strings.Join(sweeps, "|"), max(r.Replay[0].Runs, 1))
-		if r.Sweep == sweepPredicted || r.Sweep == sweepDemand {
+		if r.Sweep == sweepPredicted {
 			w("This sweep is decided by its own rule, written before it ran ([benchmarks.md](../../benchmarks.md#rules-written-before-their-sweeps)):\n")
 			w("the geometric mean over windows of the variant / paddle, paired by seed, with 95%% intervals.\n")
 			r.writeVariantVerdicts(b, r.verdictGroups())

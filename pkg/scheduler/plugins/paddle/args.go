@@ -57,9 +57,6 @@ const (
 	// gangs leave free for smaller jobs until they starve; see
 	// Args.SmallJobHeadroom.
 	ArgSmallJobHeadroom = "paddle.smallJobHeadroom"
-	// ArgSmallJobDemand sizes the headroom by the smaller jobs' predicted
-	// demand; see Args.SmallJobDemand.
-	ArgSmallJobDemand = "paddle.smallJobHeadroom.predicted"
 )
 
 // Args are the plugin's arguments after defaulting and validation.
@@ -128,15 +125,6 @@ type Args struct {
 	// cluster's GPUs free (headroom.go). 0 turns it off; it needs
 	// StarvationAfter, which bounds the wait.
 	SmallJobHeadroom float64
-	// SmallJobDemand: the headroom keeps only the GPUs smaller jobs are
-	// predicted to use, at most SmallJobHeadroom of the cluster: the
-	// GPU-time of the smaller jobs that arrived in the last
-	// smallJobDemandWindow (their GPUs x the run time their queue's
-	// history predicts), per second of that window, which by Little's law
-	// is how many GPUs they keep busy on average. Where smaller jobs stop
-	// coming, whole-node gangs stop waiting for them. Without history, the
-	// share as before (demand.go).
-	SmallJobDemand bool
 }
 
 // DefaultStarvationAfter and DefaultSmallJobHeadroom were chosen together
@@ -214,7 +202,7 @@ func ParseArgs(raw framework.Arguments) (Args, []string) {
 }
 
 // removedIn says where the arguments of removedArgs went.
-const removedIn = "removed in issue 36 with the variant it set, which its own benchmark sweep had rejected"
+const removedIn = "removed with the variant it set, which its own benchmark sweep had rejected"
 
 // removedArgs are the arguments of variants that were removed, each with
 // what to use instead. A configuration that still names one gets the
@@ -226,7 +214,8 @@ var removedArgs = map[string]string{
 	"paddle.smallJobHeadroom.queuedAfter": "it served paddle.smallJobHeadroom.when: smallJobsQueued alone; delete the key",
 	"paddle.smallJobHeadroom.patience": "a held gang starts when enough GPUs are free or once it has waited " +
 		ArgStarvationAfter + " (what the default, 0, did); set " + ArgSmallJobHeadroom + " or " + ArgStarvationAfter + " lower to hold less; delete the key",
-	"paddle.smallJobHeadroom.counts": "the headroom counts free GPUs (what the default, freeGPUs, did); delete the key",
+	"paddle.smallJobHeadroom.counts":    "the headroom counts free GPUs (what the default, freeGPUs, did); delete the key",
+	"paddle.smallJobHeadroom.predicted": "the headroom keeps " + ArgSmallJobHeadroom + " of the GPUs free (what the default, false, did); delete the key",
 	"paddle.starvationGuard": "a starving gang reserves the nodes it will start on, the default (reserve), and holdBack is gone; " +
 		ArgStarvationAfter + ": 0 turns the guard off; delete the key",
 }
@@ -334,7 +323,6 @@ func arguments(a *Args) []argument {
 		arg(ArgShrinkElastic, &a.ShrinkElastic, toBool),
 		arg(ArgPreemptCheckpointable, &a.PreemptCheckpointable, toBool),
 		arg(ArgSmallJobHeadroom, &a.SmallJobHeadroom, parseHeadroom),
-		arg(ArgSmallJobDemand, &a.SmallJobDemand, toBool),
 	}
 }
 
@@ -405,10 +393,10 @@ func toDuration(v interface{}) (time.Duration, error) {
 const maxDurationSeconds = float64(math.MaxInt64) / float64(time.Second)
 
 func (a Args) String() string {
-	return fmt.Sprintf("affinity=%g packing=%g gpuTopology=%g (allJobs=%t, assignmentsMaxAge=%s) rackLabel=%q spineLabel=%q gangFitOrder=%t smallGangsFirst=%t shortestPredictedFirst=%t starvationAfter=%s taskNameFallback=%t starvationGuard.taskNameJobs=%t elastic.shrink=%t checkpointable.preempt=%t smallJobHeadroom=%g smallJobHeadroom.predicted=%t",
+	return fmt.Sprintf("affinity=%g packing=%g gpuTopology=%g (allJobs=%t, assignmentsMaxAge=%s) rackLabel=%q spineLabel=%q gangFitOrder=%t smallGangsFirst=%t shortestPredictedFirst=%t starvationAfter=%s taskNameFallback=%t starvationGuard.taskNameJobs=%t elastic.shrink=%t checkpointable.preempt=%t smallJobHeadroom=%g",
 		a.AffinityWeight, a.PackingWeight, a.GPUTopologyWeight, a.GPUTopologyAllJobs, a.GPUAssignmentsMaxAge, a.RackLabel, a.SpineLabel,
 		a.GangFitOrder, a.SmallGangsFirst, a.ShortestPredictedFirst, a.StarvationAfter, a.TaskNameFallback, a.StarvationTaskNameJobs,
-		a.ShrinkElastic, a.PreemptCheckpointable, a.SmallJobHeadroom, a.SmallJobDemand)
+		a.ShrinkElastic, a.PreemptCheckpointable, a.SmallJobHeadroom)
 }
 
 // ArgsIn parses the paddle plugin's arguments from scheduler tiers, with

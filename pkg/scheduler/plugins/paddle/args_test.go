@@ -24,7 +24,7 @@ func TestParseArgsValues(t *testing.T) {
 		ArgGPUTopoAllJobs: "false", ArgRackLabel: "example.com/rack", ArgSpineLabel: "",
 		ArgGangFitOrder: false, ArgStarvationAfter: "1h", ArgTaskNameFallback: false, ArgGPUAssignMaxAge: "5m",
 		ArgStarvationTaskNameJobs: true, ArgSmallGangsFirst: "false", ArgShortestPredictedFirst: "false",
-		ArgShrinkElastic: true, ArgPreemptCheckpointable: "true", ArgSmallJobHeadroom: "0.2", ArgSmallJobDemand: "true",
+		ArgShrinkElastic: true, ArgPreemptCheckpointable: "true", ArgSmallJobHeadroom: "0.2",
 	})
 	if len(problems) != 0 {
 		t.Fatal(problems)
@@ -32,7 +32,7 @@ func TestParseArgsValues(t *testing.T) {
 	want := Args{AffinityWeight: 5, PackingWeight: 2.5, GPUTopologyWeight: 7, GPUTopologyAllJobs: false, GPUAssignmentsMaxAge: 5 * time.Minute,
 		RackLabel: "example.com/rack", SpineLabel: "", GangFitOrder: false, StarvationAfter: time.Hour, TaskNameFallback: false,
 		StarvationTaskNameJobs: true, ShrinkElastic: true, PreemptCheckpointable: true,
-		SmallJobHeadroom: 0.2, SmallJobDemand: true}
+		SmallJobHeadroom: 0.2}
 	if a != want {
 		t.Errorf("got %+v\nwant %+v", a, want)
 	}
@@ -95,7 +95,7 @@ func TestParseArgsRemovedKeys(t *testing.T) {
 	cases := []struct {
 		key  string
 		val  interface{}
-		want string // besides "unknown argument, ignored: removed in issue 36"
+		want string // besides "unknown argument, ignored: removed with the variant it set"
 	}{
 		{"paddle.smallJobHeadroom.when", "smallJobsWait", "whenever starting one would leave less than paddle.smallJobHeadroom"},
 		{"paddle.smallJobHeadroom.when", "always", "delete the key"},
@@ -103,12 +103,13 @@ func TestParseArgsRemovedKeys(t *testing.T) {
 		{"paddle.smallJobHeadroom.patience", "2h", "once it has waited paddle.starvationAfter"},
 		{"paddle.smallJobHeadroom.patience", 0, "delete the key"},
 		{"paddle.smallJobHeadroom.counts", "smallJobGPUs", "the headroom counts free GPUs"},
+		{"paddle.smallJobHeadroom.predicted", true, "keeps paddle.smallJobHeadroom of the GPUs free"},
 		{"paddle.starvationGuard", "holdBack", "reserves the nodes it will start on"},
 		{"paddle.starvationGuard", "reserve", "paddle.starvationAfter: 0 turns the guard off"},
 	}
 	for _, tc := range cases {
 		a, problems := ParseArgs(framework.Arguments{tc.key: tc.val})
-		if len(problems) != 1 || !strings.HasPrefix(problems[0], tc.key+": unknown argument, ignored: removed in issue 36") || !strings.Contains(problems[0], tc.want) {
+		if len(problems) != 1 || !strings.HasPrefix(problems[0], tc.key+": unknown argument, ignored: removed with the variant it set") || !strings.Contains(problems[0], tc.want) {
 			t.Errorf("%s=%v: problems %v, want one saying it was removed and %q", tc.key, tc.val, problems, tc.want)
 		}
 		if a != DefaultArgs() {

@@ -40,10 +40,6 @@ type clusterGPUs struct {
 	// wholeNode is the most GPUs any node has: a gang needing at least
 	// that many can only start where a whole node is free.
 	wholeNode int
-	// demand is how many GPUs jobs smaller than wholeNode are predicted to
-	// keep busy (demand.go); demandKnown false without a history.
-	demand      float64
-	demandKnown bool
 }
 
 func countGPUs(nodes []*api.NodeInfo) clusterGPUs {
@@ -60,9 +56,6 @@ func countGPUs(nodes []*api.NodeInfo) clusterGPUs {
 // headroomPolicy is what the arguments say about the headroom.
 type headroomPolicy struct {
 	share float64 // SmallJobHeadroom; 0 turns it off
-	// predicted: keep only the smaller jobs' predicted demand, at most the
-	// share (SmallJobDemand, demand.go).
-	predicted bool
 	// after is the starvation threshold (starvationPolicy.after), which
 	// ends every hold.
 	after time.Duration
@@ -90,16 +83,10 @@ func (h headroomPolicy) holds(c clusterGPUs, gpus int) bool {
 	return c.free+c.elastic-gpus < h.keep(c)
 }
 
-// keep is how many GPUs the headroom keeps free for smaller jobs: its
-// share of the cluster, rounded up, or, sized by demand, what smaller jobs
-// are predicted to keep busy when that is less (an average, so rounded to
-// the nearest GPU).
+// keep is how many GPUs the headroom keeps free for smaller jobs, rounded
+// up.
 func (h headroomPolicy) keep(c clusterGPUs) int {
-	share := int(math.Ceil(h.share * float64(c.total)))
-	if h.predicted && c.demandKnown {
-		return min(share, int(math.Round(c.demand)))
-	}
-	return share
+	return int(math.Ceil(h.share * float64(c.total)))
 }
 
 // message says why the gang waits and until when. It names the time the
@@ -111,11 +98,6 @@ func (h headroomPolicy) message(job *api.JobInfo, c clusterGPUs, gpus int, since
 	if c.elastic > 0 {
 		elastic = fmt.Sprintf(" (counting the %d that elastic jobs hold above their minimum)", c.elastic)
 	}
-	kept := fmt.Sprintf("the %d (%s %g) kept for smaller jobs", h.keep(c), ArgSmallJobHeadroom, h.share)
-	if h.predicted && c.demandKnown {
-		kept = fmt.Sprintf("the %d kept for smaller jobs (what those that arrived in the last %s are predicted to keep busy, at most %s %g)",
-			h.keep(c), SmallJobDemandWindow, ArgSmallJobHeadroom, h.share)
-	}
-	return fmt.Sprintf("paddle: gang %s needs %d GPUs; starting it now would leave %d of the cluster's %d GPUs free%s, fewer than %s; it starts when more are free, or at %s once it has waited %s (%s)",
-		gangName(job), gpus, max(0, c.free+c.elastic-gpus), c.total, elastic, kept, since.Add(h.after).UTC().Format(time.RFC3339), h.after, ArgStarvationAfter)
+	return fmt.Sprintf("paddle: gang %s needs %d GPUs; starting it now would leave %d of the cluster's %d GPUs free%s, fewer than the %d (%s %g) kept for smaller jobs; it starts when more are free, or at %s once it has waited %s (%s)",
+		gangName(job), gpus, max(0, c.free+c.elastic-gpus), c.total, elastic, h.keep(c), ArgSmallJobHeadroom, h.share, since.Add(h.after).UTC().Format(time.RFC3339), h.after, ArgStarvationAfter)
 }

@@ -142,6 +142,12 @@ func (s *session) predictedWork(job *api.JobInfo) (float64, bool) {
 	return w.gpuSeconds, w.ok
 }
 
+// predictorOf is the session's predictor of the queues' histories (nil
+// without one), built once per session.
+func (s *session) predictorOf() *jobhistory.Predictor {
+	return s.history.get(func() *jobhistory.Predictor { return s.store.predictor(s.ssn.Queues) })
+}
+
 // predicted is a job's predicted work, computed once per session.
 type predicted struct {
 	gpuSeconds float64

@@ -167,9 +167,6 @@ func (s *session) headroomHolds(job *api.JobInfo) (string, bool) {
 func (s *session) headroomGPUs() clusterGPUs {
 	return s.gpuCount.get(func() clusterGPUs {
 		c := countGPUs(s.ssn.NodeList)
-		if s.headroom.predicted {
-			c.demand, c.demandKnown = s.smallJobDemand(c.wholeNode)
-		}
 		if s.args.ShrinkElastic {
 			for _, j := range s.victimJobs().elastic {
 				for _, t := range releasable(j) {

@@ -48,11 +48,6 @@ func (p *paddlePlugin) OnSessionOpen(ssn *framework.Session) {
 	klog.V(5).InfoS("Enter paddle plugin", "args", p.args.String())
 	s := newSession(ssn, p.args, p.store)
 	p.session = s
-	// Every session, so that a job that arrives and ends between two
-	// sessions that judge gangs still counts (demand.go).
-	if s.headroom.on() {
-		s.observeArrivals()
-	}
 
 	ssn.AddTaskOrderFn(PluginName, s.taskOrderFn)
 	ssn.AddJobOrderFn(PluginName, s.jobOrderFn)

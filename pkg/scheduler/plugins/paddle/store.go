@@ -28,10 +28,6 @@ type Store struct {
 	// (history.go).
 	history historyCache
 
-	// arrivals are the recent arrivals of GPU jobs, for the smaller jobs'
-	// predicted demand (demand.go).
-	arrivals arrivalLog
-
 	// events posts the plugin's Events on Volcano Jobs (holds.go).
 	events jobEvents
 
