@@ -18,6 +18,7 @@ import (
 	"math"
 	"math/rand"
 	"os"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -104,6 +105,43 @@ func history(b *testing.B) string {
 		b.Fatal(err)
 	}
 	return ann
+}
+
+// BenchmarkPredictorOfQueueHistory is the scheduler's cost of such a
+// history: the predictor it builds from the annotation when one changes.
+// Reported: the time to build it, the annotation's size, and the heap the
+// predictor keeps once built (the scheduler keeps one until an annotation
+// changes); -benchmem's B/op is what building it allocates, garbage
+// included.
+//
+//	go test ./bench/allocate -run '^$' -bench PredictorOfQueueHistory -benchmem
+func BenchmarkPredictorOfQueueHistory(b *testing.B) {
+	ann := history(b)
+	var before, after runtime.MemStats
+	var kept *jobhistory.Predictor
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		// Only the build is timed: the collections that measure what it
+		// keeps are not.
+		b.StopTimer()
+		kept = nil
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		b.StartTimer()
+		p := jobhistory.NewPredictor()
+		if err := p.AddQueue("default", []byte(ann)); err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		kept = p
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		b.StartTimer()
+	}
+	b.StopTimer()
+	runtime.KeepAlive(kept)
+	b.ReportMetric(float64(len(ann)), "annotation-B")
+	b.ReportMetric(float64(after.HeapAlloc)-float64(before.HeapAlloc), "kept-B")
 }
 
 // sizes are the nodes x pods cases: all of 100, 1000, 5000 nodes with 400

@@ -227,19 +227,18 @@ type sim struct {
 	// fires has waited past its threshold. Its paddle plugin reads now,
 	// the simulated time on the trace's clock (the workload's epoch plus
 	// t), so that what it remembers from one cycle to the next ages as
-	// simulated time passes; except where
-	// the configuration runs Volcano's sla plugin, which measures waits
-	// with the real clock (sla: time.Since of the job's creation): there
-	// every cycle stamps against the real clock at its start, and the
-	// plugin reads that too.
-	sched  *simsched.Scheduler
-	now    time.Time
-	epoch  time.Time
-	real   bool
-	models map[string]quality.Model
-	best   map[string]float64
-	ns     string
-	nodes  []*v1.Node
+	// simulated time passes; except where the configuration runs Volcano's
+	// sla plugin, which measures waits with the real clock (sla: time.Since
+	// of the job's creation): there (realClock) every cycle stamps against
+	// the real clock at its start, and the plugin reads that too.
+	sched     *simsched.Scheduler
+	now       time.Time
+	epoch     time.Time
+	realClock bool
+	models    map[string]quality.Model
+	best      map[string]float64
+	ns        string
+	nodes     []*v1.Node
 
 	pods      [][]*v1.Pod
 	groups    []*schedulingv1.PodGroup
@@ -296,7 +295,7 @@ func Simulate(ctx context.Context, w *Workload, models map[string]quality.Model,
 	s := &sim{w: w, cfg: cfg, models: models, best: best, ns: "replay-" + cfg.Name(),
 		nodes: w.Cluster.SimCluster(nil).Nodes, running: map[int]quality.Placement{},
 		run: &Run{Config: cfg.Name(), Role: cfg.Role}, free: map[string]int{},
-		epoch: time.Unix(int64(w.Start0), 0).UTC(), real: slaWaitingTime(cfg.Sched) > 0}
+		epoch: time.Unix(int64(w.Start0), 0).UTC(), realClock: slaWaitingTime(cfg.Sched) > 0}
 	s.sched = simsched.NewScheduler(func() time.Time { return s.now })
 	for _, n := range s.nodes {
 		s.free[n.Name] = w.Cluster.Preset.GPUsPerNode
@@ -625,7 +624,7 @@ func markPreemption(j Job, pods []*v1.Pod) {
 // it placed whole; it returns how many started.
 func (s *sim) cycle(t float64) int {
 	wall := s.epoch.Add(time.Duration(t * float64(time.Second)))
-	if s.real {
+	if s.realClock {
 		wall = time.Now()
 	}
 	s.now = wall

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
+	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 	schedulingv1 "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
 	"volcano.sh/volcano/pkg/scheduler/actions/allocate"
 	"volcano.sh/volcano/pkg/scheduler/conf"
@@ -68,7 +69,7 @@ func (g *PodGroupWrapper) Created(t time.Time) *PodGroupWrapper {
 // Volcano's job controller creates it.
 func (g *PodGroupWrapper) OwnedByJob(name string) *PodGroupWrapper {
 	controller := true
-	g.OwnerReferences = append(g.OwnerReferences, metav1.OwnerReference{APIVersion: "batch.volcano.sh/v1alpha1", Kind: "Job", Name: name, UID: types.UID("uid-" + name), Controller: &controller})
+	g.OwnerReferences = append(g.OwnerReferences, metav1.OwnerReference{APIVersion: batch.SchemeGroupVersion.String(), Kind: "Job", Name: name, UID: types.UID("uid-" + name), Controller: &controller})
 	return g
 }
 

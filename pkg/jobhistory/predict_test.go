@@ -1,11 +1,8 @@
 package jobhistory
 
 import (
-	"fmt"
 	"math"
-	"math/rand"
 	"os"
-	"runtime"
 	"testing"
 	"time"
 )
@@ -197,59 +194,4 @@ func TestEvaluatePhilly(t *testing.T) {
 	if ev.Jobs < 1000 || ev.Predictor.MeanAbsLog >= ev.Baseline.MeanAbsLog || ev.Predictor.RankCorrelation <= ev.Baseline.RankCorrelation {
 		t.Errorf("the predictor does not beat the global mean: %+v against %+v", ev.Predictor, ev.Baseline)
 	}
-}
-
-// The scheduler's cost of a queue's history: a predictor read from the
-// annotation of 100,000 finished jobs (40 namespaces, the allocate
-// benchmark's shapes, run times log-uniform from a minute to a week).
-// Reported: the time to build it, the annotation's size, and the heap the
-// predictor keeps once built (the scheduler keeps one until an annotation
-// changes); -benchmem's B/op is what building it allocates, garbage
-// included.
-//
-//	go test ./pkg/jobhistory -run '^$' -bench PredictorOfQueueHistory -benchmem
-func BenchmarkPredictorOfQueueHistory(b *testing.B) {
-	rng := rand.New(rand.NewSource(2))
-	h, err := NewQueueHistory("default", "")
-	if err != nil {
-		b.Fatal(err)
-	}
-	const jobs = 100_000
-	end := time.Now().Add(-100 * 24 * time.Hour)
-	for i := 0; i < jobs; i++ {
-		end = end.Add(100 * 24 * time.Hour / jobs)
-		pods, gpus := []int{2, 4, 8, 16, 32}[rng.Intn(5)], []int{1, 2, 4, 8}[rng.Intn(4)]
-		d := time.Duration(math.Exp(math.Log(60)+rng.Float64()*math.Log(7*24*60)) * float64(time.Second))
-		h.Record(fmt.Sprint(i), Record{SubmitTime: end.Add(-d), Start: end.Add(-d), Duration: d, Pods: pods, GPUsPerPod: gpus, MinPods: pods, MaxPods: pods,
-			Queue: "default", Namespace: fmt.Sprintf("team-%02d", rng.Intn(40)), Mode: ModeCollective})
-	}
-	ann, err := h.Annotation(time.Now())
-	if err != nil {
-		b.Fatal(err)
-	}
-	var before, after runtime.MemStats
-	var kept *Predictor
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		// Only the build is timed: the collections that measure what it
-		// keeps are not.
-		b.StopTimer()
-		kept = nil
-		runtime.GC()
-		runtime.ReadMemStats(&before)
-		b.StartTimer()
-		p := NewPredictor()
-		if err := p.AddQueue("default", []byte(ann)); err != nil {
-			b.Fatal(err)
-		}
-		b.StopTimer()
-		kept = p
-		runtime.GC()
-		runtime.ReadMemStats(&after)
-		b.StartTimer()
-	}
-	b.StopTimer()
-	runtime.KeepAlive(kept)
-	b.ReportMetric(float64(len(ann)), "annotation-B")
-	b.ReportMetric(float64(after.HeapAlloc)-float64(before.HeapAlloc), "kept-B")
 }

@@ -163,7 +163,14 @@ func (s starvationPolicy) starving(job *api.JobInfo, now time.Time) bool {
 	if !s.on() || !waiting(job) || !s.guarded(job) {
 		return false
 	}
-	return now.Sub(s.since(job)) >= s.after
+	return s.waitedOut(s.since(job), now)
+}
+
+// waitedOut: a wait that began at since has lasted StarvationAfter or
+// longer at now; the one rule for the running gangs (starving) and the
+// Pending ones the enqueue action admits (admissionOrder).
+func (s starvationPolicy) waitedOut(since, now time.Time) bool {
+	return now.Sub(since) >= s.after
 }
 
 // markedPaddle: a pod of the job carries the mode label the paddle job

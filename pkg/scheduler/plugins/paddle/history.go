@@ -167,8 +167,8 @@ func (s *session) admissionOrder(l, r *api.JobInfo) (int, bool) {
 		return 0, false
 	}
 	now := s.now()
-	ls := now.Sub(l.CreationTimestamp.Time) >= s.starvation.after
-	rs := now.Sub(r.CreationTimestamp.Time) >= s.starvation.after
+	ls := s.starvation.waitedOut(l.CreationTimestamp.Time, now)
+	rs := s.starvation.waitedOut(r.CreationTimestamp.Time, now)
 	switch {
 	case ls && !rs:
 		return -1, true

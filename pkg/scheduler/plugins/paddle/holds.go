@@ -106,31 +106,26 @@ func reservedHold(gangs []string) hold {
 		strings.Join(gangs, ", ") + " (waiting longer than " + ArgStarvationAfter + "); it starts on other nodes as they free up, or on those once that gang has started"}
 }
 
-// stillHeld is the hold of a waiting gang that an earlier session held
-// for reason and that no callback held this session: the allocate action
-// asks only the jobs it reaches (none of a queue over its share, say), so
-// a gang it skipped would otherwise lose its condition, and its Job get an
-// Event, every time it is skipped. The hold stands while its cause does:
-// the headroom would hold the gang now, or a reservation it must leave
-// alone stands and it still fits on free resources.
-func (s *session) stillHeld(job *api.JobInfo, reason string) (hold, bool) {
-	switch reason {
-	case ReasonHeldForHeadroom:
-		if msg, ok := s.headroomHolds(job); ok {
-			return hold{reason: reason, message: msg}, true
-		}
-	case ReasonReservedForStarvingGang:
-		var gangs []string
-		for _, r := range s.reserved.list {
-			if s.subjectTo(job, r) {
-				gangs = append(gangs, gangName(r.job))
-			}
-		}
-		if len(gangs) > 0 && s.estimate(job).fitsNow() {
-			return reservedHold(gangs), true
+// stillReserved is the hold of a waiting gang that an earlier session
+// kept off reserved nodes and that no predicate kept off this session: the
+// allocate action tries only the jobs it reaches (none of a queue over its
+// share, say), so a gang it skipped would otherwise lose its condition,
+// and its Job get an Event, every time it is skipped. The hold stands
+// while a reservation it must leave alone does and it still fits on free
+// resources. The headroom needs no such thing: Volcano asks every job's
+// JobValidFn when a session opens (framework.OpenSession:
+// InitCycleState), so jobValidFn notes its holds every session.
+func (s *session) stillReserved(job *api.JobInfo) (hold, bool) {
+	var gangs []string
+	for _, r := range s.reserved.list {
+		if s.subjectTo(job, r) {
+			gangs = append(gangs, gangName(r.job))
 		}
 	}
-	return hold{}, false
+	if len(gangs) == 0 || !s.estimate(job).fitsNow() {
+		return hold{}, false
+	}
+	return reservedHold(gangs), true
 }
 
 // explainHolds sets, on every gang the session held although it fits and
@@ -161,8 +156,8 @@ func (s *session) explainHolds() {
 		// Unschedulable condition says why.
 		held = held && waiting(job) && (h.reason != ReasonReservedForStarvingGang || s.estimate(job).fitsNow())
 		wasHeld := prev != nil && prev.Status == corev1.ConditionTrue
-		if !held && wasHeld && waiting(job) {
-			h, held = s.stillHeld(job, prev.Reason)
+		if !held && wasHeld && waiting(job) && prev.Reason == ReasonReservedForStarvingGang {
+			h, held = s.stillReserved(job)
 		}
 		if !held && !wasHeld {
 			continue

@@ -111,9 +111,10 @@ func (s *session) jobOrderFn(l, r interface{}) int {
 }
 
 // jobValidFn holds whole-node gangs back for the small-job headroom
-// (headroom.go; the hold is explained on the PodGroup: holds.go), and records why a Paddle gang cannot be placed in the
-// job's fit errors, which Volcano's gang plugin writes into the PodGroup's
-// Unschedulable condition.
+// (headroom.go; holds.go explains the hold on the PodGroup), and records
+// why a Paddle gang cannot be placed in the job's fit errors, which
+// Volcano's gang plugin writes into the PodGroup's Unschedulable
+// condition.
 func (s *session) jobValidFn(obj interface{}) *api.ValidateResult {
 	job, ok := obj.(*api.JobInfo)
 	if !ok || !waiting(job) {
