@@ -177,14 +177,37 @@ func DeclaredTimers(cfgs []Config) []time.Duration {
 }
 
 // timersOf are the timers a replay of cfg runs cycles at, in seconds: the
-// workload's (the compared configurations') and cfg's own.
+// workload's (the compared configurations') and cfg's own, and, where jobs
+// can be checkpointed, their restart cost: a gang that has waited that
+// long may stop one (paddle's stop guards, pkg/scheduler/plugins/paddle
+// stopping.go), for every configuration alike.
 func timersOf(w *Workload, cfg Config) []float64 {
 	all := append(append([]time.Duration(nil), w.Timers...), DeclaredTimers([]Config{cfg})...)
+	if f := w.Options.Flex; f.CheckpointShare > 0 && f.RestartCost > 0 {
+		all = append(all, time.Duration(f.RestartCost*float64(time.Second)))
+	}
 	slices.Sort(all)
 	all = slices.Compact(all)
 	out := make([]float64, len(all))
 	for k, d := range all {
 		out[k] = d.Seconds()
+	}
+	return out
+}
+
+// stopTimersOf are the times after a checkpointable job of gpus GPUs
+// starts at which paddle's stop guards may change their answer for it
+// (stopping.go): once it has run its restart cost, and once it has
+// attained paddle.checkpointable.attainedAbove of GPU time. None for a
+// configuration that does not stop checkpointable jobs.
+func stopTimersOf(cfg *simsched.Config, restartCost float64, gpus int) []float64 {
+	a, _, ok := paddle.ArgsIn(cfg.Tiers)
+	if !ok || !a.PreemptCheckpointable {
+		return nil
+	}
+	out := []float64{restartCost}
+	if a.CheckpointAttainedAbove > 0 && gpus > 0 {
+		out = append(out, a.CheckpointAttainedAbove.Seconds()/float64(gpus))
 	}
 	return out
 }
@@ -554,7 +577,7 @@ func (s *sim) arrive(i int) {
 		pg.Status.Phase = schedulingv1.PodGroupPending
 		pg.Spec.MinResources = minResources(pods, int(pg.Spec.MinMember))
 	}
-	markPreemption(j, pods)
+	markPreemption(j, pods, time.Duration(s.w.Options.Flex.RestartCost*float64(time.Second)))
 	s.on[i] = make([]bool, len(pods))
 	s.created[i], s.started[i] = make([]float64, len(pods)), make([]float64, len(pods))
 	for k := range pods {
@@ -605,8 +628,13 @@ func minResources(pods []*v1.Pod, n int) *v1.ResourceList {
 // api.GetPodPreemptable); paddleapi.ElasticLabel on elastic trainers and
 // paddleapi.CheckpointableLabel on checkpointable pods, which paddle's
 // levers read. Stock's gang plugin takes no pod below minAvailable
-// whatever the annotation says.
-func markPreemption(j Job, pods []*v1.Pod) {
+// whatever the annotation says. A checkpointable job's pods carry its
+// restart cost (paddleapi.RestartCostAnnotation, the workload's) as the
+// job plugin writes it, but no spec.maxRetry: the replay's jobs never fail
+// at it under any configuration, so paddle's own bound
+// (paddle.checkpointable.maxPreemptions) is the only one; Volcano's retry
+// count is written at each restart (setRetryCount).
+func markPreemption(j Job, pods []*v1.Pod, restartCost time.Duration) {
 	for k, p := range pods {
 		trainer := k >= j.PServers
 		elastic := j.Elastic() && trainer
@@ -616,7 +644,18 @@ func markPreemption(j Job, pods []*v1.Pod) {
 		}
 		if j.Checkpointable {
 			p.Labels[paddleapi.CheckpointableLabel] = "true"
+			p.Annotations[paddleapi.RestartCostAnnotation] = restartCost.String()
 		}
+	}
+	setRetryCount(pods, 0)
+}
+
+// setRetryCount writes the job's restarts on its pods, as Volcano's job
+// controller does on the pods it creates after a restart
+// (paddleapi.RetryCountAnnotation).
+func setRetryCount(pods []*v1.Pod, n int) {
+	for _, p := range pods {
+		p.Annotations[paddleapi.RetryCountAnnotation] = strconv.Itoa(n)
 	}
 }
 
@@ -820,6 +859,7 @@ func (s *sim) evict(t float64, keys []string) int {
 			s.rem[i] += s.w.Options.Flex.RestartCost
 			s.gen[i]++
 			s.res[i].Restarts++
+			setRetryCount(s.pods[i], s.res[i].Restarts)
 			s.groups[i].Status.Phase = schedulingv1.PodGroupInqueue
 			s.pending = insertSorted(s.pending, i)
 			continue
@@ -852,10 +892,15 @@ func (s *sim) waitFrom(i int, t float64) {
 		s.created[i][k] = t
 	}
 	for _, d := range s.after {
-		rest := s.starveAt[s.nextTimer:]
-		k := s.nextTimer + sort.SearchFloat64s(rest, t+d)
-		s.starveAt = slices.Insert(s.starveAt, k, t+d)
+		s.timerAt(t + d)
 	}
+}
+
+// timerAt runs a cycle at x, should a job still wait then.
+func (s *sim) timerAt(x float64) {
+	rest := s.starveAt[s.nextTimer:]
+	k := s.nextTimer + sort.SearchFloat64s(rest, x)
+	s.starveAt = slices.Insert(s.starveAt, k, x)
 }
 
 // insertSorted adds x to the ascending xs (pending jobs stay in arrival
@@ -933,6 +978,11 @@ func (s *sim) start(i int, t float64, pods []quality.Pod) {
 	}
 	s.last[i] = t
 	s.progress(i, t, pods)
+	if j.Checkpointable {
+		for _, d := range stopTimersOf(s.cfg.Sched, s.w.Options.Flex.RestartCost, j.GPUs) {
+			s.timerAt(t + d)
+		}
+	}
 	if !j.PS && j.Pods > 1 {
 		r.Nodes, r.Racks, r.NodeCrossings, r.RackCrossings = rankCrossings(pods)
 	}

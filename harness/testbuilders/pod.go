@@ -162,3 +162,19 @@ func (p *PodWrapper) Elastic() *PodWrapper {
 func (p *PodWrapper) Checkpointable() *PodWrapper {
 	return p.Label(paddleapi.CheckpointableLabel, "true").Annotation(schedulingv1.PodPreemptable, "true")
 }
+
+// RestartCost sets the job's --restart-cost as the job plugin writes it.
+func (p *PodWrapper) RestartCost(d time.Duration) *PodWrapper {
+	return p.Annotation(paddleapi.RestartCostAnnotation, d.String())
+}
+
+// Retries says the pod was created after the job had restarted retries
+// times (Volcano's retry count) and that the job allows maxRetry
+// (spec.maxRetry, as the job plugin writes it; negative: not written).
+func (p *PodWrapper) Retries(retries, maxRetry int) *PodWrapper {
+	p.Annotation(paddleapi.RetryCountAnnotation, strconv.Itoa(retries))
+	if maxRetry >= 0 {
+		p.Annotation(paddleapi.MaxRetryAnnotation, strconv.Itoa(maxRetry))
+	}
+	return p
+}

@@ -66,6 +66,9 @@ type Args struct {
 	// the scheduler may stop it whole for a gang that starves
 	// (preemption.go, defaults.go).
 	Checkpointable bool
+	// RestartCost: what one preemption of a --checkpointable job costs it
+	// (paddleapi.RestartCostAnnotation); 0: paddleapi.DefaultRestartCost.
+	RestartCost time.Duration
 	// Elastic: elastic collective jobs (elastic.go).
 	Elastic ElasticArgs
 }
@@ -90,6 +93,7 @@ func newFlagSet(a *Args) *flag.FlagSet {
 	fs.StringVar(&a.HeterDevice, "heter-device", heterDeviceAuto, "HETER_DEVICE_TYPE of heter trainers: auto, cpu, gpu or xpu")
 	fs.BoolVar(&a.TrainerCompletesJob, "trainer-completes-job", true, "at admission, give a PS job's trainer task TaskCompleted -> CompleteJob when it has no TaskCompleted policy")
 	fs.BoolVar(&a.Checkpointable, "checkpointable", false, "the job resumes from its checkpoints: the scheduler may stop it whole (preempt) for a gang that starves")
+	fs.DurationVar(&a.RestartCost, "restart-cost", 0, "with --checkpointable: the run time one preemption costs the job (steps since its last checkpoint, restart); the scheduler stops it only after it ran that long and for a gang that waited that long (default "+paddleapi.DefaultRestartCost.String()+")")
 	registerElasticFlags(fs, &a.Elastic)
 	refuseRepeatedFlags(fs)
 	return fs
@@ -162,6 +166,7 @@ func (a *Args) validate() field.ErrorList {
 	default:
 		errs = append(errs, field.NotSupported(argsPath.Key("--heter-device"), a.HeterDevice, []string{heterDeviceAuto, "cpu", "gpu", "xpu"}))
 	}
+	errs = append(errs, a.validateRestartCost()...)
 	errs = append(errs, a.Elastic.validate()...)
 	for _, t := range []struct{ flag, name string }{{"--ps-task", a.PServerTask}, {"--trainer-task", a.TrainerTask}, {"--heter-task", a.HeterTask}} {
 		if t.name != "" && strings.TrimSpace(t.name) != t.name {
@@ -169,6 +174,28 @@ func (a *Args) validate() field.ErrorList {
 		}
 	}
 	return errs
+}
+
+func (a *Args) validateRestartCost() field.ErrorList {
+	path := argsPath.Key("--restart-cost")
+	switch {
+	case a.RestartCost == 0:
+		return nil
+	case !a.Checkpointable:
+		return field.ErrorList{field.Invalid(path, a.RestartCost.String(), "only meaningful for a job the scheduler may stop: add --checkpointable or drop --restart-cost")}
+	case a.RestartCost < 0 || a.RestartCost > paddleapi.MaxRestartCost:
+		return field.ErrorList{field.Invalid(path, a.RestartCost.String(),
+			fmt.Sprintf("must be a duration above 0 and at most %s (the run time one preemption costs the job, e.g. 10m)", paddleapi.MaxRestartCost))}
+	}
+	return nil
+}
+
+// restartCost is the job's effective --restart-cost.
+func (a *Args) restartCost() time.Duration {
+	if a.RestartCost > 0 {
+		return a.RestartCost
+	}
+	return paddleapi.DefaultRestartCost
 }
 
 // glooPort is the effective gloo HTTP store port.

@@ -131,5 +131,5 @@ func checkpointRestart(job *batch.Job, a *Args) (Defaulted, bool) {
 	if maxRetry == 0 {
 		maxRetry = 3 // Volcano's default (its job mutating webhook)
 	}
-	return Defaulted{Patch: op, Warning: fmt.Sprintf("spec.policies: added PodEvicted -> RestartJob, so that the --checkpointable job restarts whole from its checkpoint when the scheduler preempts it; every preemption counts as one of its spec.maxRetry (%d) restarts, raise it if the job may be preempted more often", maxRetry)}, true
+	return Defaulted{Patch: op, Warning: fmt.Sprintf("spec.policies: added PodEvicted -> RestartJob, so that the --checkpointable job restarts whole from its checkpoint when the scheduler preempts it; every preemption counts as one of its spec.maxRetry (%d) restarts and paddle's scheduler plugin stops the job only while its next restart stays below it; raise it if the job may be preempted more often", maxRetry)}, true
 }

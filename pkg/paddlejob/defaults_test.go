@@ -3,11 +3,13 @@ package paddlejob
 import (
 	"strings"
 	"testing"
+	"time"
 
 	batch "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 	bus "volcano.sh/apis/pkg/apis/bus/v1alpha1"
 
 	"github.com/volcano-paddle/volcano-paddle/harness/testbuilders"
+	"github.com/volcano-paddle/volcano-paddle/pkg/paddleapi"
 )
 
 // The argument parses; anything but a boolean is refused with the flag's
@@ -32,6 +34,35 @@ func TestCheckpointableArg(t *testing.T) {
 		}
 		if len(errs) > 0 || a.Checkpointable != tc.want {
 			t.Errorf("%v: checkpointable=%v errs=%v, want %v", tc.args, a != nil && a.Checkpointable, errs, tc.want)
+		}
+	}
+}
+
+// --restart-cost belongs to --checkpointable jobs, within (0, 24h]; the
+// error names the flag and what to do.
+func TestRestartCostArg(t *testing.T) {
+	for _, tc := range []struct {
+		args    []string
+		want    time.Duration
+		wantErr string
+	}{
+		{args: []string{"--checkpointable"}, want: paddleapi.DefaultRestartCost},
+		{args: []string{"--checkpointable", "--restart-cost=12m"}, want: 12 * time.Minute},
+		{args: []string{"--checkpointable", "--restart-cost=24h"}, want: 24 * time.Hour},
+		{args: []string{"--restart-cost=12m"}, wantErr: "add --checkpointable or drop --restart-cost"},
+		{args: []string{"--checkpointable", "--restart-cost=-1m"}, wantErr: "must be a duration above 0 and at most 24h0m0s"},
+		{args: []string{"--checkpointable", "--restart-cost=25h"}, wantErr: "must be a duration above 0 and at most 24h0m0s"},
+		{args: []string{"--checkpointable", "--restart-cost=soon"}, wantErr: "invalid value"},
+	} {
+		a, errs := parseArgs(tc.args)
+		if tc.wantErr != "" {
+			if !strings.Contains(errs.ToAggregate().Error(), tc.wantErr) || !strings.Contains(errs.ToAggregate().Error(), "restart-cost") {
+				t.Errorf("%v: errors %v, want one about --restart-cost saying %q", tc.args, errs, tc.wantErr)
+			}
+			continue
+		}
+		if len(errs) > 0 || a.restartCost() != tc.want {
+			t.Errorf("%v: restart cost %v, errors %v; want %v", tc.args, a.restartCost(), errs, tc.want)
 		}
 	}
 }

@@ -35,7 +35,7 @@ func DecoratePod(pod *v1.Pod, job *batch.Job, l *Layout) (*Layout, bool, error) 
 
 	task := pod.Annotations[batch.TaskSpecKey]
 	r := l.roleTask(task)
-	l.markPreemption(pod, r) // preemption.go
+	l.markPreemption(pod, r, job) // preemption.go
 	if r == nil {
 		return l, false, nil // a helper task: DNS name only
 	}

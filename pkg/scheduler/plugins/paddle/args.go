@@ -53,6 +53,13 @@ const (
 	// ArgPreemptCheckpointable lets a starving gang stop jobs that opted
 	// in as checkpointable; see Args.PreemptCheckpointable.
 	ArgPreemptCheckpointable = "paddle.checkpointable.preempt"
+	// ArgCheckpointAttainedAbove lets a gang that has not run stop a
+	// checkpointable job with at least this much attained GPU time; see
+	// Args.CheckpointAttainedAbove.
+	ArgCheckpointAttainedAbove = "paddle.checkpointable.attainedAbove"
+	// ArgCheckpointMaxPreemptions bounds how often a job is stopped; see
+	// Args.CheckpointMaxPreemptions.
+	ArgCheckpointMaxPreemptions = "paddle.checkpointable.maxPreemptions"
 	// ArgSmallJobHeadroom: the share of the cluster's GPUs whole-node
 	// gangs leave free for smaller jobs until they starve; see
 	// Args.SmallJobHeadroom.
@@ -116,9 +123,23 @@ type Args struct {
 	ShrinkElastic bool
 	// PreemptCheckpointable: a starving guarded gang may stop, whole, the
 	// jobs that opted in as checkpointable (the job plugin's
-	// --checkpointable), the one with the most attained GPU time first.
-	// Needs the preempt (or reclaim) action too; off by default.
+	// --checkpointable), the one with the most attained GPU time first,
+	// within the guards of stopping.go (the job's restart cost and
+	// restarts left, CheckpointMaxPreemptions). Needs the preempt (or
+	// reclaim) action too; off by default.
 	PreemptCheckpointable bool
+	// CheckpointAttainedAbove (GPU time, e.g. 16h for 16 GPU-hours): with
+	// PreemptCheckpointable, a waiting gang that has not run yet may stop
+	// a checkpointable job that has attained at least this much GPU time
+	// since it started, before the gang starves: two queues of Tiresias'
+	// least-attained-service order (NSDI'19), so short jobs stop waiting
+	// behind long ones. 0 (the default): only starving gangs stop jobs.
+	CheckpointAttainedAbove time.Duration
+	// CheckpointMaxPreemptions: a job is stopped only while it has
+	// restarted fewer times than this (Volcano's retry count, failures
+	// included), and never when its next restart would reach its
+	// spec.maxRetry.
+	CheckpointMaxPreemptions int
 	// SmallJobHeadroom (0 to 0.5): a guarded gang that needs at least a
 	// whole node's GPUs and has not yet waited StarvationAfter does not
 	// start while starting it would leave less than this share of the
@@ -156,8 +177,14 @@ func DefaultArgs() Args {
 		StarvationAfter:        DefaultStarvationAfter,
 		TaskNameFallback:       true,
 		SmallJobHeadroom:       DefaultSmallJobHeadroom,
+
+		CheckpointMaxPreemptions: DefaultCheckpointMaxPreemptions,
 	}
 }
+
+// DefaultCheckpointMaxPreemptions is Volcano's default spec.maxRetry (3)
+// less one: the most restarts a job with that default survives.
+const DefaultCheckpointMaxPreemptions = 2
 
 // maxHeadroom bounds paddle.smallJobHeadroom: keeping more than half the
 // cluster from whole-node gangs would make them wait for their threshold
@@ -292,6 +319,23 @@ func durationAtLeast(least time.Duration, why string) func(v interface{}) (time.
 	}
 }
 
+// intAtLeast parses a whole number of at least least.
+func intAtLeast(least int, why string) func(v interface{}) (int, error) {
+	return func(v interface{}) (int, error) {
+		f, err := toFloat(v)
+		if err != nil {
+			return 0, err
+		}
+		if f != math.Trunc(f) || math.Abs(f) > math.MaxInt32 {
+			return 0, errors.New("not a whole number")
+		}
+		if int(f) < least {
+			return 0, errors.New(why)
+		}
+		return int(f), nil
+	}
+}
+
 // argument is one key of the plugin's arguments and how ParseArgs reads it.
 type argument struct {
 	key  string
@@ -322,6 +366,8 @@ func arguments(a *Args) []argument {
 		arg(ArgStarvationTaskNameJobs, &a.StarvationTaskNameJobs, toBool),
 		arg(ArgShrinkElastic, &a.ShrinkElastic, toBool),
 		arg(ArgPreemptCheckpointable, &a.PreemptCheckpointable, toBool),
+		arg(ArgCheckpointAttainedAbove, &a.CheckpointAttainedAbove, durationAtLeast(0, "must not be negative (0: only starving gangs stop jobs)")),
+		arg(ArgCheckpointMaxPreemptions, &a.CheckpointMaxPreemptions, intAtLeast(1, "must be at least 1 (paddle.checkpointable.preempt: false stops none)")),
 		arg(ArgSmallJobHeadroom, &a.SmallJobHeadroom, parseHeadroom),
 	}
 }
@@ -393,10 +439,10 @@ func toDuration(v interface{}) (time.Duration, error) {
 const maxDurationSeconds = float64(math.MaxInt64) / float64(time.Second)
 
 func (a Args) String() string {
-	return fmt.Sprintf("affinity=%g packing=%g gpuTopology=%g (allJobs=%t, assignmentsMaxAge=%s) rackLabel=%q spineLabel=%q gangFitOrder=%t smallGangsFirst=%t shortestPredictedFirst=%t starvationAfter=%s taskNameFallback=%t starvationGuard.taskNameJobs=%t elastic.shrink=%t checkpointable.preempt=%t smallJobHeadroom=%g",
+	return fmt.Sprintf("affinity=%g packing=%g gpuTopology=%g (allJobs=%t, assignmentsMaxAge=%s) rackLabel=%q spineLabel=%q gangFitOrder=%t smallGangsFirst=%t shortestPredictedFirst=%t starvationAfter=%s taskNameFallback=%t starvationGuard.taskNameJobs=%t elastic.shrink=%t checkpointable.preempt=%t (attainedAbove=%s, maxPreemptions=%d) smallJobHeadroom=%g",
 		a.AffinityWeight, a.PackingWeight, a.GPUTopologyWeight, a.GPUTopologyAllJobs, a.GPUAssignmentsMaxAge, a.RackLabel, a.SpineLabel,
 		a.GangFitOrder, a.SmallGangsFirst, a.ShortestPredictedFirst, a.StarvationAfter, a.TaskNameFallback, a.StarvationTaskNameJobs,
-		a.ShrinkElastic, a.PreemptCheckpointable, a.SmallJobHeadroom)
+		a.ShrinkElastic, a.PreemptCheckpointable, a.CheckpointAttainedAbove, a.CheckpointMaxPreemptions, a.SmallJobHeadroom)
 }
 
 // ArgsIn parses the paddle plugin's arguments from scheduler tiers, with

@@ -25,6 +25,7 @@ func TestParseArgsValues(t *testing.T) {
 		ArgGangFitOrder: false, ArgStarvationAfter: "1h", ArgTaskNameFallback: false, ArgGPUAssignMaxAge: "5m",
 		ArgStarvationTaskNameJobs: true, ArgSmallGangsFirst: "false", ArgShortestPredictedFirst: "false",
 		ArgShrinkElastic: true, ArgPreemptCheckpointable: "true", ArgSmallJobHeadroom: "0.2",
+		ArgCheckpointAttainedAbove: "16h", ArgCheckpointMaxPreemptions: "4",
 	})
 	if len(problems) != 0 {
 		t.Fatal(problems)
@@ -32,6 +33,7 @@ func TestParseArgsValues(t *testing.T) {
 	want := Args{AffinityWeight: 5, PackingWeight: 2.5, GPUTopologyWeight: 7, GPUTopologyAllJobs: false, GPUAssignmentsMaxAge: 5 * time.Minute,
 		RackLabel: "example.com/rack", SpineLabel: "", GangFitOrder: false, StarvationAfter: time.Hour, TaskNameFallback: false,
 		StarvationTaskNameJobs: true, ShrinkElastic: true, PreemptCheckpointable: true,
+		CheckpointAttainedAbove: 16 * time.Hour, CheckpointMaxPreemptions: 4,
 		SmallJobHeadroom: 0.2}
 	if a != want {
 		t.Errorf("got %+v\nwant %+v", a, want)
@@ -64,6 +66,11 @@ func TestParseArgsBadValues(t *testing.T) {
 		{ArgSmallJobHeadroom, 0.6, "from 0 (off) to 0.5"},
 		{ArgSmallJobHeadroom, "-0.1", "from 0 (off) to 0.5"},
 		{ArgSmallJobHeadroom, "most", "not a number"},
+		{ArgCheckpointAttainedAbove, "-1h", "must not be negative"},
+		{ArgCheckpointAttainedAbove, "long", "not a duration"},
+		{ArgCheckpointMaxPreemptions, 0, "must be at least 1"},
+		{ArgCheckpointMaxPreemptions, 1.5, "not a whole number"},
+		{ArgCheckpointMaxPreemptions, "often", "not a number"},
 		{"paddle.afinity.weight", 3, "unknown argument"},
 		// The key without its prefix is not ignored silently.
 		{"affinity.weight", 3, `the key is "paddle.affinity.weight"`},

@@ -96,12 +96,18 @@ func keepElasticMinimum(ssn *framework.Session) {
 			if !elasticTrainer(t) || !t.Preemptable || !api.PreemptableStatus(t.Status) || goes[t.UID] {
 				continue
 			}
-			t.Preemptable = false
-			if n := ssn.Nodes[t.NodeName]; n != nil {
-				if nt := n.Tasks[api.PodKey(t.Pod)]; nt != nil {
-					nt.Preemptable = false
-				}
-			}
+			keepTask(ssn, t)
+		}
+	}
+}
+
+// keepTask marks a task not preemptable for this session, on the job's
+// task and on its node's copy (the actions read either).
+func keepTask(ssn *framework.Session, t *api.TaskInfo) {
+	t.Preemptable = false
+	if n := ssn.Nodes[t.NodeName]; n != nil {
+		if nt := n.Tasks[api.PodKey(t.Pod)]; nt != nil {
+			nt.Preemptable = false
 		}
 	}
 }

@@ -58,6 +58,8 @@ func (p *paddlePlugin) OnSessionOpen(ssn *framework.Session) {
 	// Before any action asks: no plugin may take an elastic job below its
 	// minimum (elastic.go).
 	keepElasticMinimum(ssn)
+	// Nor stop a checkpointable job its own guards protect (stopping.go).
+	keepStopGuards(ssn, p.args.CheckpointMaxPreemptions, s.now())
 	// The levers (preemption.go): which gangs may preempt and what they
 	// may take. They act only where the preempt or reclaim action runs.
 	ssn.AddJobStarvingFns(PluginName, s.jobStarvingFn)

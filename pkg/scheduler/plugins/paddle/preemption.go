@@ -53,20 +53,26 @@ func (s *session) levers(gang *api.JobInfo) victimPolicy {
 	// pod of its queue above minimum gone (a starving whole-node gang
 	// beside 1-GPU elastic jobs) made the preempt action evict such pods
 	// session after session without starting, and the jobs grew back into
-	// the GPUs each time. A starving gang may still stop checkpointable jobs. The
+	// the GPUs each time. Checkpointable jobs may still be stopped. The
 	// estimate counts what the gang's queue would give back (shrinkable:
 	// fitsOnRelease implies such a job gives way); elastic jobs of other
 	// queues are the reclaim action's, which takes from queues over their
 	// share only (reclaimableFn), as before.
 	vp.shrink = s.args.ShrinkElastic && (s.estimate(gang).fitsOnRelease || otherQueueGivesWay(vj.elastic, gang))
-	vp.checkpoint = s.args.PreemptCheckpointable && s.starving(gang) && anyGivesWay(vj.checkpointable, gang)
+	// Checkpointable jobs are stopped whole, for a starving gang or, by
+	// attained service, a gang that has not run, within the guards of
+	// stopping.go.
+	if vp.stoppable = s.stoppable(gang); vp.stoppable != nil {
+		vp.checkpoint = anyStoppable(vj.checkpointable, gang, vp.stoppable)
+	}
 	return vp
 }
 
-// anyGivesWay: some job of jobs gives way to gang (givesWay).
-func anyGivesWay(jobs map[api.JobID]*api.JobInfo, gang *api.JobInfo) bool {
+// anyStoppable: some job of jobs gives way to gang (givesWay) and may be
+// stopped for it.
+func anyStoppable(jobs map[api.JobID]*api.JobInfo, gang *api.JobInfo, stoppable func(*api.JobInfo) bool) bool {
 	for _, j := range jobs {
-		if givesWay(gang, j) {
+		if givesWay(gang, j) && stoppable(j) {
 			return true
 		}
 	}

@@ -26,10 +26,11 @@ type session struct {
 	// built once.
 	starvation starvationPolicy
 	headroom   headroomPolicy
+	stop       stopPolicy
 
 	places map[string]place
 
-	// mu guards jobs, estimates, attainedTime and waitStart: the allocate
+	// mu guards jobs, estimates, attainedTime, stopCosts and waitStart: the allocate
 	// action calls event handlers and scoring from one goroutine today, but
 	// the framework does not promise it, and it runs predicates on many
 	// nodes at once.
@@ -39,6 +40,9 @@ type session struct {
 	// attainedTime is each job's attained GPU time (victims.go), computed
 	// once per session.
 	attainedTime map[api.JobID]time.Duration
+	// stopCosts is what stopping each job costs it (stopping.go),
+	// computed once per session.
+	stopCosts map[api.JobID]stopCost
 	// waitStart is when each gang began to wait (waitingSince), computed
 	// once per session.
 	waitStart map[api.JobID]time.Time
@@ -119,9 +123,10 @@ func placedStatus(s api.TaskStatus) bool {
 
 func newSession(ssn *framework.Session, a Args, store *Store) *session {
 	s := &session{ssn: ssn, args: a, store: store, places: buildPlaces(ssn, a), jobs: map[api.JobID]*jobState{}, estimates: map[api.JobID]*gangEstimate{},
-		attainedTime: map[api.JobID]time.Duration{}, waitStart: map[api.JobID]time.Time{}, work: map[api.JobID]predicted{}, gpu: newGPUState(a.GPUAssignmentsMaxAge, store.clock())}
+		attainedTime: map[api.JobID]time.Duration{}, stopCosts: map[api.JobID]stopCost{}, waitStart: map[api.JobID]time.Time{}, work: map[api.JobID]predicted{}, gpu: newGPUState(a.GPUAssignmentsMaxAge, store.clock())}
 	s.starvation = starvationPolicy{after: a.StarvationAfter, taskNameJobs: a.StarvationTaskNameJobs, isPaddle: s.isPaddle, since: s.waitingSince}
 	s.headroom = headroomPolicy{share: a.SmallJobHeadroom, after: s.starvation.after}
+	s.stop = stopPolicy{attainedAbove: a.CheckpointAttainedAbove, maxPreemptions: a.CheckpointMaxPreemptions}
 	for id, job := range ssn.Jobs {
 		mode, ok := jobMode(job, a.TaskNameFallback)
 		if !ok {

@@ -5,6 +5,7 @@ package paddle
 import (
 	"slices"
 	"testing"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	schedulingv1 "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
@@ -47,6 +48,22 @@ func TestGangPreemptKeepsPaddleGuards(t *testing.T) {
 				return append(ep, hp...), []*schedulingv1.PodGroup{eg, hg}
 			},
 			wantWithout: []string{"el-trainer-0", "el-trainer-1", "el-trainer-2", "el-trainer-3"}},
+		// stopping.go: a checkpointable job out of restarts is kept from
+		// every action (Volcano would fail it at its next restart).
+		{name: "a high-priority plain job takes nothing from a checkpointable job with no restart left",
+			jobs: func() ([]*v1.Pod, []*schedulingv1.PodGroup) {
+				cp, cg := lowCheckpointableJob(time.Hour, 0, 2, 3)
+				hp, hg := plainJob("high", "default", highPriority, []int{8}, 0, "")
+				return append(cp, hp...), []*schedulingv1.PodGroup{cg, hg}
+			},
+			wantWithout: []string{"ck-trainer-0", "ck-trainer-1"}},
+		{name: "one with restarts left goes as without paddle",
+			jobs: func() ([]*v1.Pod, []*schedulingv1.PodGroup) {
+				cp, cg := lowCheckpointableJob(time.Hour, 0, 0, 3)
+				hp, hg := plainJob("high", "default", highPriority, []int{8}, 0, "")
+				return append(cp, hp...), []*schedulingv1.PodGroup{cg, hg}
+			},
+			want: []string{"ck-trainer-0", "ck-trainer-1"}},
 	}
 	// By its registered name: go mod tidy reads this file for the v1.14.1
 	// module file too (it ignores build tags), where the action's package

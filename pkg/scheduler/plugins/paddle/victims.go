@@ -23,9 +23,10 @@ import (
 type victimPolicy struct {
 	// shrink: pods of elastic jobs above their minimum (ShrinkElastic).
 	shrink bool
-	// checkpoint: jobs that opted in as checkpointable
-	// (PreemptCheckpointable, gang starving).
+	// checkpoint: jobs that opted in as checkpointable, those stoppable
+	// says may be stopped for the gang (stopping.go).
 	checkpoint bool
+	stoppable  func(*api.JobInfo) bool
 	jobs       map[api.JobID]*api.JobInfo
 	// attained is a job's attained GPU time (attainedGPUTime).
 	attained func(*api.JobInfo) time.Duration
@@ -137,7 +138,7 @@ func (vp victimPolicy) classify(gang *api.JobInfo, preemptees []*api.TaskInfo) c
 			}
 			c.elastic[job.UID] = append(c.elastic[job.UID], t)
 		}
-		if vp.checkpoint && checkpointableTask(t) {
+		if vp.checkpoint && checkpointableTask(t) && vp.stoppable(job) {
 			if len(c.whole[job.UID]) == 0 {
 				c.wholeJobs = append(c.wholeJobs, job)
 			}

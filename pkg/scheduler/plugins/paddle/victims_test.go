@@ -72,7 +72,10 @@ func TestVictimChoice(t *testing.T) {
 		shrink     bool
 		checkpoint bool
 		queues     func(api.QueueID) bool // reclaim: other queues allowed
-		want       []string
+		// stoppable: which checkpointable jobs the stop guards allow
+		// (stopping.go); nil: every one.
+		stoppable func(*api.JobInfo) bool
+		want      []string
 	}{
 		{name: "attained GPU time counts from the pods' start: a job restarted an hour ago gives way last", need: 4, checkpoint: true,
 			jobs: []victimJob{{name: "restarted", min: 1, kind: "checkpointable", gpus: []int{4}, ran: time.Hour, age: 30 * time.Hour},
@@ -115,6 +118,11 @@ func TestVictimChoice(t *testing.T) {
 			want: []string{"both-trainer-0", "both-trainer-1", "both-trainer-2", "both-trainer-3"}},
 		{name: "preempt never takes from another queue", need: 2, shrink: true, checkpoint: true,
 			jobs: []victimJob{{name: "el", queue: "q2", min: 1, kind: "elastic", gpus: []int{2, 2}, ran: time.Hour}}},
+		{name: "a job the stop guards protect is never offered: the next by attained GPU time goes", need: 4, checkpoint: true,
+			stoppable: func(j *api.JobInfo) bool { return j.Name != "long" },
+			jobs: []victimJob{{name: "long", kind: "checkpointable", gpus: []int{4}, ran: 9 * time.Hour},
+				{name: "short", kind: "checkpointable", gpus: []int{4}, ran: time.Hour}},
+			want: []string{"short-trainer-0"}},
 		{name: "reclaim takes from another queue over its share", need: 2, shrink: true,
 			queues: func(q api.QueueID) bool { return q == "q2" },
 			jobs: []victimJob{{name: "el", queue: "q2", min: 1, kind: "elastic", gpus: []int{2, 2}, ran: time.Hour},
@@ -137,7 +145,11 @@ func TestVictimChoice(t *testing.T) {
 			for _, t := range gang.Tasks {
 				preemptor = t
 			}
-			vp := victimPolicy{shrink: tc.shrink, checkpoint: tc.checkpoint, jobs: jobs, victimQueue: tc.queues,
+			stoppable := tc.stoppable
+			if stoppable == nil {
+				stoppable = func(*api.JobInfo) bool { return true }
+			}
+			vp := victimPolicy{shrink: tc.shrink, checkpoint: tc.checkpoint, stoppable: stoppable, jobs: jobs, victimQueue: tc.queues,
 				attained: func(j *api.JobInfo) time.Duration { return attainedGPUTime(j, at) }}
 			free := api.EmptyResource()
 			free.SetScalar(gpuResource, float64(tc.free*1000))

@@ -1,0 +1,177 @@
+package paddle
+
+import (
+	"time"
+
+	"volcano.sh/volcano/pkg/scheduler/api"
+	"volcano.sh/volcano/pkg/scheduler/framework"
+
+	"github.com/volcano-paddle/volcano-paddle/pkg/paddleapi"
+)
+
+// This file is when a waiting gang may stop a job that opted in as
+// checkpointable (the checkpoint lever of victims.go), by the attained
+// service of Tiresias (NSDI'19) with guards against thrashing:
+//
+//   - Who may stop: a starving gang (paddle.starvationAfter), as before;
+//     with paddle.checkpointable.attainedAbove also a gang that has not
+//     run yet, but only jobs that have attained at least that much GPU
+//     time since they started. These are the two queues of Tiresias'
+//     discretized least-attained-service order: a job that has had little
+//     service goes before one that has had much, so short jobs stop
+//     waiting behind long ones that can resume. A gang that has run
+//     before (Volcano's retry count above 0, so it was stopped or failed)
+//     ranks with the long ones and waits for its bound.
+//   - What it costs: the job's restart cost (its --restart-cost,
+//     paddleapi.RestartCostAnnotation, or paddleapi.DefaultRestartCost),
+//     the run time one stop throws away. A job that has run less than that
+//     since it started is not stopped (it would lose all it did), and a
+//     gang that has waited less than that stops nobody (its wait would
+//     cost less than the stop).
+//   - How often: a job is stopped only while Volcano's retry count is
+//     below paddle.checkpointable.maxPreemptions and its next restart
+//     stays below its spec.maxRetry (paddleapi.RestartsLeft), at which
+//     Volcano fails a restarting job (controllers/job/state/restarting.go:
+//     restartingUpdateStatus). Failures count too: the count is Volcano's.
+//
+// The job's own guards (how often, and not before it ran its restart
+// cost) hold for every action and plugin, not only paddle's levers: at
+// session open keepStopGuards marks such a job's pods not preemptable,
+// which Volcano's preempt, reclaim, gangPreempt and gangReclaim actions
+// check before they ask any plugin, as keepElasticMinimum does for an
+// elastic job's minimum. Any eviction of a checkpointable job's pod
+// restarts it whole (the job plugin's PodEvicted -> RestartJob), so a
+// higher-priority job's preemption would otherwise fail a job out of
+// restarts.
+
+// stopPolicy is who may stop a checkpointable job, from the arguments.
+type stopPolicy struct {
+	// attainedAbove: a gang that has not run may stop jobs with at least
+	// this much attained GPU time; 0: starving gangs only.
+	attainedAbove  time.Duration
+	maxPreemptions int
+}
+
+// stopCost is what stopping a job costs it, and how often it still may
+// be stopped, read from its pods.
+type stopCost struct {
+	// restartCost is the run time a stop throws away.
+	restartCost time.Duration
+	// restartsLeft: how many more stops the job may take.
+	restartsLeft int
+	// ranFor is how long the job has run since it last (re)started: since
+	// its last running pod started, when its world formed.
+	ranFor time.Duration
+}
+
+// stopCostOf reads a job's stop cost at now from the pods of its newest
+// incarnation (the highest retry count: pods of an older one may still be
+// terminating).
+func stopCostOf(job *api.JobInfo, maxPreemptions int, now time.Time) stopCost {
+	var newest map[string]string
+	retries := -1
+	var lastStart time.Time
+	for _, t := range job.Tasks {
+		if t.Pod == nil {
+			continue
+		}
+		if n := paddleapi.RetryCountOf(t.Pod.Annotations); n > retries {
+			newest, retries = t.Pod.Annotations, n
+		}
+		if api.PreemptableStatus(t.Status) {
+			if st := taskStart(t, now); st.After(lastStart) {
+				lastStart = st
+			}
+		}
+	}
+	c := stopCost{restartCost: paddleapi.RestartCostOf(newest), restartsLeft: max(0, maxPreemptions-max(retries, 0))}
+	if left, ok := paddleapi.RestartsLeft(newest); ok {
+		c.restartsLeft = min(c.restartsLeft, left)
+	}
+	if !lastStart.IsZero() {
+		c.ranFor = now.Sub(lastStart)
+	}
+	return c
+}
+
+// keepStopGuards marks, for this session, every running pod of a
+// checkpointable job its guards protect (stopCost.protected) as not
+// preemptable, so that no action or plugin stops it.
+func keepStopGuards(ssn *framework.Session, maxPreemptions int, now time.Time) {
+	for _, job := range ssn.Jobs {
+		if !checkpointable(job) || !stopCostOf(job, maxPreemptions, now).protected() {
+			continue
+		}
+		for _, t := range job.Tasks {
+			if t.Preemptable && api.PreemptableStatus(t.Status) {
+				keepTask(ssn, t)
+			}
+		}
+	}
+}
+
+// restarted: the job has run before (Volcano's retry count on its pods).
+func restarted(job *api.JobInfo) bool {
+	for _, t := range job.Tasks {
+		if t.Pod != nil && paddleapi.RetryCountOf(t.Pod.Annotations) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// stopRequest is one waiting gang's standing for stopping jobs.
+type stopRequest struct {
+	starving bool
+	// fresh: the gang has not run yet (it may stop jobs by attained
+	// service).
+	fresh  bool
+	waited time.Duration
+}
+
+// protected: the job's own guards forbid stopping it now, whoever asks.
+func (c stopCost) protected() bool {
+	return c.restartsLeft <= 0 || c.ranFor < c.restartCost
+}
+
+// mayStop: a gang standing as r may stop a job that costs c and has
+// attained GPU time attained.
+func (p stopPolicy) mayStop(r stopRequest, c stopCost, attained time.Duration) bool {
+	if c.protected() || r.waited < c.restartCost {
+		return false
+	}
+	if r.starving {
+		return true
+	}
+	return p.attainedAbove > 0 && r.fresh && attained >= p.attainedAbove
+}
+
+// byAttainedService: gangs that have not run may stop jobs before they
+// starve.
+func (p stopPolicy) byAttainedService() bool { return p.attainedAbove > 0 }
+
+// stopCost is stopCostOf(job), computed once per session.
+func (s *session) stopCost(job *api.JobInfo) stopCost {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c, ok := s.stopCosts[job.UID]; ok {
+		return c
+	}
+	c := stopCostOf(job, s.stop.maxPreemptions, s.now())
+	s.stopCosts[job.UID] = c
+	return c
+}
+
+// stoppable is which jobs gang may stop this session (nil: none).
+func (s *session) stoppable(gang *api.JobInfo) func(*api.JobInfo) bool {
+	if !s.args.PreemptCheckpointable {
+		return nil
+	}
+	r := stopRequest{starving: s.starving(gang), fresh: !restarted(gang), waited: s.now().Sub(s.waitingSince(gang))}
+	if !r.starving && !(s.stop.byAttainedService() && r.fresh) {
+		return nil
+	}
+	return func(job *api.JobInfo) bool {
+		return s.stop.mayStop(r, s.stopCost(job), s.attained(job))
+	}
+}
