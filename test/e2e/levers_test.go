@@ -176,7 +176,9 @@ func TestLeversNeverPreemptWithoutOptIn(t *testing.T) {
 	// The plain job starts first: it has had the most GPU time.
 	framework.CreateJob(t, c, paddleJob(ns, "plain", nil, 1, framework.Task{Name: "trainer", Replicas: 1, GPUs: 4}))
 	framework.WaitJobPhase(t, c, ns, "plain", batchv1alpha1.Running, 60*time.Second)
-	framework.CreateJob(t, c, paddleJob(ns, "ck", []string{"--checkpointable"}, 1, framework.Task{Name: "trainer", Replicas: 1, GPUs: 4}))
+	// A restart cost of 1s: the scheduler stops a checkpointable job only
+	// once it has run that long, for a gang that has waited that long.
+	framework.CreateJob(t, c, paddleJob(ns, "ck", []string{"--checkpointable", "--restart-cost=1s"}, 1, framework.Task{Name: "trainer", Replicas: 1, GPUs: 4}))
 	framework.WaitJobPhase(t, c, ns, "ck", batchv1alpha1.Running, 60*time.Second)
 	plain, ck := framework.JobPods(t, c, ns, "plain")[0], framework.JobPods(t, c, ns, "ck")[0]
 	if plain.Spec.NodeName != leversNode || ck.Spec.NodeName != leversNode {
@@ -184,6 +186,13 @@ func TestLeversNeverPreemptWithoutOptIn(t *testing.T) {
 	}
 	if plain.Annotations[schedulingv1beta1.PodPreemptable] != "false" || ck.Annotations[schedulingv1beta1.PodPreemptable] != "true" || ck.Labels[paddleapi.CheckpointableLabel] != "true" {
 		t.Fatalf("opt-in marks: plain %v, ck %v %v", plain.Annotations, ck.Annotations, ck.Labels)
+	}
+	// What a stop costs it and how many it may take: its --restart-cost,
+	// its spec.maxRetry (Volcano's webhook defaults it to 3) and Volcano's
+	// retry count, so far none.
+	if ck.Annotations[paddleapi.RestartCostAnnotation] != "1s" || ck.Annotations[paddleapi.MaxRetryAnnotation] != "3" || ck.Annotations[paddleapi.RetryCountAnnotation] != "0" {
+		t.Errorf("ck's stop annotations: restart cost %q, max retry %q, retry count %q; want 1s, 3, 0",
+			ck.Annotations[paddleapi.RestartCostAnnotation], ck.Annotations[paddleapi.MaxRetryAnnotation], ck.Annotations[paddleapi.RetryCountAnnotation])
 	}
 
 	// The gang starves and takes the checkpointable job's GPUs.
@@ -225,6 +234,10 @@ func TestLeversNeverPreemptWithoutOptIn(t *testing.T) {
 	for _, p := range framework.JobPods(t, c, ns, "ck") {
 		if p.Spec.NodeName != "" {
 			t.Errorf("%s placed on %s while the node was full", p.Name, p.Spec.NodeName)
+		}
+		// The restarted job's pods count the stop: one restart used.
+		if p.Annotations[paddleapi.RetryCountAnnotation] != "1" {
+			t.Errorf("%s after the stop: Volcano's retry count %q, want 1", p.Name, p.Annotations[paddleapi.RetryCountAnnotation])
 		}
 	}
 }
