@@ -51,18 +51,10 @@ func TestGangPreemptKeepsPaddleGuards(t *testing.T) {
 		// stopping.go: a checkpointable job out of restarts is kept from
 		// every action (Volcano would fail it at its next restart).
 		{name: "a high-priority plain job takes nothing from a checkpointable job with no restart left",
-			jobs: func() ([]*v1.Pod, []*schedulingv1.PodGroup) {
-				cp, cg := lowCheckpointableJob(time.Hour, 0, 2, 3)
-				hp, hg := plainJob("high", "default", highPriority, []int{8}, 0, "")
-				return append(cp, hp...), []*schedulingv1.PodGroup{cg, hg}
-			},
+			jobs:        highPlainOverCheckpointable(2, 3),
 			wantWithout: []string{"ck-trainer-0", "ck-trainer-1"}},
 		{name: "one with restarts left goes as without paddle",
-			jobs: func() ([]*v1.Pod, []*schedulingv1.PodGroup) {
-				cp, cg := lowCheckpointableJob(time.Hour, 0, 0, 3)
-				hp, hg := plainJob("high", "default", highPriority, []int{8}, 0, "")
-				return append(cp, hp...), []*schedulingv1.PodGroup{cg, hg}
-			},
+			jobs: highPlainOverCheckpointable(0, 3),
 			want: []string{"ck-trainer-0", "ck-trainer-1"}},
 	}
 	// By its registered name: go mod tidy reads this file for the v1.14.1
@@ -90,5 +82,16 @@ func TestGangPreemptKeepsPaddleGuards(t *testing.T) {
 				t.Errorf("without paddle: evicted %v, want %v", w.evicted, want)
 			}
 		})
+	}
+}
+
+// highPlainOverCheckpointable is a pending high-priority plain 8-GPU job
+// and a low-priority checkpointable job on n0 that has restarted retries
+// of maxRetry times.
+func highPlainOverCheckpointable(retries, maxRetry int) func() ([]*v1.Pod, []*schedulingv1.PodGroup) {
+	return func() ([]*v1.Pod, []*schedulingv1.PodGroup) {
+		cp, cg := lowCheckpointableJob(time.Hour, 0, retries, maxRetry)
+		hp, hg := plainJob("high", "default", highPriority, []int{8}, 0, "")
+		return append(cp, hp...), []*schedulingv1.PodGroup{cg, hg}
 	}
 }
