@@ -3,7 +3,6 @@ package replay
 import (
 	"math"
 	"sort"
-	"strings"
 
 	"github.com/volcano-paddle/volcano-paddle/bench/quality"
 )
@@ -12,7 +11,7 @@ import (
 type Metrics struct {
 	Config string
 	// Role of the configuration (empty in reports saved before roles were
-	// recorded: RoleOf reads those from the name).
+	// recorded: the bench's report fills those from bench/catalogue).
 	Role          Role `json:",omitempty"`
 	Jobs, Started int
 	// Job completion time (arrival to end) and queueing delay (arrival to
@@ -64,22 +63,6 @@ type Metrics struct {
 	// UtilisationOverTime: share of GPUs in use, averaged per UtilBin.
 	UtilisationOverTime []float64
 	UtilBin             float64
-}
-
-// RoleOf is the configuration's role; reports saved before roles were
-// recorded named them by prefix (stock*, paddle*, lower-bound).
-func (m Metrics) RoleOf() Role {
-	switch {
-	case m.Role != "":
-		return m.Role
-	case m.Config == LowerBound:
-		return RoleBound
-	case strings.HasPrefix(m.Config, Stock):
-		return RoleStock
-	case strings.HasPrefix(m.Config, Paddle):
-		return RolePaddle
-	}
-	return ""
 }
 
 // LargeJobGPUs: jobs of at least this many GPUs count as large in

@@ -17,8 +17,8 @@ import (
 	"volcano.sh/volcano/pkg/scheduler/conf"
 	"volcano.sh/volcano/pkg/scheduler/framework"
 
+	"github.com/volcano-paddle/volcano-paddle/bench/catalogue"
 	"github.com/volcano-paddle/volcano-paddle/bench/quality"
-	"github.com/volcano-paddle/volcano-paddle/harness/localcluster"
 	"github.com/volcano-paddle/volcano-paddle/pkg/scheduler/plugins/paddle"
 )
 
@@ -86,7 +86,7 @@ func TestSimulateQueueing(t *testing.T) {
 		imagenetJob("late", 1, 8, 50, 10),
 	)
 	best := BestSteps(w, models)
-	for _, cfg := range []Config{stockConfigs(t, DefaultSLAWait)[0], paddleConfig(t)} {
+	for _, cfg := range []Config{stockConfigs(t, 0)[0], paddleConfig(t)} {
 		r, err := Simulate(context.Background(), w, models, best, cfg)
 		if err != nil {
 			t.Fatal(err)
@@ -228,10 +228,10 @@ func TestStockPriorityAndSLA(t *testing.T) {
 		largeAt, smallAt float64
 	}{
 		{Stock, 100, 200},
-		{StockSLA, 100, 200},
-		{StockPriority, 150, 100},
-		{StockTaskTopoPriority, 150, 100},
-		{StockTaskTopoSLAPriority, 150, 100},
+		{"stock-sla", 100, 200},
+		{"stock-priority", 150, 100},
+		{"stock-binpack-tasktopology-priority", 150, 100},
+		{"stock-binpack-tasktopology-sla-priority", 150, 100},
 	}
 	for _, c := range cases {
 		cfg, ok := byName[c.config]
@@ -249,15 +249,10 @@ func TestStockPriorityAndSLA(t *testing.T) {
 			t.Errorf("%s: 1-GPU job starts at %g, want %g", c.config, got, c.smallAt)
 		}
 	}
-	for _, name := range []string{StockSLA, StockTaskTopoSLA, StockTaskTopoSLAPriority} {
+	for _, name := range []string{"stock-sla", "stock-binpack-tasktopology-sla", "stock-binpack-tasktopology-sla-priority"} {
 		tier := byName[name].Sched.Tiers[0].Plugins
 		if len(tier) < 3 || tier[2].Name != "sla" || tier[2].Arguments["sla-waiting-time"] != "1h30m" {
 			t.Errorf("%s: first tier %v, want sla third with sla-waiting-time 1h30m", name, pluginNames(tier))
-		}
-	}
-	for d, want := range map[time.Duration]string{30 * time.Minute: "30m", 2 * time.Hour: "2h", 90 * time.Minute: "1h30m", 8 * time.Hour: "8h"} {
-		if got := DurationArg(d); got != want {
-			t.Errorf("DurationArg(%s) = %s, want %s", d, got, want)
 		}
 	}
 	for gpus, want := range map[int]string{1: "gpus-le-1", 2: "gpus-le-2", 3: "gpus-le-4", 8: "gpus-le-8", 9: "gpus-le-16", 5000: "gpus-le-1024"} {
@@ -317,10 +312,9 @@ func TestFlexElasticGrowShrink(t *testing.T) {
 	if ratio <= 1 || ratio > 2 {
 		t.Fatalf("speed-up of 8 trainers over 4: %g, want in (1, 2]", ratio)
 	}
-	cs := stockConfigs(t, DefaultSLAWait)
 	byName := map[string]Config{}
-	for _, c := range cs {
-		byName[c.Name()] = ForFlex(c)
+	for _, name := range []string{Stock, "stock-priority"} {
+		byName[name] = built(t, entry(t, name), true)
 	}
 	best := BestSteps(w, models)
 
@@ -337,7 +331,7 @@ func TestFlexElasticGrowShrink(t *testing.T) {
 		t.Errorf("stock: 1-GPU job starts at %g, want at the elastic job's end %g (no preemption at equal priority)", small.Start, e.End)
 	}
 
-	r, err = Simulate(context.Background(), w, models, best, byName[StockPriority])
+	r, err = Simulate(context.Background(), w, models, best, byName["stock-priority"])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -383,7 +377,7 @@ func TestMeasureWithoutLargeJobsIsJSON(t *testing.T) {
 // An interrupted Repeat returns the runs it finished with ctx's error, and
 // nothing when it finished none.
 func TestRepeatInterrupted(t *testing.T) {
-	cs := stockConfigs(t, DefaultSLAWait)
+	cs := stockConfigs(t, 0)
 	o := Options{Preset: quality.A100SXM, NodesPerRack: 4, Start: 0, Jobs: 10, Load: 0.9, PSShare: 0.3, Seed: 1}
 	ctx, cancel := context.WithCancel(context.Background())
 	// The one configuration's log line ends the first run: cancel there.
@@ -394,21 +388,6 @@ func TestRepeatInterrupted(t *testing.T) {
 	if rep, err := Repeat(ctx, o, dataDir, cs[:1], 3, nil); !errors.Is(err, context.Canceled) || rep != nil {
 		t.Errorf("Repeat on a cancelled context: %v, %+v; want no report and context.Canceled", err, rep)
 	}
-}
-
-// stockConfigs are StockConfigs on the Helm chart's configuration, the sla
-// ones with slaWait.
-func stockConfigs(t *testing.T, slaWait time.Duration) []Config {
-	t.Helper()
-	stockPath, err := localcluster.StockSchedulerConf()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cs, err := StockConfigs(stockPath, slaWait)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cs
 }
 
 // A checkpointable job stopped for a starving gang gets new pods under its
@@ -504,22 +483,6 @@ func testModels(t *testing.T) map[string]quality.Model {
 	return models
 }
 
-// paddleConfig is deploy/paddle's configuration.
-func paddleConfig(t *testing.T) Config {
-	t.Helper()
-	ours, err := DeployedPaddleConfig()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ours
-}
-
-// paddleFlexConfig is deploy/paddle's configuration for the Flex workload.
-func paddleFlexConfig(t *testing.T) Config {
-	t.Helper()
-	return ForFlex(paddleConfig(t))
-}
-
 // No configuration beats the lower bound, job by job: PS jobs larger than
 // a node (where the best placement the slowdowns are measured against can
 // be beaten), collective jobs across islands and nodes, on the preset
@@ -540,11 +503,7 @@ func TestNoConfigurationBeatsTheBound(t *testing.T) {
 	if bound.Role != RoleBound || bound.Started != len(w.Jobs) {
 		t.Fatalf("bound %+v", bound)
 	}
-	ref, err := ReferenceConfig()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range append(stockConfigs(t, DefaultSLAWait), paddleConfig(t), ref) {
+	for _, c := range append(stockConfigs(t, 0), paddleConfig(t), referenceConfig(t)) {
 		r, err := Simulate(context.Background(), w, models, best, c)
 		if err != nil {
 			t.Fatal(err)
@@ -568,10 +527,7 @@ func TestNoConfigurationBeatsTheBound(t *testing.T) {
 func TestClairvoyantReference(t *testing.T) {
 	models := testModels(t)
 	w := testWorkload(1, imagenetJob("running", 1, 8, 1000, 0), imagenetJob("long", 1, 8, 5000, 10), imagenetJob("short", 2, 4, 100, 20))
-	ref, err := ReferenceConfig()
-	if err != nil {
-		t.Fatal(err)
-	}
+	ref := referenceConfig(t)
 	if ref.Role != RoleReference {
 		t.Errorf("role %q", ref.Role)
 	}
@@ -587,7 +543,7 @@ func TestClairvoyantReference(t *testing.T) {
 		}
 		return out
 	}
-	if got, want := starts(stockConfigs(t, DefaultSLAWait)[0]), []float64{0, 1000, 6000}; !reflect.DeepEqual(got, want) {
+	if got, want := starts(stockConfigs(t, 0)[0]), []float64{0, 1000, 6000}; !reflect.DeepEqual(got, want) {
 		t.Errorf("stock starts %v, want %v (arrival order)", got, want)
 	}
 	if got, want := starts(ref), []float64{0, 1100, 1000}; !reflect.DeepEqual(got, want) {
@@ -679,7 +635,7 @@ func TestJobsCarryTheirQueue(t *testing.T) {
 	a.Queue, a.Namespace, b.Queue, b.Namespace = "vc-x", "vc-x", "vc-y", "vc-y"
 	w := testWorkload(1, a, b)
 	w.Queues = map[string]int32{"vc-x": 3, "vc-y": 1}
-	stock := stockConfigs(t, DefaultSLAWait)[0]
+	stock := stockConfigs(t, 0)[0]
 	if want := []string{"enqueue", "allocate", "backfill"}; !reflect.DeepEqual(stock.Sched.Actions, want) {
 		t.Errorf("stock actions %v, want its file's %v", stock.Sched.Actions, want)
 	}
@@ -730,7 +686,7 @@ func TestJobsCarryTheirQueue(t *testing.T) {
 func TestDeclaredTimers(t *testing.T) {
 	var sla Config
 	for _, c := range stockConfigs(t, 2*time.Hour) {
-		if c.Name() == StockSLA {
+		if c.Name() == "stock-sla" {
 			sla = c
 		}
 	}
@@ -752,9 +708,9 @@ func TestDeclaredTimers(t *testing.T) {
 // queues keeps its file's actions.
 func TestQueueConfigs(t *testing.T) {
 	found := 0
-	for _, c := range stockConfigs(t, DefaultSLAWait) {
-		if c.Name() != StockQueues && c.Name() != StockBinpackQueues {
-			if c.Queues != (c.Name() == StockQueues+"-gangreclaim") {
+	for _, c := range stockConfigs(t, 0) {
+		if c.Name() != "stock-queues" && c.Name() != "stock-binpack-queues" {
+			if c.Queues != (c.Name() == "stock-queues-gangreclaim") {
 				t.Errorf("%s: queues %v", c.Name(), c.Queues)
 			}
 			continue
@@ -768,7 +724,7 @@ func TestQueueConfigs(t *testing.T) {
 		t.Errorf("%d queue configurations, want 2", found)
 	}
 	p := paddleConfig(t)
-	q := WithQueues(p, "paddle-queues")
+	q := built(t, entry(t, "paddle-queues"), false)
 	if !q.Queues || q.Name() != "paddle-queues" || p.Queues || p.Name() != Paddle || !reflect.DeepEqual(q.Sched.Actions, p.Sched.Actions) {
 		t.Errorf("WithQueues: %s %v %v from %s %v", q.Name(), q.Queues, q.Sched.Actions, p.Name(), p.Queues)
 	}
@@ -828,7 +784,7 @@ func TestBuildFromHistory(t *testing.T) {
 func TestGangAwareConfigs(t *testing.T) {
 	_, v115 := framework.GetAction("gangpreempt")
 	var got []string
-	for _, c := range stockConfigs(t, DefaultSLAWait) {
+	for _, c := range stockConfigs(t, 0) {
 		if slices.Contains(c.Sched.Actions, "gangpreempt") || slices.Contains(c.Sched.Actions, "gangreclaim") {
 			got = append(got, c.Name()+": "+strings.Join(c.Sched.Actions, ","))
 		}
@@ -840,13 +796,19 @@ func TestGangAwareConfigs(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("gang-aware stock configurations %q, want %q", got, want)
 	}
-	p, ok := WithGangAware(paddleConfig(t), "paddle-gang")
+	cat, _ := testCatalogue(t)
+	compared, err := cat.Comparison(false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ok := slices.ContainsFunc(compared, func(e catalogue.Entry) bool { return e.Name == "paddle-gang" })
 	if ok != v115 {
-		t.Fatalf("WithGangAware ok %v on a build with the actions %v", ok, v115)
+		t.Fatalf("paddle-gang compared %v on a build with the actions %v", ok, v115)
 	}
 	if !ok {
 		return
 	}
+	p := built(t, entry(t, "paddle-gang"), false)
 	if !reflect.DeepEqual(p.Sched.Actions, []string{"enqueue", "allocate", "gangpreempt", "gangreclaim", "backfill"}) {
 		t.Errorf("paddle-gang actions %v", p.Sched.Actions)
 	}
@@ -866,8 +828,8 @@ func TestGangAwareConfigs(t *testing.T) {
 		t.Fatal(err)
 	}
 	var gp Config
-	for _, c := range stockConfigs(t, DefaultSLAWait) {
-		if c.Name() == StockPriority+"-gangpreempt" {
+	for _, c := range stockConfigs(t, 0) {
+		if c.Name() == "stock-priority-gangpreempt" {
 			gp = c
 		}
 	}
@@ -899,9 +861,9 @@ func TestHistoryWithoutSpan(t *testing.T) {
 // count's class and the cluster defines them; paddle itself is unchanged.
 func TestWithPriorityClasses(t *testing.T) {
 	p := paddleConfig(t)
-	q := WithPriorityClasses(p, "paddle-priority")
+	q := built(t, entry(t, "paddle-priority"), false)
 	if q.Name() != "paddle-priority" || p.Name() != Paddle || len(q.PriorityClasses) == 0 || p.PriorityClasses != nil || q.Role != RolePaddle {
-		t.Fatalf("WithPriorityClasses: %s %d classes, role %s; from %s", q.Name(), len(q.PriorityClasses), q.Role, p.Name())
+		t.Fatalf("paddle-priority: %s %d classes, role %s; from %s", q.Name(), len(q.PriorityClasses), q.Role, p.Name())
 	}
 	pg := &schedulingv1.PodGroup{}
 	q.Annotate(quality.Job{GPUs: 3}, pg)

@@ -309,7 +309,7 @@ func (r *Report) BestStock() (Metrics, bool) {
 // BestTuned is the best stock configuration other than Volcano's default
 // tiers (Stock).
 func (r *Report) BestTuned() (Metrics, bool) {
-	return r.best(func(m Metrics) bool { return m.RoleOf() == RoleStock && m.Config != Stock },
+	return r.best(func(m Metrics) bool { return m.Role == RoleStock && m.Config != Stock },
 		func(m Metrics) float64 { return m.MeanJCT })
 }
 
@@ -318,7 +318,7 @@ func (r *Report) BestTuned() (Metrics, bool) {
 // is held to the best mean JCT, the best p95 and the fewest idle GPU-hours
 // of any stock configuration, even when no one configuration has all three.
 func (r *Report) BestStockBy(metric func(Metrics) float64) (Metrics, bool) {
-	return r.best(func(m Metrics) bool { return m.RoleOf() == RoleStock }, metric)
+	return r.best(func(m Metrics) bool { return m.Role == RoleStock }, metric)
 }
 
 // best is the configuration among those keep accepts that started every

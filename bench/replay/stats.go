@@ -74,7 +74,7 @@ func PairedOf(rep *Report, f Figure) (Paired, error) {
 	for k, sr := range rep.PerSeed {
 		p.Seeds = append(p.Seeds, sr.Seed)
 		for _, m := range sr.Metrics {
-			if m.RoleOf() == RoleBound {
+			if m.Role == RoleBound {
 				continue
 			}
 			v := f.Of(m)
@@ -85,7 +85,7 @@ func PairedOf(rep *Report, f Figure) (Paired, error) {
 				return p, fmt.Errorf("window %s: %s has no figures for seed %d", p.Window, m.Config, p.Seeds[k-1])
 			}
 			p.Values[m.Config] = append(p.Values[m.Config], v)
-			p.Roles[m.Config] = m.RoleOf()
+			p.Roles[m.Config] = m.Role
 		}
 	}
 	for c, vs := range p.Values {
@@ -360,14 +360,4 @@ func BoundRatio(ps []Paired, bounds []float64, config string) float64 {
 		return math.NaN()
 	}
 	return math.Exp(logs / float64(n))
-}
-
-// ComparedStock are the stock configurations a comparison replays: every
-// one (StockConfigs), or for the elastic and checkpoint workload those that
-// can run it (FlexStockConfigs).
-func ComparedStock(stockConfPath string, flex bool) ([]Config, error) {
-	if flex {
-		return FlexStockConfigs(stockConfPath, DefaultSLAWait)
-	}
-	return StockConfigs(stockConfPath, DefaultSLAWait)
 }

@@ -23,6 +23,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/volcano-paddle/volcano-paddle/bench/catalogue"
 	"github.com/volcano-paddle/volcano-paddle/bench/quality"
 	"github.com/volcano-paddle/volcano-paddle/bench/replay"
 	"github.com/volcano-paddle/volcano-paddle/deploy"
@@ -73,8 +74,10 @@ type candidate struct {
 	// settings is what the operator sets, as the verdict names it.
 	settings string
 	// why the candidate is among those tried.
-	why  string
-	make func(deployed replay.Config) replay.Config
+	why string
+	// entry is its configuration; nil: the bench catalogue's of that name
+	// (bench/catalogue).
+	entry *catalogue.Entry
 }
 
 // candidates are the settings of paddle run tries, in the order a tie on
@@ -84,29 +87,23 @@ type candidate struct {
 var candidates = []candidate{
 	{
 		name: replay.Paddle, settings: "deploy/paddle/volcano-scheduler.conf as shipped",
-		why:  "the default",
-		make: func(c replay.Config) replay.Config { return c },
+		why: "the default",
 	},
 	{
 		name: "paddle-noheadroom", settings: "deploy/paddle/volcano-scheduler.conf with " + paddle.ArgSmallJobHeadroom + ": 0",
 		why: "the headroom keeps GPUs free for small jobs it expects; a history without a steady stream of them pays in idle GPUs",
-		make: func(c replay.Config) replay.Config {
-			return replay.WithPaddleArgs(c, "paddle-noheadroom", "deploy/paddle with "+paddle.ArgSmallJobHeadroom+": 0",
-				map[string]interface{}{paddle.ArgSmallJobHeadroom: 0})
-		},
+		entry: &catalogue.Entry{Name: "paddle-noheadroom", Role: catalogue.RolePaddle, File: catalogue.FilePaddle,
+			Note: "deploy/paddle with " + paddle.ArgSmallJobHeadroom + ": 0", Args: map[string]interface{}{paddle.ArgSmallJobHeadroom: 0}},
 	},
 	{
 		name: "paddle-fifo", settings: "deploy/paddle/volcano-scheduler.conf with " + paddle.ArgSmallGangsFirst + ": false",
 		why: "small gangs first helps where small jobs are the short ones; in creation order where they are not",
-		make: func(c replay.Config) replay.Config {
-			return replay.WithPaddleArgs(c, "paddle-fifo", "deploy/paddle with "+paddle.ArgSmallGangsFirst+": false",
-				map[string]interface{}{paddle.ArgSmallGangsFirst: false})
-		},
+		entry: &catalogue.Entry{Name: "paddle-fifo", Role: catalogue.RolePaddle, File: catalogue.FilePaddle,
+			Note: "deploy/paddle with " + paddle.ArgSmallGangsFirst + ": false", Args: map[string]interface{}{paddle.ArgSmallGangsFirst: false}},
 	},
 	{
 		name: "paddle-queues", settings: "deploy/paddle/volcano-scheduler.conf, each queue of the history a Volcano queue weighted by its share of the GPU-time of the 30 days before",
-		why:  "a cluster shared by teams: queues weighted as the history used them (stock-queues does the same without paddle)",
-		make: func(c replay.Config) replay.Config { return replay.WithQueues(c, "paddle-queues") },
+		why: "a cluster shared by teams: queues weighted as the history used them (stock-queues does the same without paddle)",
 	},
 }
 
@@ -254,7 +251,7 @@ type history struct {
 	format  jobhistory.Format
 	skipped int // Philly rows the reader skips
 	// flex: some job is elastic or checkpointable, so every configuration
-	// gets the actions those need (replay.ForFlex).
+	// gets the actions those need (bench/catalogue builds it so).
 	flex bool
 }
 
@@ -334,40 +331,49 @@ func (p *runPlan) windows(h *history) ([]*window, error) {
 	return out, nil
 }
 
-// configs are the configurations every window is replayed under: the stock
-// ones, the paddle candidates and the clairvoyant reference, from the
-// configuration files compiled in (written to dir, where the replay reads
-// them).
-func (p *runPlan) configs(dir string, flex bool) ([]replay.Config, error) {
-	stockPath, paddlePath := filepath.Join(dir, "stock.conf"), filepath.Join(dir, "paddle.conf")
-	if err := os.WriteFile(stockPath, deploy.StockSchedulerConf(), 0o644); err != nil {
-		return nil, err
-	}
-	if err := os.WriteFile(paddlePath, deploy.PaddleSchedulerConf(), 0o644); err != nil {
-		return nil, err
-	}
-	// As the benchmarks' elastic and checkpoint workload: without
-	// task-topology, which panics once a job runs with some of its pods.
-	cs, err := replay.ComparedStock(stockPath, flex)
+// configs are the configurations every window is replayed under: the
+// bench's stock ones (for the elastic and checkpoint workload, those that
+// can run it), the paddle candidates and the clairvoyant reference, on the
+// scheduler files compiled in; with flex, as that workload needs them.
+func (p *runPlan) configs(flex bool) ([]replay.Config, error) {
+	cat, err := catalogue.Load()
 	if err != nil {
 		return nil, err
 	}
-	ours, err := replay.PaddleConfig(paddlePath)
+	compared, err := cat.Comparison(flex, nil)
 	if err != nil {
 		return nil, err
+	}
+	var es []catalogue.Entry
+	for _, e := range compared {
+		if e.Role == catalogue.RoleStock {
+			es = append(es, e)
+		}
 	}
 	for _, c := range p.candidates {
-		cs = append(cs, c.make(ours))
-	}
-	ref, err := replay.ReferenceConfig()
-	if err != nil {
-		return nil, err
-	}
-	cs = append(cs, ref)
-	if flex {
-		for k := range cs {
-			cs[k] = replay.ForFlex(cs[k])
+		e, ok := cat.Lookup(c.name)
+		if c.entry != nil {
+			e, ok = *c.entry, true
 		}
+		if !ok {
+			return nil, fmt.Errorf("no configuration %s", c.name)
+		}
+		es = append(es, e)
+	}
+	ref, ok := cat.Lookup(replay.Clairvoyant)
+	if !ok {
+		return nil, fmt.Errorf("no configuration %s", replay.Clairvoyant)
+	}
+	es = append(es, ref)
+	files := catalogue.Files{Stock: deploy.StockSchedulerConf(), Paddle: deploy.PaddleSchedulerConf(),
+		StockFrom: "deploy/stock/volcano-scheduler.conf", PaddleFrom: "deploy/paddle/volcano-scheduler.conf"}
+	var cs []replay.Config
+	for _, e := range es {
+		c, err := cat.Build(e, files, flex)
+		if err != nil {
+			return nil, err
+		}
+		cs = append(cs, replay.ConfigOf(c))
 	}
 	return cs, nil
 }
@@ -400,7 +406,7 @@ func (p *runPlan) run(ctx context.Context) error {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	cfgs, err := p.configs(tmp, h.flex)
+	cfgs, err := p.configs(h.flex)
 	if err != nil {
 		return err
 	}

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/volcano-paddle/volcano-paddle/bench/catalogue"
 	"github.com/volcano-paddle/volcano-paddle/bench/replay"
-	"github.com/volcano-paddle/volcano-paddle/deploy"
 	"github.com/volcano-paddle/volcano-paddle/pkg/jobhistory"
 )
 
@@ -309,19 +309,21 @@ func TestConfigs(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The stock sets of the build (Volcano v1.15.1 builds add gang-aware
-	// levers), read from the Helm default as the benchmarks do.
-	stockConf := filepath.Join(t.TempDir(), "stock.conf")
-	if err := os.WriteFile(stockConf, deploy.StockSchedulerConf(), 0o644); err != nil {
+	// levers), as the benchmarks compare them.
+	cat, err := catalogue.Load()
+	if err != nil {
 		t.Fatal(err)
 	}
-	names := func(stock func(string, time.Duration) ([]replay.Config, error)) []string {
-		cs, err := stock(stockConf, replay.DefaultSLAWait)
+	stock := func(flex bool) []string {
+		es, err := cat.Comparison(flex, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		var out []string
-		for _, c := range cs {
-			out = append(out, c.Name())
+		for _, e := range es {
+			if e.Role == catalogue.RoleStock {
+				out = append(out, e.Name)
+			}
 		}
 		return out
 	}
@@ -331,8 +333,8 @@ func TestConfigs(t *testing.T) {
 		stock    []string
 		settings string
 	}{
-		{plain, false, names(replay.StockConfigs), "paddle,paddle-queues"},
-		{path, true, names(replay.FlexStockConfigs), "paddle-noheadroom"},
+		{plain, false, stock(false), "paddle,paddle-queues"},
+		{path, true, stock(true), "paddle-noheadroom"},
 	} {
 		h, err := readHistory(tc.trace)
 		if err != nil {
@@ -345,7 +347,7 @@ func TestConfigs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		cs, err := p.configs(t.TempDir(), h.flex)
+		cs, err := p.configs(h.flex)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -355,8 +357,12 @@ func TestConfigs(t *testing.T) {
 			if tc.flex && !slices.Contains(c.Sched.Actions, "preempt") {
 				t.Errorf("%s: actions %v lack preempt on a history with elastic jobs", c.Name(), c.Sched.Actions)
 			}
-			if tc.flex && strings.Contains(c.Name(), "tasktopology") {
-				t.Errorf("%s on a history with elastic jobs: task-topology panics on them", c.Name())
+			for _, tier := range c.Sched.Tiers {
+				for _, pl := range tier.Plugins {
+					if tc.flex && pl.Name == "task-topology" {
+						t.Errorf("%s on a history with elastic jobs: task-topology panics on them", c.Name())
+					}
+				}
 			}
 		}
 		if !slices.Equal(roles[replay.RoleStock], tc.stock) {

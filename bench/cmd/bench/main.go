@@ -11,36 +11,38 @@
 // chart's default tiers) with ours (deploy/paddle), measured in the same
 // run. Benchmarks print; they never fail on a number.
 //
+// What the replay runs is bench/catalogue's data, the replay itself
+// bench/runner, the pages bench/report; this command reads the flags and
+// wires them together.
+//
 //	go run ./bench/cmd/bench -mode quick   # under 15 minutes on 2 cores
 //	go run ./bench/cmd/bench -mode full    # says how long before it starts
+//	go run ./bench/cmd/bench -print-conf stock-sla   # what a configuration runs
 package main
 
 import (
-	"bufio"
 	"context"
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
-	"regexp"
 	"runtime"
 	"runtime/pprof"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
+	"github.com/volcano-paddle/volcano-paddle/bench/catalogue"
 	"github.com/volcano-paddle/volcano-paddle/bench/clusterbench"
 	"github.com/volcano-paddle/volcano-paddle/bench/quality"
 	"github.com/volcano-paddle/volcano-paddle/bench/replay"
-	"github.com/volcano-paddle/volcano-paddle/bench/simsched"
+	"github.com/volcano-paddle/volcano-paddle/bench/report"
+	"github.com/volcano-paddle/volcano-paddle/bench/runner"
 	"github.com/volcano-paddle/volcano-paddle/harness/localcluster"
 	"github.com/volcano-paddle/volcano-paddle/internal/volcanorelease"
-	"github.com/volcano-paddle/volcano-paddle/pkg/scheduler/plugins/paddle"
 )
 
 type plan struct {
@@ -61,38 +63,34 @@ type plan struct {
 	skipQuality  bool
 	skipReplay   bool
 	skipJobSize  bool
-	// replays: the trace windows replayed when given with -windows; else
-	// the tuning windows (tuning, tuningWindows), the held-out ones
-	// (heldOut, heldOutWindows: issue 35's rule, each window on both
-	// presets) and the windows of the two earlier rules, seen since (rule1,
-	// rule1Windows; rule2, saturatedWindows). replayRuns: how many times
-	// each (the report averages them, replay.Repeat).
-	replays                       []replay.Options
-	tuning, heldOut, rule1, rule2 bool
-	replayRuns                    int
+	// sets: the trace windows replayed, named with -windows, else the
+	// tuning windows, the held-out ones (issue 35's rule, each window on
+	// both presets), its sensitivity subset and the windows of the two
+	// earlier rules, seen since (bench/runner's rules). replayRuns: how many
+	// workload seeds each (the report averages them, replay.Repeat).
+	sets       runner.Sets
+	replayRuns int
 	// paddleVariants names the variants of paddle replayed beside it
-	// (replay.go's paddleVariants; full mode: all, what each part of
+	// (bench/catalogue's variants; full mode: all, what each part of
 	// paddle's ordering buys).
 	paddleVariants []string
 	// flex: elastic and checkpointable jobs (-elastic-share,
 	// -checkpoint-share, -restart-cost); off by default.
 	flex replay.Flex
 	// sweep replays the tuning windows with one lever swept instead of the
-	// comparison (-sweep sla, paddle or headroom).
+	// comparison (-sweep: bench/catalogue's sweeps).
 	sweep string
 	// jobSizes: trainers of the PS jobs the job size benchmark submits.
 	jobSizes []int
-	// sensitivitySet: the sensitivity subset of the held-out windows
-	// (sensitivityWindows); sensitivity: the pass's changed yardstick.
-	sensitivitySet bool
-	sensitivity    replay.Sensitivity
+	// sensitivity: the sensitivity pass's changed yardstick.
+	sensitivity replay.Sensitivity
 	// shard of shards: replay only every shards-th window from the
 	// shard-th (0: all); progress: the folder of per-window results.
 	shard, shards int
 	progress      string
 }
 
-func plans(mode string) (*plan, error) {
+func plans(cat *catalogue.Catalogue, mode string) (*plan, error) {
 	switch mode {
 	case "quick":
 		// The second rule's windows (saturated with large gangs; held out
@@ -103,7 +101,7 @@ func plans(mode string) (*plan, error) {
 		return &plan{mode: mode, allocSizes: "100x400,100x2000,1000x400", allocTime: "2x", allocCount: 1,
 			clusterSizes: []clusterbench.Size{{Nodes: 250, Pods: 1000}},
 			presets:      []quality.Preset{quality.A100SXM, quality.PCIeNVLinkPairs}, racks: 4, nodes: 16, seeds: 3,
-			rule2: true, replayRuns: 1,
+			sets: runner.Sets{Rule2: true}, replayRuns: 1,
 			jobSizes: []int{100, 2000},
 			others:   10 * time.Minute}, nil
 	case "full":
@@ -115,7 +113,7 @@ func plans(mode string) (*plan, error) {
 		return &plan{mode: mode, allocSizes: "100x400,100x2000,1000x400", allocTime: "2x", allocCount: 1,
 			clusterSizes: []clusterbench.Size{{Nodes: 250, Pods: 1000}},
 			presets:      []quality.Preset{quality.A100SXM, quality.PCIeNVLinkPairs}, racks: 4, nodes: 16, seeds: 3,
-			tuning: true, heldOut: true, replayRuns: fullReplayRuns, paddleVariants: allPaddleVariants(),
+			sets: runner.Sets{Tuning: true, HeldOut: true}, replayRuns: runner.FullRuns, paddleVariants: cat.Variants(),
 			jobSizes: []int{100, 2000},
 			others:   10 * time.Minute}, nil
 	case "scale":
@@ -133,6 +131,7 @@ func plans(mode string) (*plan, error) {
 // flags are the command line, read by parseFlags.
 type flags struct {
 	mode, out, skip, windows, sweep, windowSet, variants, render string
+	printConf                                                    string
 	runs                                                         int
 	elastic, checkpoint                                          float64
 	restart                                                      time.Duration
@@ -142,16 +141,20 @@ type flags struct {
 	shard, progress                                              string
 }
 
-func parseFlags() flags {
+func parseFlags(cat *catalogue.Catalogue) flags {
 	var f flags
 	flag.StringVar(&f.mode, "mode", "quick", "quick (under 15 minutes on 2 cores: the second rule's windows, seen, once), full (the tuning and held-out windows 5 times; says how long first) or scale (the large sizes of the other parts, no replay)")
 	flag.StringVar(&f.out, "out", "", "run folder: its page README.md, results.json, jobs.csv.gz and plots (default docs/bench/ and the mode: quick, full or scale; <lever>-sweep for -sweep; flex with -elastic-share or -checkpoint-share)")
 	flag.StringVar(&f.skip, "skip", "", "comma-separated parts to skip: replay, allocate, cluster, quality, jobsize")
-	flag.StringVar(&f.windows, "windows", "", "trace windows to replay instead of the mode's, comma-separated PRESET:START+JOBS (e.g. 8xA100-NVSwitch:40000+300; presets: "+presetNames()+")")
-	flag.IntVar(&f.runs, "replay-runs", 0, fmt.Sprintf("replays of each trace window, averaged (default %d)", defaultReplayRuns))
-	flag.StringVar(&f.sweep, "sweep", "", "replay only the tuning windows with one lever swept: sla (the sla plugin's waiting time 30m .. 8h, on the Helm tiers and on binpack + task-topology; written to docs/bench/sla-sweep), paddle (paddle's starvation threshold and ordering; docs/bench/paddle-sweep), headroom (paddle.smallJobHeadroom; docs/bench/headroom-sweep) or predicted (paddle against paddle.shortestPredictedFirst alone; docs/bench/predicted-sweep)")
+	flag.StringVar(&f.windows, "windows", "", "trace windows to replay instead of the mode's, comma-separated PRESET:START+JOBS (e.g. 8xA100-NVSwitch:40000+300; presets: "+catalogue.PresetNames()+")")
+	flag.IntVar(&f.runs, "replay-runs", 0, fmt.Sprintf("replays of each trace window, averaged (default %d)", runner.DefaultRuns))
+	var sweeps []string
+	for _, s := range cat.Sweeps {
+		sweeps = append(sweeps, fmt.Sprintf("%s (%s; docs/bench/%s)", s.Name, s.About, s.Out))
+	}
+	flag.StringVar(&f.sweep, "sweep", "", "replay only the tuning windows with one lever swept (bench/catalogue/catalogue.yaml's sweeps): "+strings.Join(sweeps, ", "))
 	flag.StringVar(&f.windowSet, "window-set", "", "replay only these windows: tuning, held-out (issue 35's rule, each window on both presets), rule1 or rule2 (the two earlier rules' windows, seen since; rule2's saturated with large gangs)")
-	flag.StringVar(&f.variants, "paddle-variants", "", "true (all), false, or a comma-separated list of paddle's variants to replay beside paddle ("+strings.Join(allPaddleVariants(), ", ")+"; default: all in the full mode only)")
+	flag.StringVar(&f.variants, "paddle-variants", "", "true (all), false, or a comma-separated list of paddle's variants to replay beside paddle ("+strings.Join(cat.Variants(), ", ")+"; default: all in the full mode only)")
 	flag.Float64Var(&f.elastic, "elastic-share", 0, "share of collective jobs that are elastic (0.5x to 2x their recorded trainers, speed-up from the Pollux step times); 0: the trace as it is")
 	flag.Float64Var(&f.checkpoint, "checkpoint-share", 0, "share of jobs that can be checkpointed (preemptable, restart from the checkpoint); 0: none")
 	flag.DurationVar(&f.restart, "restart-cost", 5*time.Minute, "work a checkpointed job loses when it is preempted and restarts")
@@ -160,6 +163,7 @@ func parseFlags() flags {
 	flag.BoolVar(&f.firstFree, "first-free-gpus", false, "sensitivity pass: GPUs assigned first-free within a node, as a topology-blind device plugin would")
 	flag.StringVar(&f.shard, "shard", "", "K/N: replay only the K-th of N interleaved parts of the windows (run N processes, one per core, then once without -shard: it resumes every window from -progress and writes the page)")
 	flag.StringVar(&f.progress, "progress", "", "folder of per-window results a run keeps as it goes and resumes from (default .local/bench-progress/<run folder's name>)")
+	flag.StringVar(&f.printConf, "print-conf", "", "print the complete Volcano scheduler configuration a configuration of bench/catalogue/catalogue.yaml runs (with -elastic-share or -checkpoint-share: as the elastic and checkpoint workload runs it), and how it is put together, then exit")
 	flag.StringVar(&f.memProfile, "memprofile", "", "write a heap profile here when the measuring is done (go tool pprof)")
 	flag.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the measuring here (go tool pprof)")
 	flag.Parse()
@@ -168,34 +172,34 @@ func parseFlags() flags {
 
 // planOf is the mode's plan with the flags' changes; an error is a usage
 // error.
-func planOf(f flags) (*plan, error) {
-	p, err := plans(f.mode)
+func planOf(cat *catalogue.Catalogue, f flags) (*plan, error) {
+	p, err := plans(cat, f.mode)
 	if err != nil {
 		return nil, err
 	}
 	if f.windows != "" {
-		if p.replays, err = parseWindows(f.windows); err != nil {
+		if p.sets.Windows, err = catalogue.ParseWindows(f.windows); err != nil {
 			return nil, fmt.Errorf("-windows: %w", err)
 		}
 	}
 	if f.runs != 0 {
-		if f.runs < 1 || f.runs > maxReplayRuns {
-			return nil, fmt.Errorf("-replay-runs %d: want 1 to %d", f.runs, maxReplayRuns)
+		if f.runs < 1 || f.runs > runner.MaxRuns {
+			return nil, fmt.Errorf("-replay-runs %d: want 1 to %d", f.runs, runner.MaxRuns)
 		}
 		p.replayRuns = f.runs
 	}
 	switch f.windowSet {
 	case "":
 	case "tuning":
-		p.tuning, p.heldOut, p.rule1, p.rule2 = true, false, false, false
+		p.sets = runner.Sets{Windows: p.sets.Windows, Tuning: true}
 	case "held-out":
-		p.tuning, p.heldOut, p.rule1, p.rule2 = false, true, false, false
+		p.sets = runner.Sets{Windows: p.sets.Windows, HeldOut: true}
 	case "rule1":
-		p.tuning, p.heldOut, p.rule1, p.rule2 = false, false, true, false
+		p.sets = runner.Sets{Windows: p.sets.Windows, Rule1: true}
 	case "rule2":
-		p.tuning, p.heldOut, p.rule1, p.rule2 = false, false, false, true
+		p.sets = runner.Sets{Windows: p.sets.Windows, Rule2: true}
 	case "sensitivity":
-		p.tuning, p.heldOut, p.rule1, p.rule2, p.sensitivitySet = false, false, false, false, true
+		p.sets = runner.Sets{Windows: p.sets.Windows, Sensitivity: true}
 	default:
 		return nil, fmt.Errorf("-window-set %q: use tuning, held-out, sensitivity (8 of the held-out pairs), rule1 or rule2", f.windowSet)
 	}
@@ -209,7 +213,7 @@ func planOf(f flags) (*plan, error) {
 		}
 	}
 	if f.variants != "" {
-		if p.paddleVariants, err = parseVariants(f.variants); err != nil {
+		if p.paddleVariants, err = parseVariants(cat, f.variants); err != nil {
 			return nil, err
 		}
 	}
@@ -217,14 +221,16 @@ func planOf(f flags) (*plan, error) {
 		return nil, fmt.Errorf("-elastic-share and -checkpoint-share are shares from 0 to 1, -restart-cost a duration of 0 or more")
 	}
 	p.flex = replay.Flex{ElasticShare: f.elastic, CheckpointShare: f.checkpoint, RestartCost: f.restart.Seconds()}
-	switch {
-	case f.sweep == "":
-	case slices.Contains(sweeps, f.sweep):
-		p.sweep, p.tuning, p.heldOut, p.rule1, p.rule2, p.skipReplay = f.sweep, true, false, false, false, false
+	if f.sweep != "" {
+		if _, ok := cat.SweepNamed(f.sweep); !ok {
+			sweeps := cat.SweepNames()
+			last := len(sweeps) - 1
+			return nil, fmt.Errorf("-sweep %q: use %s or %s", f.sweep, strings.Join(sweeps[:last], ", "), sweeps[last])
+		}
+		// A sweep keeps the tuning windows (of the sets, those named with
+		// -windows still replace them).
+		p.sweep, p.sets.Tuning, p.sets.HeldOut, p.sets.Rule1, p.sets.Rule2, p.skipReplay = f.sweep, true, false, false, false, false
 		p.skipAllocate, p.skipCluster, p.skipQuality, p.skipJobSize = true, true, true, true
-	default:
-		last := len(sweeps) - 1
-		return nil, fmt.Errorf("-sweep %q: use %s or %s", f.sweep, strings.Join(sweeps[:last], ", "), sweeps[last])
 	}
 	for _, s := range strings.Split(f.skip, ",") {
 		switch strings.TrimSpace(s) {
@@ -273,13 +279,16 @@ func (p *plan) describe() string {
 }
 
 // defaultOut is the run folder a run writes without -out: docs/bench/ and
-// the lever swept, flex for the elastic and checkpoint workload, else the
-// mode.
-func defaultOut(root string, f flags) string {
+// the sweep's folder, flex for the elastic and checkpoint workload, else
+// the mode.
+func defaultOut(cat *catalogue.Catalogue, root string, f flags) string {
 	name := f.mode
 	switch {
 	case f.sweep != "":
 		name = f.sweep + "-sweep"
+		if s, ok := cat.SweepNamed(f.sweep); ok {
+			name = s.Out
+		}
 	case f.elastic > 0 || f.checkpoint > 0:
 		name = "flex"
 	}
@@ -303,14 +312,18 @@ func parseShard(s string) (k, n int, err error) {
 // checkOut refuses an -out that names a page: a run writes a folder.
 func checkOut(out string) error {
 	if strings.EqualFold(filepath.Ext(out), ".md") {
-		return fmt.Errorf("-out %s: name a folder (the run's page is its %s, beside results.json, %s and the plots)", out, pageFile, jobsFile)
+		return fmt.Errorf("-out %s: name a folder (the run's page is its %s, beside results.json, %s and the plots)", out, report.PageFile, report.JobsFile)
 	}
 	return nil
 }
 
 func main() {
 	replay.TuneGC()
-	f := parseFlags()
+	cat, err := catalogue.Load()
+	if err != nil {
+		fail(err)
+	}
+	f := parseFlags(cat)
 	if err := checkOut(f.out); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(2)
@@ -319,7 +332,11 @@ func main() {
 		render(f.render, f.out)
 		return
 	}
-	p, err := planOf(f)
+	if f.printConf != "" {
+		printConf(cat, f)
+		return
+	}
+	p, err := planOf(cat, f)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(2)
@@ -329,7 +346,7 @@ func main() {
 		fail(err)
 	}
 	if f.out == "" {
-		f.out = defaultOut(root, f)
+		f.out = defaultOut(cat, root, f)
 	}
 	p.progress = f.progress
 	if p.progress == "" {
@@ -345,7 +362,7 @@ func main() {
 	defer stop()
 
 	logf("benchmarks, %s mode: %s", p.mode, p.describe())
-	r := &report{Mode: p.mode, Volcano: volcanorelease.Version(), Started: time.Now(), Machine: machine(), root: root,
+	r := &report.Report{Mode: p.mode, Volcano: volcanorelease.Version(), Started: time.Now(), Machine: machine(), Root: root,
 		Commands: []string{strings.Join(append([]string{"go run ./bench/cmd/bench"}, os.Args[1:]...), " ")}}
 	if f.cpuProfile != "" {
 		stopProfile, err := startCPUProfile(f.cpuProfile)
@@ -354,7 +371,7 @@ func main() {
 		}
 		defer stopProfile()
 	}
-	err = measure(ctx, p, r)
+	err = measure(ctx, cat, p, r)
 	if ctx.Err() != nil {
 		r.Interrupted = fmt.Sprintf("interrupted after %s", time.Since(r.Started).Round(time.Second))
 		logf("%s: writing the figures measured so far", r.Interrupted)
@@ -375,25 +392,25 @@ func main() {
 		logf("shard %d/%d done: its windows are in %s; run again without -shard to write the page", p.shard, p.shards, p.progress)
 		return
 	}
-	if err := r.writeAll(f.out); err != nil {
+	if err := r.WriteAll(f.out); err != nil {
 		fail(err)
 	}
-	logf("wrote %s (%s)", pagePath(f.out), r.Took.Round(time.Second))
+	logf("wrote %s (%s)", report.PagePath(f.out), r.Took.Round(time.Second))
 	if ctx.Err() != nil {
 		os.Exit(1)
 	}
 	if !p.skipJobSize {
-		if err := runJobSize(ctx, pagePath(f.out), p.jobSizes); err != nil {
+		if err := runJobSize(ctx, report.PagePath(f.out), p.jobSizes); err != nil {
 			fail(err)
 		}
 	}
 }
 
 // render writes the page of saved runs again (-render; several,
-// comma-separated, are merged: loadReports) into the run folder out, by
+// comma-separated, are merged: report.Load) into the run folder out, by
 // default the folder of the first.
 func render(results, out string) {
-	r, err := loadReports(results)
+	r, err := report.Load(results)
 	if err != nil {
 		fail(err)
 	}
@@ -403,23 +420,37 @@ func render(results, out string) {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		fail(fmt.Errorf("-out %s: %w", out, err))
 	}
-	if err := r.write(out); err != nil {
+	if err := r.Write(out); err != nil {
 		fail(err)
 	}
-	logf("rendered %s from %s", pagePath(out), results)
+	logf("rendered %s from %s", report.PagePath(out), results)
+}
+
+// printConf prints what a configuration of the catalogue runs (-print-conf),
+// for the elastic and checkpoint workload when the flags ask for it.
+func printConf(cat *catalogue.Catalogue, f flags) {
+	files, err := catalogue.RepoFiles()
+	if err != nil {
+		fail(err)
+	}
+	text, err := cat.Print(f.printConf, files, f.elastic > 0 || f.checkpoint > 0)
+	if err != nil {
+		fail(err)
+	}
+	fmt.Print(text)
 }
 
 // measure runs the plan's parts in order and stops at the first error
 // (ctx's when the bench is interrupted); what a part measured before it
 // stopped stays in r.
-func measure(ctx context.Context, p *plan, r *report) error {
+func measure(ctx context.Context, cat *catalogue.Catalogue, p *plan, r *report.Report) error {
 	if !p.skipReplay {
-		if err := runReplay(ctx, p, r); err != nil {
+		if err := runReplay(ctx, cat, p, r); err != nil {
 			return err
 		}
 	}
 	if !p.skipAllocate {
-		if err := runAllocate(ctx, r.root, p, r); err != nil {
+		if err := runAllocate(ctx, r.Root, p, r); err != nil {
 			return err
 		}
 	}
@@ -434,6 +465,50 @@ func measure(ctx context.Context, p *plan, r *report) error {
 		}
 	}
 	return ctx.Err()
+}
+
+// runReplay replays the plan's windows under its configurations
+// (bench/runner); when ctx is cancelled, the windows and seeds it
+// finished stay in r.
+func runReplay(ctx context.Context, cat *catalogue.Catalogue, p *plan, r *report.Report) error {
+	files, err := catalogue.RepoFiles()
+	if err != nil {
+		return err
+	}
+	cfgs, err := runner.Configs(cat, files, p.sweep, p.flex.On(), p.paddleVariants)
+	if err != nil {
+		return err
+	}
+	r.Sweep = p.sweep
+	data := filepath.Join(r.Root, "bench", "quality", "testdata", "pollux")
+	windows, err := runner.Windows(cat.Windows, p.sets, data)
+	if err != nil {
+		return err
+	}
+	run := runner.Run{Windows: windows, Configs: cfgs, Seeds: p.replayRuns, Flex: p.flex, Sensitivity: p.sensitivity,
+		Shard: p.shard, Shards: p.shards, Progress: p.progress, Data: data, Logf: logf}
+	reps, err := run.Replay(ctx)
+	r.Replay = append(r.Replay, reps...)
+	return err
+}
+
+// parseVariants reads -paddle-variants: true (all), false (none) or names.
+func parseVariants(cat *catalogue.Catalogue, s string) ([]string, error) {
+	if b, err := strconv.ParseBool(s); err == nil {
+		if b {
+			return cat.Variants(), nil
+		}
+		return nil, nil
+	}
+	var out []string
+	for _, name := range strings.Split(s, ",") {
+		name = strings.TrimSpace(name)
+		if !slices.Contains(cat.Variants(), name) {
+			return nil, fmt.Errorf("-paddle-variants: no variant %q (use true, false or some of %s)", name, strings.Join(cat.Variants(), ", "))
+		}
+		out = append(out, name)
+	}
+	return out, nil
 }
 
 // startCPUProfile profiles this process into path until the returned
@@ -468,227 +543,4 @@ func logf(f string, a ...interface{}) {
 func fail(err error) {
 	fmt.Fprintln(os.Stderr, "bench:", err)
 	os.Exit(1)
-}
-
-// allocResult is one line of `go test -bench` output.
-type allocResult struct {
-	Nodes, Pods int
-	Config      string
-	NsPerOp     float64
-	Allocs      float64
-	Bytes       float64
-	Placed      float64
-	Gpus        float64
-	// N is how many runs were averaged.
-	N int
-}
-
-var benchLine = regexp.MustCompile(`^BenchmarkAllocate/nodes=(\d+)/pods=(\d+)/(\S+?)-\d+\s+(\d+)\s+(\d+) ns/op\s+(\S+) gpus\s+(\S+) placed\s+(\d+) B/op\s+(\d+) allocs/op`)
-
-func runAllocate(ctx context.Context, root string, p *plan, r *report) error {
-	if err := sameVolcano(ctx, root); err != nil {
-		return err
-	}
-	args := []string{"test", "./bench/allocate", "-run", "^$", "-bench", "Allocate", "-benchmem",
-		"-benchtime", p.allocTime, "-count", strconv.Itoa(p.allocCount), "-timeout", "3h"}
-	r.AllocCmd = fmt.Sprintf("BENCH_SIZES=%s go %s", p.allocSizes, strings.Join(args, " "))
-	logf("allocate benchmarks: %s", r.AllocCmd)
-	cmd := exec.CommandContext(ctx, "go", args...)
-	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "BENCH_SIZES="+p.allocSizes)
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return err
-	}
-	cmd.Stderr = nil
-	if err := cmd.Start(); err != nil {
-		return err
-	}
-	sums := map[string]*allocResult{}
-	var order []string
-	sc := bufio.NewScanner(stdout)
-	for sc.Scan() {
-		m := benchLine.FindStringSubmatch(sc.Text())
-		if m == nil {
-			continue
-		}
-		fmt.Println("  " + sc.Text())
-		key := m[1] + "/" + m[2] + "/" + m[3]
-		a := sums[key]
-		if a == nil {
-			n, _ := strconv.Atoi(m[1])
-			pd, _ := strconv.Atoi(m[2])
-			a = &allocResult{Nodes: n, Pods: pd, Config: m[3]}
-			sums[key] = a
-			order = append(order, key)
-		}
-		ns, _ := strconv.ParseFloat(m[5], 64)
-		gpus, _ := strconv.ParseFloat(m[6], 64)
-		placed, _ := strconv.ParseFloat(m[7], 64)
-		by, _ := strconv.ParseFloat(m[8], 64)
-		al, _ := strconv.ParseFloat(m[9], 64)
-		a.NsPerOp += ns
-		a.Gpus += gpus
-		a.Placed += placed
-		a.Bytes += by
-		a.Allocs += al
-		a.N++
-	}
-	if err := cmd.Wait(); err != nil {
-		return fmt.Errorf("allocate benchmarks: %w", err)
-	}
-	for _, k := range order {
-		a := sums[k]
-		f := float64(a.N)
-		a.NsPerOp, a.Placed, a.Gpus, a.Bytes, a.Allocs = a.NsPerOp/f, a.Placed/f, a.Gpus/f, a.Bytes/f, a.Allocs/f
-		r.Alloc = append(r.Alloc, *a)
-	}
-	return nil
-}
-
-// sameVolcano: the go command the allocate part runs builds the Volcano
-// release this bench was built with. Outside make, a plain go command reads
-// go.mod (v1.14.1) while a bench built through make embeds v1.15.1; the
-// part would then measure another release than the report names.
-func sameVolcano(ctx context.Context, root string) error {
-	cmd := exec.CommandContext(ctx, "go", "list", "-m", "-f", "{{.Version}}", volcanorelease.Module)
-	cmd.Dir = root
-	out, err := cmd.Output()
-	if err != nil {
-		return fmt.Errorf("go list -m %s: %w", volcanorelease.Module, err)
-	}
-	if got, want := strings.TrimSpace(string(out)), volcanorelease.Version(); got != want {
-		return fmt.Errorf("the go command builds Volcano %s here, this bench embeds %s: run it through make, or with the GOFLAGS -modfile of %s", got, want, want)
-	}
-	return nil
-}
-
-func runQuality(p *plan, r *report) error {
-	stock, ours, err := simsched.LoadCompared()
-	if err != nil {
-		return err
-	}
-	// Placement quality is judged on the same jobs for every placer: the
-	// small-job headroom would hold back whole-node gangs of a workload
-	// that fills 90% of the cluster (the replay measures what that buys).
-	ours.Tiers = paddle.WithArgs(ours.Tiers, map[string]interface{}{paddle.ArgSmallJobHeadroom: 0})
-	data := filepath.Join(r.root, "bench", "quality", "testdata", "pollux")
-	for _, preset := range p.presets {
-		var reps []*quality.Report
-		for seed := int64(1); seed <= int64(p.seeds); seed++ {
-			s := quality.Scenario{Preset: preset, Racks: p.racks, NodesPerRack: p.nodes, Seed: seed, PSShare: 0.3, Load: 0.9}
-			rep, err := quality.Run(s, data, stock, ours)
-			if err != nil {
-				return err
-			}
-			reps = append(reps, rep)
-		}
-		logf("quality %s: %d seeds\n%s", preset.Name, len(reps), reps[0].String())
-		r.Quality = append(r.Quality, qualityResult{Preset: preset, Reports: reps})
-	}
-	return nil
-}
-
-func runCluster(ctx context.Context, p *plan, r *report) error {
-	stockPath, oursPath, err := localcluster.SchedulerConfs()
-	if err != nil {
-		return err
-	}
-	stockConf, err := os.ReadFile(stockPath)
-	if err != nil {
-		return err
-	}
-	// This part measures how fast pods are bound, not whom the scheduler
-	// holds back: with the small-job headroom, a wave that fills the
-	// cluster (the scale mode's 2,000 pods on 250 nodes) would leave its
-	// last gangs waiting for paddle.starvationAfter.
-	oursConf, err := withoutHeadroom(oursPath)
-	if err != nil {
-		return err
-	}
-	r.Cluster, r.ClusterFailures = clusterbench.Run(ctx, clusterbench.Options{
-		Sizes:   p.clusterSizes,
-		Configs: []clusterbench.Config{{Name: "stock", Conf: stockConf}, {Name: "paddle", Conf: oursConf}},
-		Logf:    logf, Seed: 1,
-	})
-	return nil
-}
-
-// headroomArg is paddle.smallJobHeadroom's line in a scheduler
-// configuration file.
-var headroomArg = regexp.MustCompile(`(?m)^(\s*` + regexp.QuoteMeta(paddle.ArgSmallJobHeadroom) + `:)\s*\S+\s*$`)
-
-// withoutHeadroom is the scheduler configuration file at path with
-// paddle.smallJobHeadroom 0.
-func withoutHeadroom(path string) ([]byte, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	if !headroomArg.Match(b) {
-		return nil, fmt.Errorf("%s: no %s line to turn the headroom off", path, paddle.ArgSmallJobHeadroom)
-	}
-	return headroomArg.ReplaceAll(b, []byte("${1} 0")), nil
-}
-
-type qualityResult struct {
-	Preset  quality.Preset
-	Reports []*quality.Report
-}
-
-// mean of a metric over seeds, for one placer.
-func (q qualityResult) mean(placer string, f func(quality.Metrics) float64) float64 {
-	s, n := 0.0, 0
-	for _, r := range q.Reports {
-		for _, m := range r.Metrics {
-			if m.Placer == placer {
-				s += f(m)
-				n++
-			}
-		}
-	}
-	if n == 0 {
-		return 0
-	}
-	return s / float64(n)
-}
-
-// Metrics read by the quality tables and chart.
-func meanSlowdown(x quality.Metrics) float64           { return x.MeanSlowdown }
-func p95Slowdown(x quality.Metrics) float64            { return x.P95Slowdown }
-func qScore(x quality.Metrics) float64                 { return x.Q }
-func oneNode(x quality.Metrics) float64                { return x.OneNode }
-func psCrossNIC(x quality.Metrics) float64             { return x.PSCrossNIC }
-func racks(x quality.Metrics) float64                  { return x.Racks }
-func blocked(x quality.Metrics) float64                { return float64(x.Blocked) }
-func blockedByFragmentation(x quality.Metrics) float64 { return float64(x.BlockedByFragmentation) }
-
-func machine() string {
-	model := "unknown CPU"
-	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
-		for _, l := range strings.Split(string(b), "\n") {
-			if strings.HasPrefix(l, "model name") {
-				model = strings.TrimSpace(strings.SplitN(l, ":", 2)[1])
-				break
-			}
-		}
-	}
-	mem := ""
-	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
-		f := strings.Fields(strings.SplitN(string(b), "\n", 2)[0])
-		if len(f) >= 2 {
-			kb, _ := strconv.ParseFloat(f[1], 64)
-			mem = fmt.Sprintf(", %.0f GiB RAM", kb/1024/1024)
-		}
-	}
-	return fmt.Sprintf("%s, %d cores%s, %s %s/%s", model, runtime.NumCPU(), mem, runtime.Version(), runtime.GOOS, runtime.GOARCH)
-}
-
-func sortedKeys(m map[string]float64) []string {
-	var ks []string
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
 }

@@ -1,4 +1,4 @@
-package main
+package runner
 
 import (
 	"os"
@@ -54,31 +54,15 @@ func TestProgressResumes(t *testing.T) {
 	}
 }
 
-func TestParseShard(t *testing.T) {
-	for _, c := range []struct {
-		in   string
-		k, n int
-		ok   bool
-	}{{"1/2", 1, 2, true}, {"2/2", 2, 2, true}, {"3/2", 0, 0, false}, {"0/2", 0, 0, false}, {"1/0", 0, 0, false}, {"1/2x", 0, 0, false}, {"a", 0, 0, false}} {
-		k, n, err := parseShard(c.in)
-		if (err == nil) != c.ok || k != c.k || n != c.n {
-			t.Errorf("%q: %d/%d %v", c.in, k, n, err)
-		}
-	}
-}
-
 // The sensitivity subset: the first held-out window of each stratum, on
 // both presets (8 pairs, 4 per preset), all of them held-out windows.
 func TestSensitivityWindows(t *testing.T) {
-	trace, err := quality.LoadPhilly(filepath.Join(testData, "philly.csv"))
+	ws := testWindows(t)
+	sens, err := setOf(ws, Sets{Sensitivity: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	sens, err := sensitivityWindows(trace)
-	if err != nil {
-		t.Fatal(err)
-	}
-	held, err := heldOutWindows(trace)
+	held, err := setOf(ws, Sets{HeldOut: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +70,7 @@ func TestSensitivityWindows(t *testing.T) {
 	var starts []int
 	for _, o := range sens {
 		perPreset[o.Preset.Name]++
-		if !hasWindow(held, o) {
+		if !has(held, o) {
 			t.Errorf("%s %d is not a held-out window", o.Preset.Name, o.Start)
 		}
 		if o.Preset.Name == quality.A100SXM.Name {

@@ -1,4 +1,4 @@
-package main
+package report
 
 import (
 	"fmt"
@@ -17,13 +17,13 @@ type verdictGroup struct {
 
 // verdictGroups are the run's windows replayed under several seeds, by
 // window set and node type.
-func (r *report) verdictGroups() []*verdictGroup {
+func (r *Report) verdictGroups() []*verdictGroup {
 	var groups []*verdictGroup
 	for _, rep := range r.Replay {
 		if len(rep.PerSeed) < 2 {
 			continue
 		}
-		k, p := kindOf(rep), rep.Options.Preset.Name
+		k, p := r.kindOf(rep), rep.Options.Preset.Name
 		i := slices.IndexFunc(groups, func(g *verdictGroup) bool { return g.kind == k && g.preset == p })
 		if i < 0 {
 			groups = append(groups, &verdictGroup{kind: k, preset: p})
@@ -42,7 +42,7 @@ func (r *report) verdictGroups() []*verdictGroup {
 // JCT; the clairvoyant reference and the lower bound beside them; then
 // every window's ratio with its interval. Runs saved before seeds varied
 // have nothing here.
-func (r *report) writeVerdicts(b *strings.Builder) {
+func (r *Report) writeVerdicts(b *strings.Builder) {
 	w := func(f string, a ...interface{}) { fmt.Fprintf(b, f, a...) }
 	type group = verdictGroup
 	groups := r.verdictGroups()
@@ -102,11 +102,11 @@ func (r *report) writeVerdicts(b *strings.Builder) {
 // writeVariantVerdicts: every other paddle configuration the run replayed
 // (its variants, paddle on queues or priorities) against paddle itself, paired by seed, per node type and window set: what
 // a sweep's decision rule reads (docs/benchmarks.md).
-func (r *report) writeVariantVerdicts(b *strings.Builder, groups []*verdictGroup) {
+func (r *Report) writeVariantVerdicts(b *strings.Builder, groups []*verdictGroup) {
 	var variants []string
 	for _, g := range groups {
 		for _, m := range g.reps[0].Metrics {
-			if m.RoleOf() == replay.RolePaddle && m.Config != replay.Paddle && !slices.Contains(variants, m.Config) {
+			if m.Role == replay.RolePaddle && m.Config != replay.Paddle && !slices.Contains(variants, m.Config) {
 				variants = append(variants, m.Config)
 			}
 		}

@@ -1,4 +1,9 @@
-package main
+// Package report writes a bench run's folder under docs/bench: its page
+// (README.md) with the figures, the plots it shows, the figures as JSON
+// (results.json) from which -render writes the page again, and the
+// replay's jobs as CSV. docs/benchmarks.md is the hand-written guide to
+// the pages.
+package report
 
 import (
 	"compress/gzip"
@@ -14,6 +19,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/volcano-paddle/volcano-paddle/bench/catalogue"
 	"github.com/volcano-paddle/volcano-paddle/bench/clusterbench"
 	"github.com/volcano-paddle/volcano-paddle/bench/jobsize"
 	"github.com/volcano-paddle/volcano-paddle/bench/quality"
@@ -21,12 +27,12 @@ import (
 	"github.com/volcano-paddle/volcano-paddle/harness/localcluster"
 )
 
-// report is everything one run measured. A run's files live in one folder
+// Report is everything one run measured. A run's files live in one folder
 // under docs/bench (runFiles): the page, README.md; the figures as JSON
 // beside it (results.json) so that the page can be rendered again from the
 // same figures (-render) when only its text changes; the replay's jobs
 // (jobs.csv.gz) and the plots the page shows (*.svg).
-type report struct {
+type Report struct {
 	Mode string
 	// Volcano is the volcano.sh/volcano release compiled into the bench
 	// that measured (volcanorelease.Version): the replay runs its
@@ -44,34 +50,39 @@ type report struct {
 	Took        time.Duration
 	Machine     string
 	AllocCmd    string
-	Alloc       []allocResult
-	Quality     []qualityResult
+	Alloc       []AllocResult
+	Quality     []QualityResult
 	Replay      []*replay.Report
 	// Sweep: the lever a -sweep run swept ("": the comparison).
 	Sweep   string `json:",omitempty"`
 	Cluster []clusterbench.Measurement
 	// ClusterFailures are sizes that could not be measured, with why.
 	ClusterFailures []string
-	root            string
+	// Root is the repository's root (the page names its figures from it).
+	Root string `json:"-"`
+	// cat is the bench's catalogue: the sweeps, windows and roles the
+	// pages name.
+	cat *catalogue.Catalogue
 }
 
 // The files of one run, all in its folder (-out; by default docs/bench/ and
 // the mode, the lever swept or flex: defaultOut). The page links the plots
 // by these names, relative to itself.
 const (
-	pageFile    = "README.md"
+	// PageFile and JobsFile are a run folder's page and per-job CSV.
+	PageFile    = "README.md"
+	JobsFile    = "jobs.csv.gz"
 	resultsFile = "results.json"
-	jobsFile    = "jobs.csv.gz"
 	allocateSVG = "allocate.svg"
 	qualitySVG  = "quality.svg"
 	clusterSVG  = "cluster.svg"
 )
 
-// pagePath, resultsPath and jobsPath are a run folder's page, figures and
+// PagePath, resultsPath and jobsPath are a run folder's page, figures and
 // per-job CSV (gzipped).
-func pagePath(dir string) string    { return filepath.Join(dir, pageFile) }
+func PagePath(dir string) string    { return filepath.Join(dir, PageFile) }
 func resultsPath(dir string) string { return filepath.Join(dir, resultsFile) }
-func jobsPath(dir string) string    { return filepath.Join(dir, jobsFile) }
+func jobsPath(dir string) string    { return filepath.Join(dir, JobsFile) }
 
 // replayPlots are the names of one window's plots in its run's folder.
 func replayPlots(id string) (jct, util string) {
@@ -81,8 +92,8 @@ func replayPlots(id string) (jct, util string) {
 // renderArg is how the page names its figures for -render: the path from
 // the repository root when the folder lies inside it (docs/bench/full/
 // results.json), else the folder as given.
-func (r *report) renderArg(dir string) string {
-	root := r.root
+func (r *Report) renderArg(dir string) string {
+	root := r.Root
 	if root == "" {
 		root, _ = localcluster.RepoRoot()
 	}
@@ -96,9 +107,16 @@ func (r *report) renderArg(dir string) string {
 	return filepath.ToSlash(resultsPath(dir))
 }
 
-// write writes the page of the run folder dir (README.md) and its plots.
-func (r *report) write(dir string) error {
-	path := pagePath(dir)
+// Write writes the page of the run folder dir (README.md) and its plots.
+func (r *Report) Write(dir string) error {
+	if r.cat == nil {
+		cat, err := catalogue.Load()
+		if err != nil {
+			return err
+		}
+		r.cat = cat
+	}
+	path := PagePath(dir)
 	var b strings.Builder
 	w := func(f string, a ...interface{}) { fmt.Fprintf(&b, f, a...) }
 	if len(r.Replay) > 0 && r.isSweep() {
@@ -140,7 +158,7 @@ func (r *report) write(dir string) error {
 		r.writeCluster(&b, dir)
 	}
 	// The job size section is measured and written by its own part
-	// (jobsize.go); a run that skips it keeps the figures already there.
+	// (bench/jobsize); a run that skips it keeps the figures already there.
 	if s := jobsize.Section(path); s != "" {
 		w("%s", s)
 	}
@@ -149,16 +167,16 @@ func (r *report) write(dir string) error {
 
 // volcano is the Volcano release the figures come from; runs saved before
 // the report recorded it were all measured on v1.14.1.
-func (r *report) volcano() string {
+func (r *Report) volcano() string {
 	if r.Volcano == "" {
 		return "v1.14.1"
 	}
 	return r.Volcano
 }
 
-// writeAll writes the figures (JSON), the per-job CSV of the replays and
+// WriteAll writes the figures (JSON), the per-job CSV of the replays and
 // the page into the run folder dir.
-func (r *report) writeAll(dir string) error {
+func (r *Report) WriteAll(dir string) error {
 	if err := r.save(resultsPath(dir)); err != nil {
 		return err
 	}
@@ -167,11 +185,11 @@ func (r *report) writeAll(dir string) error {
 			return err
 		}
 	}
-	return r.write(dir)
+	return r.Write(dir)
 }
 
 // save keeps the figures a run measured, for -render.
-func (r *report) save(path string) error {
+func (r *Report) save(path string) error {
 	raw, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
 		return err
@@ -181,7 +199,7 @@ func (r *report) save(path string) error {
 
 // saveJobs writes every replayed job of every configuration and run as
 // CSV (replay.JobsCSVHeader), gzipped.
-func (r *report) saveJobs(path string) error {
+func (r *Report) saveJobs(path string) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return err
@@ -202,15 +220,14 @@ func (r *report) saveJobs(path string) error {
 	return f.Close()
 }
 
-// loadReport reads the figures a run saved, to render its report again.
-// loadReports reads the figures of one or more runs (-render a,b) and
-// merges them: the windows of every run in order, the other parts from
-// the first run that has them, the times added up. Runs of different
-// Volcano releases are not merged.
-func loadReports(paths string) (*report, error) {
-	var out *report
+// Load reads the figures of one or more runs (-render a,b) and merges
+// them: the windows of every run in order, the other parts from the first
+// run that has them, the times added up. Runs of different Volcano
+// releases are not merged.
+func Load(paths string) (*Report, error) {
+	var out *Report
 	for _, path := range strings.Split(paths, ",") {
-		r, err := loadReport(strings.TrimSpace(path))
+		r, err := load(strings.TrimSpace(path))
 		if err != nil {
 			return nil, err
 		}
@@ -238,11 +255,12 @@ func loadReports(paths string) (*report, error) {
 	return out, nil
 }
 
-// loadReport reads a run's figures from path or, where only path.gz
-// exists, from that: the published pages keep their figures gzipped
-// (docs/bench stays under its size budget; docs/benchmarks.md), and their
-// render commands still name results.json.
-func loadReport(path string) (*report, error) {
+// load reads a run's figures from path or, where only path.gz exists,
+// from that: the published pages keep their figures gzipped (docs/bench
+// stays under its size budget; docs/benchmarks.md), and their render
+// commands still name results.json. Rows saved before reports recorded
+// roles get them from the catalogue (Catalogue.RoleOf).
+func load(path string) (*Report, error) {
 	raw, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		raw, err = readGzip(path + ".gz")
@@ -250,9 +268,25 @@ func loadReport(path string) (*report, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &report{}
+	r := &Report{}
 	if err := json.Unmarshal(raw, r); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if r.cat, err = catalogue.Load(); err != nil {
+		return nil, err
+	}
+	for _, rep := range r.Replay {
+		fill := func(ms []replay.Metrics) {
+			for k := range ms {
+				if ms[k].Role == "" {
+					ms[k].Role = replay.Role(r.cat.RoleOf(ms[k].Config))
+				}
+			}
+		}
+		fill(rep.Metrics)
+		for k := range rep.PerSeed {
+			fill(rep.PerSeed[k].Metrics)
+		}
 	}
 	return r, nil
 }
@@ -276,7 +310,7 @@ func readGzip(path string) ([]byte, error) {
 	return raw, nil
 }
 
-func (r *report) writeAlloc(b *strings.Builder, dir string) {
+func (r *Report) writeAlloc(b *strings.Builder, dir string) {
 	w := func(f string, a ...interface{}) { fmt.Fprintf(b, f, a...) }
 	w("## 1. Allocate speed, in process\n\n")
 	w("One scheduling cycle (open session, Volcano's real `allocate` action, close session) on Volcano's\n")
@@ -286,7 +320,7 @@ func (r *report) writeAlloc(b *strings.Builder, dir string) {
 	w("scoring plugin, costs is the yardstick for what `paddle` costs. Building the cache is not timed.\n\n")
 	w("Command: `%s`\n\n", r.AllocCmd)
 	w("| nodes | pending pods | config | time/cycle | vs stock | allocs/cycle | MB/cycle | pods placed | GPUs placed |\n|---|---|---|---|---|---|---|---|---|\n")
-	byKey := map[string]allocResult{}
+	byKey := map[string]AllocResult{}
 	for _, a := range r.Alloc {
 		byKey[fmt.Sprintf("%d/%d/%s", a.Nodes, a.Pods, a.Config)] = a
 	}
@@ -359,7 +393,7 @@ func orDash(s string) string {
 	return s
 }
 
-func (r *report) writeQuality(b *strings.Builder, dir string) {
+func (r *Report) writeQuality(b *strings.Builder, dir string) {
 	w := func(f string, a ...interface{}) { fmt.Fprintf(b, f, a...) }
 	w("## 2. Placement quality\n\n")
 	w("What this section shows and does not: Q scores where one snapshot of jobs lands, by the cost model's\n")
@@ -432,7 +466,7 @@ func (r *report) writeQuality(b *strings.Builder, dir string) {
 	w("2.20); out of sample it is +22%% for cifar10, +10%% for yolov3 and +48%% for deepspeech2.\n\n")
 }
 
-func (r *report) writeCluster(b *strings.Builder, dir string) {
+func (r *Report) writeCluster(b *strings.Builder, dir string) {
 	w := func(f string, a ...interface{}) { fmt.Fprintf(b, f, a...) }
 	w("## 3. End to end on the local cluster\n\n")
 	w("Real etcd, kube-apiserver and kube-controller-manager (garbage collector, namespace and PV\n")
@@ -557,7 +591,7 @@ func contains(xs []string, s string) bool {
 }
 
 // writeClusterRatios states paddle over stock for each cluster size.
-func (r *report) writeClusterRatios(b *strings.Builder) {
+func (r *Report) writeClusterRatios(b *strings.Builder) {
 	w := func(f string, a ...interface{}) { fmt.Fprintf(b, f, a...) }
 	type pair struct{ stock, paddle *clusterbench.Measurement }
 	var sizes []clusterbench.Size

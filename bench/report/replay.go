@@ -1,492 +1,37 @@
-package main
+package report
 
 import (
-	"context"
 	"fmt"
 	"math"
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
-	"github.com/volcano-paddle/volcano-paddle/bench/quality"
+	"github.com/volcano-paddle/volcano-paddle/bench/catalogue"
 	"github.com/volcano-paddle/volcano-paddle/bench/replay"
-	"github.com/volcano-paddle/volcano-paddle/harness/localcluster"
+	"github.com/volcano-paddle/volcano-paddle/bench/runner"
 	"github.com/volcano-paddle/volcano-paddle/pkg/scheduler/plugins/paddle"
 )
 
-// paddleHoldBack names the figures of paddle.starvationGuard: holdBack,
-// the guard before the reservation, in results saved before issue 36
-// removed it; runs since have none, and their pages render without them.
-const paddleHoldBack = "paddle-holdback"
-
-// paddleFIFO is paddle without paddle.smallGangsFirst, replayed to measure
-// that ordering.
-const paddleFIFO = "paddle-fifo"
-
-// paddleAfter30m is paddle with the starvation threshold it had before the
-// replay chose 4h; paddleNoGuard is paddle without aging or guard;
-// paddleNoHeadroom is paddle as it was before the headroom sweep (no
-// headroom, 4h). They show what the threshold, the guard and the headroom
-// buy and cost. paddleNoLevers is paddle without its elastic and
-// checkpoint levers (flex workloads).
+// Configurations the pages single out by name, some only in runs saved
+// before they were removed: paddle's starvation guard as it was before
+// issue 36 (paddleHoldBack: the guard's hold-back), with its former 30m
+// threshold (paddleAfter30m), without it (paddleNoGuard), and paddle on
+// the stock queue levers' queues (paddleQueues).
 const (
-	// paddleQueues is deploy/paddle with the same queues as the stock
-	// queue levers (one per virtual cluster, weighted by history).
-	paddleQueues = "paddle-queues"
-	// paddlePriority is deploy/paddle with stock-priority's PriorityClasses.
-	paddlePriority = "paddle-priority"
-	// paddleGang is deploy/paddle with gangpreempt and gangreclaim in place
-	// of preempt and reclaim (Volcano v1.15.1 builds).
-	paddleGang       = "paddle-gang"
-	paddleNoLevers   = "paddle-nolevers"
-	paddleAfter30m   = "paddle-after30m"
-	paddleNoGuard    = "paddle-noguard"
-	paddleNoHeadroom = "paddle-noheadroom"
-	// paddleByGPUs is paddle before issue 38 made it order waiting gangs,
-	// and admit Pending ones, by predicted GPU-time: fewest GPUs first.
-	paddleByGPUs = "paddle-by-gpus"
+	paddleHoldBack = "paddle-holdback"
+	paddleAfter30m = "paddle-after30m"
+	paddleNoGuard  = "paddle-noguard"
+	paddleQueues   = "paddle-queues"
 )
-
-// paddleVariant is one variant of deploy/paddle's configuration.
-type paddleVariant struct {
-	name, about string
-	args        map[string]interface{}
-}
-
-// paddleVariants is every variant -paddle-variants may name, in the order
-// the report lists them.
-var paddleVariants = []paddleVariant{
-	{paddleFIFO, "paddle with paddle.smallGangsFirst: false (waiting gangs in Volcano's creation order)",
-		map[string]interface{}{paddle.ArgSmallGangsFirst: false}},
-	{paddleAfter30m, "paddle with paddle.starvationAfter: 30m (the default before the replay chose 4h)",
-		map[string]interface{}{paddle.ArgStarvationAfter: "30m"}},
-	{paddleNoGuard, "paddle with paddle.starvationAfter: 0 (no aging, no guard, no smallGangsFirst, no headroom)",
-		map[string]interface{}{paddle.ArgStarvationAfter: "0"}},
-	{paddleNoHeadroom, "paddle before the headroom sweep: paddle.smallJobHeadroom: 0, paddle.starvationAfter: 4h",
-		map[string]interface{}{paddle.ArgSmallJobHeadroom: 0, paddle.ArgStarvationAfter: "4h"}},
-	{paddleByGPUs, "paddle with paddle.shortestPredictedFirst: false (waiting gangs fewest GPUs first, as before issue 38)",
-		map[string]interface{}{paddle.ArgShortestPredictedFirst: false}},
-}
-
-func variantNamed(name string) paddleVariant {
-	for _, v := range paddleVariants {
-		if v.name == name {
-			return v
-		}
-	}
-	panic("no paddle variant " + name)
-}
-
-func allPaddleVariants() []string {
-	names := make([]string, len(paddleVariants))
-	for i, v := range paddleVariants {
-		names[i] = v.name
-	}
-	return names
-}
-
-// parseVariants reads -paddle-variants: true (all), false (none) or names.
-func parseVariants(s string) ([]string, error) {
-	if b, err := strconv.ParseBool(s); err == nil {
-		if b {
-			return allPaddleVariants(), nil
-		}
-		return nil, nil
-	}
-	var out []string
-	for _, name := range strings.Split(s, ",") {
-		name = strings.TrimSpace(name)
-		if !slices.Contains(allPaddleVariants(), name) {
-			return nil, fmt.Errorf("-paddle-variants: no variant %q (use true, false or some of %s)", name, strings.Join(allPaddleVariants(), ", "))
-		}
-		out = append(out, name)
-	}
-	return out, nil
-}
-
-// defaultReplayRuns: each window is replayed this many times and the
-// report averages them; runs of a saturated window differ several-fold in
-// idle GPU-hours (replay.Repeat). maxReplayRuns bounds -replay-runs.
-const (
-	defaultReplayRuns = 3
-	maxReplayRuns     = 20
-)
-
-// guardWindow is a window where large gangs wait past paddle's starvation
-// threshold but the queue is not saturated: there the old hold-back left
-// GPUs idle (14 to 17 GPU-hours a waiting job would fit, mean of 3 runs) and the
-// reservation replacing it shows what it saves. In the 12500 windows the
-// guard hardly acts; in saturated ones every job starves, the hold-back
-// holds nothing and only the reservation bounds the wait
-// (docs/scheduler-plugin.md, What the guard costs).
-var guardWindow = replayWindow(quality.PCIeNVLinkPairs, 45000, 300)
-
-// replayWindow is a trace window on racks of 4 nodes, sized for load 0.9,
-// 30% PS jobs, seed 1.
-func replayWindow(p quality.Preset, start, jobs int) replay.Options {
-	return replay.Options{Preset: p, NodesPerRack: 4, Start: start, Jobs: jobs, Load: 0.9, PSShare: 0.3, Seed: 1}
-}
-
-// parseWindows reads -windows: PRESET:START+JOBS, comma-separated.
-func parseWindows(s string) ([]replay.Options, error) {
-	var out []replay.Options
-	for _, w := range strings.Split(s, ",") {
-		w = strings.TrimSpace(w)
-		name, span, ok := strings.Cut(w, ":")
-		startS, jobsS, ok2 := strings.Cut(span, "+")
-		if !ok || !ok2 {
-			return nil, fmt.Errorf("%q: want PRESET:START+JOBS, e.g. 8xA100-NVSwitch:40000+300", w)
-		}
-		var preset *quality.Preset
-		for i := range quality.Presets {
-			if quality.Presets[i].Name == name {
-				preset = &quality.Presets[i]
-			}
-		}
-		if preset == nil {
-			return nil, fmt.Errorf("%q: no preset %q (presets: %s)", w, name, presetNames())
-		}
-		start, err1 := strconv.Atoi(startS)
-		jobs, err2 := strconv.Atoi(jobsS)
-		if err1 != nil || err2 != nil || start < 0 || jobs < 2 {
-			return nil, fmt.Errorf("%q: START must be a trace index (0 or more) and JOBS at least 2", w)
-		}
-		out = append(out, replayWindow(*preset, start, jobs))
-	}
-	return out, nil
-}
-
-func presetNames() string {
-	names := make([]string, len(quality.Presets))
-	for i, p := range quality.Presets {
-		names[i] = p.Name
-	}
-	return strings.Join(names, ", ")
-}
-
-// Sweeps (-sweep): one lever, tuning windows only. The sweeps of the
-// variants their rules rejected went with the variants: headroom-when,
-// headroom-queued, headroom-patience and headroom-counts in issue 36, the
-// headroom sized by predicted demand (demand-sweep, made at 30670ab) in
-// issue 38; docs/benchmarks.md names the commits that can run them.
-const (
-	sweepSLA      = "sla"
-	sweepPaddle   = "paddle"
-	sweepHeadroom = "headroom"
-	// sweepPredicted: paddle and paddle-by-gpus alone: the sweep that
-	// decided paddle.shortestPredictedFirst (docs/benchmarks.md; it ran as
-	// paddle-predicted against paddle, before the default changed).
-	sweepPredicted = "predicted"
-)
-
-// sweeps are the -sweep values, in the order usage and reports list them.
-var sweeps = []string{sweepSLA, sweepPaddle, sweepHeadroom, sweepPredicted}
-
-// fullReplayRuns: the full mode replays every window this many times.
-const fullReplayRuns = 5
-
-// Paddle at other starvation thresholds, for the paddle sweep: from half
-// the default to thresholds a 300-job window's gangs seldom reach (48h:
-// nearly pure smallGangsFirst, the guard almost never reserves).
-var paddleSweepAfter = []string{"2h", "8h", "16h", "48h"}
-
-// The headroom sweep (paddle.smallJobHeadroom), written down before it was
-// first run: each share at the default threshold, and the middle one with
-// a longer threshold (the headroom holds a gang at most that long). The
-// share with the lowest mean ratio is kept, and becomes the default only
-// if that ratio is at least headroomAdoptMargin below paddle's without it:
-// the starvation thresholds of the paddle sweep differed by 0.4%, less
-// than one configuration's own run spread.
-var headroomSweep = []struct{ share, after string }{{"0.1", ""}, {"0.2", ""}, {"0.3", ""}, {"0.2", "16h"}}
-
-const headroomAdoptMargin = 0.01
-
-// replayConfigs: every stock configuration and paddle, and the variants
-// of paddle named.
-func replayConfigs(variants []string, flex bool) ([]replay.Config, error) {
-	stockPath, ours, err := baseConfigs()
-	if err != nil {
-		return nil, err
-	}
-	cs, err := replay.ComparedStock(stockPath, flex)
-	if err != nil {
-		return nil, err
-	}
-	ref, err := replay.ReferenceConfig()
-	if err != nil {
-		return nil, err
-	}
-	cs = append(cs, ours, replay.WithQueues(ours, paddleQueues), replay.WithPriorityClasses(ours, paddlePriority), ref)
-	if gang, ok := replay.WithGangAware(ours, paddleGang); ok {
-		// Volcano v1.15.1 builds: paddle under the gang-aware actions too.
-		cs = append(cs, gang)
-	}
-	if flex {
-		// What paddle's levers buy: the same configuration with them off
-		// (between jobs of equal priority, as every job of the workload
-		// is, only paddle's levers choose victims in deploy/paddle, so
-		// then nothing is preempted).
-		cs = append(cs, replay.WithPaddleArgs(ours, paddleNoLevers, "paddle with paddle.elastic.shrink and paddle.checkpointable.preempt false (no victims)",
-			map[string]interface{}{paddle.ArgShrinkElastic: false, paddle.ArgPreemptCheckpointable: false}))
-	}
-	for _, v := range paddleVariants {
-		if slices.Contains(variants, v.name) {
-			cs = append(cs, replay.WithPaddleArgs(ours, v.name, v.about, v.args))
-		}
-	}
-	return cs, nil
-}
-
-// baseConfigs: the Helm chart's configuration file and deploy/paddle's.
-func baseConfigs() (string, replay.Config, error) {
-	stockPath, err := localcluster.StockSchedulerConf()
-	if err != nil {
-		return "", replay.Config{}, err
-	}
-	ours, err := replay.DeployedPaddleConfig()
-	return stockPath, ours, err
-}
-
-// sweepConfigs are the configurations of a sweep: the sla plugin at each
-// waiting time on the Helm tiers and on binpack + task-topology; or paddle
-// at other starvation thresholds and without smallGangsFirst, or with the
-// small-job headroom, beside the stock ordering levers (sla,
-// PriorityClasses).
-func sweepConfigs(sweep string) ([]replay.Config, error) {
-	stockPath, ours, err := baseConfigs()
-	if err != nil {
-		return nil, err
-	}
-	if sweep == sweepSLA {
-		return replay.SLASweepConfigs(stockPath, replay.SLAWaits)
-	}
-	if sweep == sweepPredicted {
-		v := variantNamed(paddleByGPUs)
-		return []replay.Config{ours, replay.WithPaddleArgs(ours, v.name, v.about, v.args)}, nil
-	}
-	stock, err := replay.StockConfigs(stockPath, replay.DefaultSLAWait)
-	if err != nil {
-		return nil, err
-	}
-	var cs []replay.Config
-	for _, c := range stock {
-		// The stock ordering levers, to judge paddle's against them.
-		if strings.Contains(c.Name(), "sla") || strings.Contains(c.Name(), "priority") {
-			cs = append(cs, c)
-		}
-	}
-	cs = append(cs, ours)
-	if sweep == sweepHeadroom {
-		for _, x := range headroomSweep {
-			name, about := "paddle-headroom"+x.share, "paddle with paddle.smallJobHeadroom: "+x.share
-			args := map[string]interface{}{paddle.ArgSmallJobHeadroom: x.share}
-			if x.after != "" {
-				name, about = name+"-after"+x.after, about+" and paddle.starvationAfter: "+x.after
-				args[paddle.ArgStarvationAfter] = x.after
-			}
-			cs = append(cs, replay.WithPaddleArgs(ours, name, about, args))
-		}
-		return cs, nil
-	}
-	for _, after := range paddleSweepAfter {
-		cs = append(cs, replay.WithPaddleArgs(ours, "paddle-after"+after, "paddle with paddle.starvationAfter: "+after,
-			map[string]interface{}{paddle.ArgStarvationAfter: after}))
-	}
-	v := variantNamed(paddleFIFO)
-	return append(cs, replay.WithPaddleArgs(ours, v.name, v.about, v.args)), nil
-}
-
-// window is a trace window to replay and its kind (windowKind).
-type window struct {
-	replay.Options
-	kind string
-}
-
-// windowsOf: the windows a plan replays, the tuning and held-out ones
-// from the rules over the trace (windows.go).
-func windowsOf(p *plan, data string) ([]window, error) {
-	if p.replays == nil && !p.tuning && !p.heldOut && !p.rule1 && !p.rule2 && !p.sensitivitySet {
-		return nil, nil
-	}
-	trace, err := quality.LoadPhilly(filepath.Join(data, "philly.csv"))
-	if err != nil {
-		return nil, err
-	}
-	tuning, err := tuningWindows(trace)
-	if err != nil {
-		return nil, err
-	}
-	held, err := heldOutWindows(trace)
-	if err != nil {
-		return nil, err
-	}
-	sat, err := saturatedWindows(trace)
-	if err != nil {
-		return nil, err
-	}
-	rule1, err := rule1Windows(len(trace))
-	if err != nil {
-		return nil, err
-	}
-	var out []window
-	add := func(kind string, os ...replay.Options) {
-		for _, o := range os {
-			out = append(out, window{o, kind})
-		}
-	}
-	if p.replays != nil {
-		// Windows named with -windows keep the kind of the window they
-		// are; any other is "seen" where it overlaps a window replayed
-		// before the held-out rule, else "other".
-		for _, o := range p.replays {
-			kind := kindOther
-			switch {
-			case hasWindow(tuning, o):
-				kind = kindTuning
-			case hasWindow(held, o):
-				kind = kindHeldOut
-			case hasWindow(sat, o):
-				kind = kindRule2
-			case hasWindow(rule1, o):
-				kind = kindRule1
-			case overlapsSeen(o.Start, o.Jobs):
-				kind = kindSeen
-			}
-			add(kind, o)
-		}
-		return out, nil
-	}
-	if p.tuning {
-		add(kindTuning, tuning...)
-	}
-	if p.heldOut {
-		add(kindHeldOut, held...)
-	}
-	if p.sensitivitySet {
-		sens, err := sensitivityWindows(trace)
-		if err != nil {
-			return nil, err
-		}
-		add(kindHeldOut, sens...)
-	}
-	if p.rule2 {
-		add(kindRule2, sat...)
-	}
-	if p.rule1 {
-		add(kindRule1, rule1...)
-	}
-	return out, nil
-}
-
-// hasWindow: ws has window o (same preset, start and size).
-func hasWindow(ws []replay.Options, o replay.Options) bool {
-	for _, w := range ws {
-		if w.Preset.Name == o.Preset.Name && w.Start == o.Start && w.Jobs == o.Jobs {
-			return true
-		}
-	}
-	return false
-}
-
-// replayPerConfigSeed is what one configuration's replay of one window
-// under one seed took on average, measured on a 2-core machine of ours
-// (2026-11-27, Volcano v1.15.1, 300-job windows, 15 configurations, the
-// trace as it is): the estimate a run prints before it starts.
-const replayPerConfigSeed = 12 * time.Second
-
-// runReplay replays the plan's windows; when ctx is cancelled it keeps the
-// runs of the window it was replaying that finished (replay.Repeat).
-func runReplay(ctx context.Context, p *plan, r *report) error {
-	cfgs, err := replayConfigs(p.paddleVariants, p.flex.On())
-	if p.sweep != "" {
-		cfgs, err = sweepConfigs(p.sweep)
-		r.Sweep = p.sweep
-	}
-	if err != nil {
-		return err
-	}
-	data := filepath.Join(r.root, "bench", "quality", "testdata", "pollux")
-	windows, err := windowsOf(p, data)
-	if err != nil {
-		return err
-	}
-	if p.flex.On() {
-		for k := range cfgs {
-			cfgs[k] = replay.ForFlex(cfgs[k])
-		}
-	}
-	names := make([]string, len(cfgs))
-	for k, c := range cfgs {
-		names[k] = c.Name()
-	}
-	prog := progress{dir: p.progress, configs: names, seeds: p.replayRuns}
-	mine, kept := 0, 0
-	for i, win := range windows {
-		if p.shards == 0 || i%p.shards == p.shard-1 {
-			mine++
-			o := win.Options
-			o.Flex, o.Sensitivity = p.flex, p.sensitivity
-			if prog.has(o) {
-				kept++
-			}
-		}
-	}
-	logf("replay: %d windows (%d for this process, %d of them kept from an earlier run) x %d seeds x %d configurations: expected about %s on one core; per-window results kept in %s",
-		len(windows), mine, kept, p.replayRuns, len(cfgs), (time.Duration((mine-kept)*p.replayRuns*len(cfgs)) * replayPerConfigSeed).Round(time.Minute), p.progress)
-	started := time.Now()
-	done := 0
-	for i, win := range windows {
-		if p.shards > 0 && i%p.shards != p.shard-1 {
-			continue
-		}
-		o := win.Options
-		o.Flex, o.Sensitivity = p.flex, p.sensitivity
-		if rep, ok := prog.load(o); ok {
-			rep.Kind = win.kind
-			r.Replay = append(r.Replay, rep)
-			logf("replay %s %d+%d: resumed from %s", o.Preset.Name, o.Start, o.Jobs, prog.path(o))
-			continue
-		}
-		rep, err := replay.Repeat(ctx, o, data, cfgs, p.replayRuns, logf)
-		if rep != nil {
-			rep.Kind = win.kind
-			r.Replay = append(r.Replay, rep)
-		}
-		if err != nil {
-			return err
-		}
-		if err := prog.save(o, rep); err != nil {
-			return err
-		}
-		done++
-		left := 0
-		for k := i + 1; k < len(windows); k++ {
-			if p.shards == 0 || k%p.shards == p.shard-1 {
-				left++
-			}
-		}
-		logf("replay %s:\n%s", o.Preset.Name, rep.String())
-		logf("replay progress: window %d of %d done, %d left for this process, about %s more at this pace",
-			i+1, len(windows), left, (time.Since(started) / time.Duration(done) * time.Duration(left)).Round(time.Minute))
-	}
-	return nil
-}
 
 func hours(s float64) string { return fmt.Sprintf("%.2f", s/3600) }
 
-// Kinds of window (windows.go). The windows of rules 1 and 2 were held
-// out until issue 35's rule; they are seen windows now and say so.
+// The kinds reports saved before issue 35 gave rules 1 and 2
+// (catalogue.KindRule1, KindRule2 now).
 const (
-	kindTuning  = "tuning"
-	kindHeldOut = "held-out"
-	kindRule1   = "rule 1, held out before issue 35, seen"
-	kindRule2   = "rule 2: saturated, held out before issue 35, seen"
-	kindSeen    = "seen"
-	kindOther   = "other"
-	// The kinds reports saved before issue 35 gave rules 1 and 2.
 	savedKindRule1 = "held-out, rule 1"
 	savedKindRule2 = "held-out, rule 2: saturated"
 )
@@ -494,25 +39,28 @@ const (
 // windowKind is the kind of a window of a report saved before reports
 // kept it (replay.Report.Kind): those replayed only the tuning windows of
 // then, the first rule's and seen ones.
-func windowKind(o replay.Options) string {
-	if hasWindow(baseTuningWindows(), o) {
-		return kindTuning
+func (r *Report) windowKind(o replay.Options) string {
+	ws := r.cat.Windows
+	for _, t := range ws.Tuning {
+		if t.Preset.Name == o.Preset.Name && t.Start == o.Start && t.Jobs == o.Jobs {
+			return catalogue.KindTuning
+		}
 	}
-	if overlapsRulesOneTwoSeen(o.Start, o.Jobs) {
-		return kindSeen
+	if ws.OverlapsAvoided(catalogue.Span{Start: o.Start, Jobs: o.Jobs}) {
+		return catalogue.KindSeen
 	}
-	return kindRule1
+	return catalogue.KindRule1
 }
 
 // kindOf is the kind a report's window was replayed as, as it is named now.
-func kindOf(rep *replay.Report) string {
+func (r *Report) kindOf(rep *replay.Report) string {
 	switch rep.Kind {
 	case "":
-		return windowKind(rep.Options)
+		return r.windowKind(rep.Options)
 	case savedKindRule1:
-		return kindRule1
+		return catalogue.KindRule1
 	case savedKindRule2:
-		return kindRule2
+		return catalogue.KindRule2
 	}
 	return rep.Kind
 }
@@ -533,11 +81,11 @@ func idleGPU(m replay.Metrics) float64 { return m.IdleGPUHours }
 
 // writeReplaySummary is one line per window of a kind: paddle against the
 // best stock configuration per metric, and both against the lower bound.
-func (r *report) writeReplaySummary(b *strings.Builder, kind string) {
+func (r *Report) writeReplaySummary(b *strings.Builder, kind string) {
 	w := func(f string, a ...interface{}) { fmt.Fprintf(b, f, a...) }
 	var reps []*replay.Report
 	for _, rep := range r.Replay {
-		if kindOf(rep) == kind {
+		if r.kindOf(rep) == kind {
 			reps = append(reps, rep)
 		}
 	}
@@ -610,7 +158,7 @@ func target(ours, bm, bp, bi, lb replay.Metrics, flex bool) string {
 // writeSweep, for a sweep run: per configuration, its mean JCT over the
 // lowest mean JCT of the sweep in each window, and the mean of those
 // ratios (the sweep keeps the lowest).
-func (r *report) writeSweep(b *strings.Builder) {
+func (r *Report) writeSweep(b *strings.Builder) {
 	w := func(f string, a ...interface{}) { fmt.Fprintf(b, f, a...) }
 	if len(r.Replay) == 0 {
 		return
@@ -660,46 +208,52 @@ func (r *report) writeSweep(b *strings.Builder) {
 		}
 	}
 	w("\n")
-	if r.Sweep == sweepHeadroom {
-		w("%s\n\n", headroomVerdict(ratios))
+	if sw, ok := r.cat.SweepNamed(r.Sweep); ok && sw.AdoptMargin > 0 {
+		var candidates []string
+		for _, m := range r.Replay[0].Metrics {
+			if m.Role == replay.RolePaddle && m.Config != replay.Paddle {
+				candidates = append(candidates, m.Config)
+			}
+		}
+		w("%s\n\n", adoptVerdict(ratios, candidates, sw.AdoptMargin))
 	}
 }
 
-// headroomVerdict applies the headroom sweep's rule, written down before it
-// ran (headroomSweep): the headroom configuration with the lowest
-// mean ratio becomes paddle's default only if it is at least
-// headroomAdoptMargin below paddle's.
-func headroomVerdict(ratios map[string]float64) string {
-	base, ok := ratios["paddle"]
+// adoptVerdict applies a sweep's adopt rule, written down before it ran
+// (the headroom sweep's, catalogue.Sweep.AdoptMargin): the candidate (a
+// paddle configuration other than paddle) with the lowest mean ratio
+// becomes paddle's default only if it is at least margin below paddle's.
+func adoptVerdict(ratios map[string]float64, candidates []string, margin float64) string {
+	base, ok := ratios[replay.Paddle]
 	if !ok {
 		return "**Verdict:** paddle did not finish every window; nothing is adopted."
 	}
 	best, bestName := math.Inf(1), ""
-	for name, x := range ratios {
-		if strings.HasPrefix(name, "paddle-headroom") && (x < best || x == best && name < bestName) {
+	for _, name := range candidates {
+		if x, ok := ratios[name]; ok && (x < best || x == best && name < bestName) {
 			best, bestName = x, name
 		}
 	}
 	if bestName == "" {
 		return "**Verdict:** no headroom configuration finished every window; nothing is adopted."
 	}
-	if best <= base-headroomAdoptMargin {
+	if best <= base-margin {
 		return fmt.Sprintf("**Verdict (the rule written before the sweep ran):** `%s` has the lowest mean ratio, %.3fx against paddle's %.3fx without the headroom, at least %.0f%% lower: it is adopted.",
-			bestName, best, base, headroomAdoptMargin*100)
+			bestName, best, base, margin*100)
 	}
 	return fmt.Sprintf("**Verdict (the rule written before the sweep ran):** the best headroom configuration, `%s`, has a mean ratio of %.3fx against paddle's %.3fx without the headroom, not %.0f%% lower: it is not adopted.",
-		bestName, best, base, headroomAdoptMargin*100)
+		bestName, best, base, margin*100)
 }
 
-func (r *report) writeReplay(b *strings.Builder, dir string) {
+func (r *Report) writeReplay(b *strings.Builder, dir string) {
 	w := func(f string, a ...interface{}) { fmt.Fprintf(b, f, a...) }
 	if r.isSweep() {
 		w("## Sweep on the tuning windows\n\n")
 		w("One lever swept on the %d tuning windows only (the trace replay of [benchmarks.md](../../benchmarks.md),\n", len(r.Replay))
 		w("Volcano %s in process, the trace as it is), each window replayed %d times; the value kept is\n", r.volcano(), max(r.Replay[0].Runs, 1))
 		w("the one with the lowest mean of the per-window ratios. The held-out windows were not replayed for it.\n")
-		w("Command: `go run ./bench/cmd/bench -sweep %s -replay-runs %d` (writes docs/bench/<lever>-sweep).\n\n", strings.Join(sweeps, "|"), max(r.Replay[0].Runs, 1))
-		if r.Sweep == sweepPredicted {
+		w("Command: `go run ./bench/cmd/bench -sweep %s -replay-runs %d` (writes docs/bench/<lever>-sweep).\n\n", strings.Join(r.cat.SweepNames(), "|"), max(r.Replay[0].Runs, 1))
+		if sw, ok := r.cat.SweepNamed(r.Sweep); ok && sw.PairedVerdicts {
 			w("This sweep is decided by its own rule, written before it ran ([benchmarks.md](../../benchmarks.md#rules-written-before-their-sweeps)):\n")
 			w("the geometric mean over windows of the variant / paddle, paired by seed, with 95%% intervals.\n")
 			r.writeVariantVerdicts(b, r.verdictGroups())
@@ -745,7 +299,7 @@ func (r *report) writeReplay(b *strings.Builder, dir string) {
 	w("operator can configure without us: **stock-binpack** (nodeorder's spreading off, binpack on GPUs at\n")
 	w("weight 10), **stock-binpack-tasktopology** (plus `task-topology` with `ps,worker` / `trainer`\n")
 	w("affinity), **stock-binpack-hypernode** (plus `network-topology-aware`, racks as HyperNodes);\n")
-	w("and the stock job-ordering levers: **stock-sla** (Volcano's `sla` plugin, `sla-waiting-time` %s,\n", replay.DurationArg(replay.DefaultSLAWait))
+	w("and the stock job-ordering levers: **stock-sla** (Volcano's `sla` plugin, `sla-waiting-time` %s,\n", catalogue.DurationArg(r.cat.SLAWait))
 	w("the best of 30m, 1h, 2h, 4h and 8h on the tuning windows: [sla-sweep](../sla-sweep/README.md)) and\n")
 	w("**stock-priority** (a PriorityClass per GPU-count bucket, `gpus-le-1`, `gpus-le-2`, `gpus-le-4`, ...\n")
 	w("with higher values for fewer GPUs, named by each job's PodGroup and ordered by the `priority` plugin),\n")
@@ -756,14 +310,14 @@ func (r *report) writeReplay(b *strings.Builder, dir string) {
 	w("Volcano breaks ties between equally scored nodes at random and its sessions walk Go maps, so runs of\n")
 	w("the same window differ; every figure is the mean of the window's runs, and each window lists the\n")
 	w("range. The quick mode (`make bench`) replays each rule-2 window once, a smaller check that judges nothing\n")
-	w("(they are seen); the full mode (`make bench-full`) replays the tuning and held-out windows %d times each\n", fullReplayRuns)
+	w("(they are seen); the full mode (`make bench-full`) replays the tuning and held-out windows %d times each\n", runner.FullRuns)
 	w("with paddle's variants\n")
 	w("(the elastic and checkpoint workload: [flex](../flex/README.md); the first rule's windows on\n")
 	w("Volcano v1.14.1, 5 runs: [rule1-v1.14.1](../rule1-v1.14.1/README.md); the sla sweep:\n")
 	w("[sla-sweep](../sla-sweep/README.md); paddle's levers on the tuning windows:\n")
 	w("[paddle-sweep](../paddle-sweep/README.md), Volcano v1.15.1, 3 runs; the sla sweep was measured on\n")
 	w("Volcano v1.14.1 and not again; every run folder: [benchmarks.md](../../benchmarks.md)). Every\n")
-	w("job of every configuration and run is in `%s` (job, GPUs, PS or collective, arrival,\n", jobsFile)
+	w("job of every configuration and run is in `%s` (job, GPUs, PS or collective, arrival,\n", JobsFile)
 	w("start, end, slowdown, nodes, racks and rank crossings), so any figure here can be recomputed.\n")
 	w("**Time on 2 cores.** This run replayed %d windows in %s. Measured on a 2-core machine of their\n", len(r.Replay), r.replayTime().Round(time.Second))
 	w("own (2026-11-25, Volcano v1.15.1): the quick mode (`make bench`) took 9 minutes in all, its replay\n")
@@ -771,7 +325,7 @@ func (r *report) writeReplay(b *strings.Builder, dir string) {
 	w("windows, 42 minutes (now 35 window-preset pairs, not yet measured). On a machine\n")
 	w("shared with other builds (load about 25) one replay of the rule-2 windows took 14 minutes.")
 	if r.Mode == "full" && r.Merged == 0 && r.Interrupted == "" {
-		w(" This page is one run of the full mode (%d windows, %d runs, every\n", len(r.Replay), fullReplayRuns)
+		w(" This page is one run of the full mode (%d windows, %d runs, every\n", len(r.Replay), runner.FullRuns)
 		w("configuration and paddle's variants, and the other parts): it took %s in one piece (the replay\n", r.Took.Round(time.Second))
 		w("%s of it) on %s.", r.replayTime().Round(time.Second), r.Machine)
 	}
@@ -786,12 +340,12 @@ func (r *report) writeReplay(b *strings.Builder, dir string) {
 		heading string
 		kinds   []string
 	}{
-		{"Held-out windows", []string{kindHeldOut}},
-		{"Tuning windows", []string{kindTuning}},
-		{"Windows replayed before the held-out rule (seen: they judge nothing)", []string{kindRule2, kindRule1, kindSeen}},
-		{"Other windows", []string{kindOther}},
+		{"Held-out windows", []string{catalogue.KindHeldOut}},
+		{"Tuning windows", []string{catalogue.KindTuning}},
+		{"Windows replayed before the held-out rule (seen: they judge nothing)", []string{catalogue.KindRule2, catalogue.KindRule1, catalogue.KindSeen}},
+		{"Other windows", []string{catalogue.KindOther}},
 	} {
-		if !slices.ContainsFunc(r.Replay, func(rep *replay.Report) bool { return slices.Contains(part.kinds, kindOf(rep)) }) {
+		if !slices.ContainsFunc(r.Replay, func(rep *replay.Report) bool { return slices.Contains(part.kinds, r.kindOf(rep)) }) {
 			continue
 		}
 		w("### %s\n\n", part.heading)
@@ -805,7 +359,7 @@ func (r *report) writeReplay(b *strings.Builder, dir string) {
 }
 
 // replayTime is the time the run's replays took, all windows.
-func (r *report) replayTime() time.Duration {
+func (r *Report) replayTime() time.Duration {
 	var d time.Duration
 	for _, rep := range r.Replay {
 		d += rep.Took
@@ -814,7 +368,7 @@ func (r *report) replayTime() time.Duration {
 }
 
 // flex is the workload model the run's windows used.
-func (r *report) flex() replay.Flex {
+func (r *Report) flex() replay.Flex {
 	for _, rep := range r.Replay {
 		if rep.Options.Flex.On() {
 			return rep.Options.Flex
@@ -825,7 +379,7 @@ func (r *report) flex() replay.Flex {
 
 // isSweep: the run replayed a sweep (-sweep; a run saved before the field
 // existed: no window replayed paddle).
-func (r *report) isSweep() bool {
+func (r *Report) isSweep() bool {
 	if r.Sweep != "" {
 		return true
 	}
@@ -837,10 +391,10 @@ func (r *report) isSweep() bool {
 	return len(r.Replay) > 0
 }
 
-func (r *report) writeReplayOne(b *strings.Builder, dir string, rep *replay.Report) {
+func (r *Report) writeReplayOne(b *strings.Builder, dir string, rep *replay.Report) {
 	w := func(f string, a ...interface{}) { fmt.Fprintf(b, f, a...) }
 	id := fmt.Sprintf("%s-%d-%d", strings.ToLower(rep.Options.Preset.Name), rep.Options.Start, rep.Options.Jobs)
-	w("### %s, trace jobs %d to %d (%s)\n\n", rep.Options.Preset.Name, rep.Options.Start, rep.Options.Start+rep.Options.Jobs-1, kindOf(rep))
+	w("### %s, trace jobs %d to %d (%s)\n\n", rep.Options.Preset.Name, rep.Options.Start, rep.Options.Start+rep.Options.Jobs-1, r.kindOf(rep))
 	w("%s. Replayed in %s on %s.", rep.Workload, rep.Took.Round(1e9), r.Machine)
 	if rep.Runs > 1 {
 		w(" Every figure is the mean of %d replays of the window: Volcano's tie-breaks and map walks make\n", rep.Runs)
@@ -865,7 +419,7 @@ func (r *report) writeReplayOne(b *strings.Builder, dir string, rep *replay.Repo
 	w("longest on average, and that mean wait (one queue, default, unless the configuration uses queues).\n\n")
 	w("| config | pods evicted | mean admission wait h | worst queue: mean wait h |\n|---|---|---|---|\n")
 	for _, m := range rep.Metrics {
-		if m.RoleOf() == replay.RoleBound {
+		if m.Role == replay.RoleBound {
 			continue
 		}
 		w("| %s | %.0f | %s | %s: %s |\n", m.Config, m.Evictions, hours(m.MeanAdmissionWait), m.WorstQueue, hours(m.WorstQueueWait))
@@ -957,7 +511,7 @@ func (r *report) writeReplayOne(b *strings.Builder, dir string, rep *replay.Repo
 
 // replayCharts: the CDF of JCT (log hours) and GPU utilisation over time,
 // for stock, the best stock configuration, paddle and the lower bound.
-func (r *report) replayCharts(rep *replay.Report) (lineChart, lineChart) {
+func (r *Report) replayCharts(rep *replay.Report) (lineChart, lineChart) {
 	shown := []string{replay.Stock}
 	if best, ok := rep.BestStock(); ok && best.Config != replay.Stock {
 		shown = append(shown, best.Config)

@@ -1,9 +1,10 @@
-package main
+package report
 
 import (
 	"strings"
 	"testing"
 
+	"github.com/volcano-paddle/volcano-paddle/bench/catalogue"
 	"github.com/volcano-paddle/volcano-paddle/bench/quality"
 	"github.com/volcano-paddle/volcano-paddle/bench/replay"
 )
@@ -17,17 +18,17 @@ func TestVerdictsTable(t *testing.T) {
 		return replay.Metrics{Config: c, Role: role, Jobs: 2, Started: 2, MeanJCT: mean, P95JCT: 2 * mean}
 	}
 	window := func(start int, paddle []float64) *replay.Report {
-		rep := &replay.Report{Kind: kindTuning, Options: replay.Options{Preset: quality.A100SXM, Start: start, Jobs: 300}}
+		rep := &replay.Report{Kind: catalogue.KindTuning, Options: replay.Options{Preset: quality.A100SXM, Start: start, Jobs: 300}}
 		for k, p := range paddle {
 			rep.PerSeed = append(rep.PerSeed, replay.SeedResult{Seed: int64(k), Metrics: []replay.Metrics{
-				m(replay.Stock, replay.RoleStock, 10+float64(k)), m(replay.StockBinpack, replay.RoleStock, 11+float64(k)),
+				m(replay.Stock, replay.RoleStock, 10+float64(k)), m("stock-binpack", replay.RoleStock, 11+float64(k)),
 				m(replay.Paddle, replay.RolePaddle, p), m(replay.Clairvoyant, replay.RoleReference, 7+float64(k)),
 				m(replay.LowerBound, replay.RoleBound, 5)}})
 		}
 		rep.Metrics = rep.PerSeed[0].Metrics
 		return rep
 	}
-	r := &report{Replay: []*replay.Report{window(100, []float64{9, 9.9, 10.8}), window(200, []float64{9, 9.9, 10.8})}}
+	r := &Report{Replay: []*replay.Report{window(100, []float64{9, 9.9, 10.8}), window(200, []float64{9, 9.9, 10.8})}, cat: testCatalogue(t)}
 	var b strings.Builder
 	r.writeVerdicts(&b)
 	page := b.String()
@@ -41,7 +42,7 @@ func TestVerdictsTable(t *testing.T) {
 	}
 	// Reports saved before seeds varied have no verdicts.
 	var old strings.Builder
-	(&report{Replay: []*replay.Report{{Kind: kindTuning}}}).writeVerdicts(&old)
+	(&Report{Replay: []*replay.Report{{Kind: catalogue.KindTuning}}, cat: testCatalogue(t)}).writeVerdicts(&old)
 	if old.Len() != 0 {
 		t.Errorf("verdicts for a report without seeds: %s", old.String())
 	}
