@@ -43,7 +43,7 @@ const (
 )
 
 // The product scheduler files an entry's file may name; the others are
-// composed from the fragments (Catalogue.files).
+// composed from the fragments (catalogue.yaml's files).
 const (
 	FileStock  = "stock"
 	FilePaddle = "paddle"

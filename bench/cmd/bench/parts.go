@@ -24,6 +24,8 @@ import (
 // The parts of a run other than the replay: the allocate benchmarks, the
 // placement quality, the local cluster (the job size part is jobsize.go).
 
+// benchLine is one line of `go test -bench` output of the allocate
+// benchmarks.
 var benchLine = regexp.MustCompile(`^BenchmarkAllocate/nodes=(\d+)/pods=(\d+)/(\S+?)-\d+\s+(\d+)\s+(\d+) ns/op\s+(\S+) gpus\s+(\S+) placed\s+(\d+) B/op\s+(\d+) allocs/op`)
 
 func runAllocate(ctx context.Context, root string, p *plan, r *report.Report) error {
