@@ -334,7 +334,7 @@ func (r *Report) writeReplay(b *strings.Builder, dir string) {
 	w("task-topology together with hard network topology panicked in Volcano v1.14.1 (not checked again on\n")
 	w("v1.15.1), so that combination is not replayed. With the elastic and checkpoint workload\n")
 	w("task-topology is left out altogether: in v1.15.1 as in v1.14.1 it panics once a job runs with part\n")
-	w("of its pods (`bench/replay/configs.go`). This run: %s mode.\n\n", r.Mode)
+	w("of its pods (`bench/catalogue/catalogue.yaml`). This run: %s mode.\n\n", r.Mode)
 	r.writeVerdicts(b)
 	for _, part := range []struct {
 		heading string

@@ -234,12 +234,12 @@ func TestEarlierWindowsAreSeen(t *testing.T) {
 	}
 	for _, w := range append(append(tuningBefore(ws), sat...), first...) {
 		if !ws.OverlapsSeen(catalogue.Span{Start: w.Start, Jobs: w.Jobs}) {
-			t.Errorf("%s %d+%d replayed before the rule and not in seenWindows", w.Preset.Name, w.Start, w.Jobs)
+			t.Errorf("%s %d+%d replayed before the rule and not in the catalogue's seen list", w.Preset.Name, w.Start, w.Jobs)
 		}
 	}
 	for _, s := range ws.Avoided {
 		if !ws.OverlapsSeen(s) {
-			t.Errorf("%d+%d seen by rules 1 and 2 and not in seenWindows", s.Start, s.Jobs)
+			t.Errorf("%d+%d seen by rules 1 and 2 and not in the catalogue's seen list", s.Start, s.Jobs)
 		}
 	}
 }
