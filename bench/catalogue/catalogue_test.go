@@ -239,7 +239,7 @@ func TestComparison(t *testing.T) {
 // The sweeps replay what their rules were written for, in order.
 func TestSweeps(t *testing.T) {
 	c, _ := testCatalogue(t)
-	if got := c.SweepNames(); !reflect.DeepEqual(got, []string{"sla", "paddle", "headroom", "predicted", "las"}) {
+	if got := c.SweepNames(); !reflect.DeepEqual(got, []string{"sla", "paddle", "headroom", "predicted"}) {
 		t.Errorf("sweeps %v", got)
 	}
 	_, v115 := framework.GetAction("gangpreempt")
@@ -253,7 +253,6 @@ func TestSweeps(t *testing.T) {
 		"paddle":    slices.Concat(ordering, []string{"paddle", "paddle-after2h", "paddle-after8h", "paddle-after16h", "paddle-after48h", "paddle-fifo"}),
 		"headroom":  slices.Concat(ordering, []string{"paddle", "paddle-headroom0.1", "paddle-headroom0.2", "paddle-headroom0.3", "paddle-headroom0.2-after16h"}),
 		"predicted": {"paddle", "paddle-by-gpus"},
-		"las":       {"paddle", "paddle-las-4h", "paddle-las-16h", "paddle-las-64h"},
 	} {
 		es, err := c.SweepEntries(name)
 		if err != nil {

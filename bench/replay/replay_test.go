@@ -423,22 +423,19 @@ func TestRestartedJobWaitsAfresh(t *testing.T) {
 	}
 }
 
-// paddle.checkpointable.attainedAbove in the replay: on one 8-GPU node a
-// 10-hour checkpointable job is stopped by short gangs that have never run
-// once they have waited its restart cost (a timer the replay runs a cycle
-// at), at most paddle.checkpointable.maxPreemptions (2) times; later short
-// gangs wait for it. Without the argument, a short gang waits for the long
-// job to end (none starves in 10 hours).
-func TestAttainedServiceStopsALongJobBoundedTimes(t *testing.T) {
+// paddle's stop guards in the replay: on one 8-GPU node a 10-hour
+// checkpointable job is stopped by short gangs once they starve (30m here),
+// at most paddle.checkpointable.maxPreemptions (2) times; the third short
+// gang waits for it.
+func TestStopsBoundedPerJob(t *testing.T) {
 	models := testModels(t)
 	const hour = 3600.0
 	w := testWorkload(1, imagenetJob("long", 1, 8, 10*hour, 0),
 		imagenetJob("b", 1, 8, hour/2, 1*hour), imagenetJob("c", 1, 8, hour/2, 3*hour), imagenetJob("d", 1, 8, hour/2, 5*hour))
 	w.Jobs[0].Checkpointable = true
 	w.Options.Flex = Flex{CheckpointShare: 1, RestartCost: 300}
-	base := withoutEnqueue(paddleFlexConfig(t))
-	las := WithPaddleArgs(base, "paddle-las", "", map[string]interface{}{paddle.ArgCheckpointAttainedAbove: "1h"})
-	r, err := Simulate(context.Background(), w, models, BestSteps(w, models), las)
+	cfg := WithPaddleArgs(withoutEnqueue(paddleFlexConfig(t)), "paddle-30m", "", map[string]interface{}{paddle.ArgStarvationAfter: "30m", paddle.ArgSmallJobHeadroom: 0})
+	r, err := Simulate(context.Background(), w, models, BestSteps(w, models), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -446,18 +443,11 @@ func TestAttainedServiceStopsALongJobBoundedTimes(t *testing.T) {
 	if long.Restarts != 2 {
 		t.Errorf("long job restarted %d times, want 2 (the bound)", long.Restarts)
 	}
-	if b.Start != 1*hour+300 || c.Start != 3*hour+300 {
-		t.Errorf("short gangs started at %g and %g, want %g and %g (once they waited the restart cost)", b.Start, c.Start, 1*hour+300, 3*hour+300)
+	if b.Start != 1.5*hour || c.Start != 3.5*hour {
+		t.Errorf("short gangs started at %g and %g, want %g and %g (once they starved)", b.Start, c.Start, 1.5*hour, 3.5*hour)
 	}
 	if d.Start < long.End {
 		t.Errorf("third short gang started at %g, before the long job, stopped twice already, ended at %g", d.Start, long.End)
-	}
-	r, err = Simulate(context.Background(), w, models, BestSteps(w, models), base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r.Jobs[0].Restarts != 0 || r.Jobs[1].Start < r.Jobs[0].End {
-		t.Errorf("without attainedAbove: long job restarted %d times, b started at %g (long ended at %g); want no stop", r.Jobs[0].Restarts, r.Jobs[1].Start, r.Jobs[0].End)
 	}
 }
 

@@ -195,21 +195,15 @@ func timersOf(w *Workload, cfg Config) []float64 {
 	return out
 }
 
-// stopTimersOf are the times after a checkpointable job of gpus GPUs
-// starts at which paddle's stop guards may change their answer for it
-// (stopping.go): once it has run its restart cost, and once it has
-// attained paddle.checkpointable.attainedAbove of GPU time. None for a
-// configuration that does not stop checkpointable jobs.
-func stopTimersOf(cfg *simsched.Config, restartCost float64, gpus int) []float64 {
-	a, _, ok := paddle.ArgsIn(cfg.Tiers)
-	if !ok || !a.PreemptCheckpointable {
+// stopTimersOf are the times after a checkpointable job starts at which
+// paddle's stop guards may change their answer for it (stopping.go): once
+// it has run its restart cost. None for a configuration that does not stop
+// checkpointable jobs.
+func stopTimersOf(cfg *simsched.Config, restartCost float64) []float64 {
+	if a, _, ok := paddle.ArgsIn(cfg.Tiers); !ok || !a.PreemptCheckpointable {
 		return nil
 	}
-	out := []float64{restartCost}
-	if a.CheckpointAttainedAbove > 0 && gpus > 0 {
-		out = append(out, a.CheckpointAttainedAbove.Seconds()/float64(gpus))
-	}
-	return out
+	return []float64{restartCost}
 }
 
 // completion is a running job's end.
@@ -979,7 +973,7 @@ func (s *sim) start(i int, t float64, pods []quality.Pod) {
 	s.last[i] = t
 	s.progress(i, t, pods)
 	if j.Checkpointable {
-		for _, d := range stopTimersOf(s.cfg.Sched, s.w.Options.Flex.RestartCost, j.GPUs) {
+		for _, d := range stopTimersOf(s.cfg.Sched, s.w.Options.Flex.RestartCost) {
 			s.timerAt(t + d)
 		}
 	}

@@ -53,10 +53,6 @@ const (
 	// ArgPreemptCheckpointable lets a starving gang stop jobs that opted
 	// in as checkpointable; see Args.PreemptCheckpointable.
 	ArgPreemptCheckpointable = "paddle.checkpointable.preempt"
-	// ArgCheckpointAttainedAbove lets a gang that has not run stop a
-	// checkpointable job with at least this much attained GPU time; see
-	// Args.CheckpointAttainedAbove.
-	ArgCheckpointAttainedAbove = "paddle.checkpointable.attainedAbove"
 	// ArgCheckpointMaxPreemptions bounds how often a job is stopped; see
 	// Args.CheckpointMaxPreemptions.
 	ArgCheckpointMaxPreemptions = "paddle.checkpointable.maxPreemptions"
@@ -128,13 +124,6 @@ type Args struct {
 	// restarts left, CheckpointMaxPreemptions). Needs the preempt (or
 	// reclaim) action too; off by default.
 	PreemptCheckpointable bool
-	// CheckpointAttainedAbove (GPU time, e.g. 16h for 16 GPU-hours): with
-	// PreemptCheckpointable, a waiting gang that has not run yet may stop
-	// a checkpointable job that has attained at least this much GPU time
-	// since it started, before the gang starves: two queues of Tiresias'
-	// least-attained-service order (NSDI'19), so short jobs stop waiting
-	// behind long ones. 0 (the default): only starving gangs stop jobs.
-	CheckpointAttainedAbove time.Duration
 	// CheckpointMaxPreemptions: a job is stopped only while it has
 	// restarted fewer times than this (Volcano's retry count, failures
 	// included), and never when its next restart would reach its
@@ -241,8 +230,9 @@ var removedArgs = map[string]string{
 	"paddle.smallJobHeadroom.queuedAfter": "it served paddle.smallJobHeadroom.when: smallJobsQueued alone; delete the key",
 	"paddle.smallJobHeadroom.patience": "a held gang starts when enough GPUs are free or once it has waited " +
 		ArgStarvationAfter + " (what the default, 0, did); set " + ArgSmallJobHeadroom + " or " + ArgStarvationAfter + " lower to hold less; delete the key",
-	"paddle.smallJobHeadroom.counts":    "the headroom counts free GPUs (what the default, freeGPUs, did); delete the key",
-	"paddle.smallJobHeadroom.predicted": "the headroom keeps " + ArgSmallJobHeadroom + " of the GPUs free (what the default, false, did); delete the key",
+	"paddle.smallJobHeadroom.counts":      "the headroom counts free GPUs (what the default, freeGPUs, did); delete the key",
+	"paddle.smallJobHeadroom.predicted":   "the headroom keeps " + ArgSmallJobHeadroom + " of the GPUs free (what the default, false, did); delete the key",
+	"paddle.checkpointable.attainedAbove": "checkpointable jobs are stopped for starving gangs only (what the default, 0, did); delete the key",
 	"paddle.starvationGuard": "a starving gang reserves the nodes it will start on, the default (reserve), and holdBack is gone; " +
 		ArgStarvationAfter + ": 0 turns the guard off; delete the key",
 }
@@ -366,7 +356,6 @@ func arguments(a *Args) []argument {
 		arg(ArgStarvationTaskNameJobs, &a.StarvationTaskNameJobs, toBool),
 		arg(ArgShrinkElastic, &a.ShrinkElastic, toBool),
 		arg(ArgPreemptCheckpointable, &a.PreemptCheckpointable, toBool),
-		arg(ArgCheckpointAttainedAbove, &a.CheckpointAttainedAbove, durationAtLeast(0, "must not be negative (0: only starving gangs stop jobs)")),
 		arg(ArgCheckpointMaxPreemptions, &a.CheckpointMaxPreemptions, intAtLeast(1, "must be at least 1 (paddle.checkpointable.preempt: false stops none)")),
 		arg(ArgSmallJobHeadroom, &a.SmallJobHeadroom, parseHeadroom),
 	}
@@ -439,10 +428,10 @@ func toDuration(v interface{}) (time.Duration, error) {
 const maxDurationSeconds = float64(math.MaxInt64) / float64(time.Second)
 
 func (a Args) String() string {
-	return fmt.Sprintf("affinity=%g packing=%g gpuTopology=%g (allJobs=%t, assignmentsMaxAge=%s) rackLabel=%q spineLabel=%q gangFitOrder=%t smallGangsFirst=%t shortestPredictedFirst=%t starvationAfter=%s taskNameFallback=%t starvationGuard.taskNameJobs=%t elastic.shrink=%t checkpointable.preempt=%t (attainedAbove=%s, maxPreemptions=%d) smallJobHeadroom=%g",
+	return fmt.Sprintf("affinity=%g packing=%g gpuTopology=%g (allJobs=%t, assignmentsMaxAge=%s) rackLabel=%q spineLabel=%q gangFitOrder=%t smallGangsFirst=%t shortestPredictedFirst=%t starvationAfter=%s taskNameFallback=%t starvationGuard.taskNameJobs=%t elastic.shrink=%t checkpointable.preempt=%t (maxPreemptions=%d) smallJobHeadroom=%g",
 		a.AffinityWeight, a.PackingWeight, a.GPUTopologyWeight, a.GPUTopologyAllJobs, a.GPUAssignmentsMaxAge, a.RackLabel, a.SpineLabel,
 		a.GangFitOrder, a.SmallGangsFirst, a.ShortestPredictedFirst, a.StarvationAfter, a.TaskNameFallback, a.StarvationTaskNameJobs,
-		a.ShrinkElastic, a.PreemptCheckpointable, a.CheckpointAttainedAbove, a.CheckpointMaxPreemptions, a.SmallJobHeadroom)
+		a.ShrinkElastic, a.PreemptCheckpointable, a.CheckpointMaxPreemptions, a.SmallJobHeadroom)
 }
 
 // ArgsIn parses the paddle plugin's arguments from scheduler tiers, with

@@ -25,7 +25,7 @@ func TestParseArgsValues(t *testing.T) {
 		ArgGangFitOrder: false, ArgStarvationAfter: "1h", ArgTaskNameFallback: false, ArgGPUAssignMaxAge: "5m",
 		ArgStarvationTaskNameJobs: true, ArgSmallGangsFirst: "false", ArgShortestPredictedFirst: "false",
 		ArgShrinkElastic: true, ArgPreemptCheckpointable: "true", ArgSmallJobHeadroom: "0.2",
-		ArgCheckpointAttainedAbove: "16h", ArgCheckpointMaxPreemptions: "4",
+		ArgCheckpointMaxPreemptions: "4",
 	})
 	if len(problems) != 0 {
 		t.Fatal(problems)
@@ -33,8 +33,8 @@ func TestParseArgsValues(t *testing.T) {
 	want := Args{AffinityWeight: 5, PackingWeight: 2.5, GPUTopologyWeight: 7, GPUTopologyAllJobs: false, GPUAssignmentsMaxAge: 5 * time.Minute,
 		RackLabel: "example.com/rack", SpineLabel: "", GangFitOrder: false, StarvationAfter: time.Hour, TaskNameFallback: false,
 		StarvationTaskNameJobs: true, ShrinkElastic: true, PreemptCheckpointable: true,
-		CheckpointAttainedAbove: 16 * time.Hour, CheckpointMaxPreemptions: 4,
-		SmallJobHeadroom: 0.2}
+		CheckpointMaxPreemptions: 4,
+		SmallJobHeadroom:         0.2}
 	if a != want {
 		t.Errorf("got %+v\nwant %+v", a, want)
 	}
@@ -66,8 +66,6 @@ func TestParseArgsBadValues(t *testing.T) {
 		{ArgSmallJobHeadroom, 0.6, "from 0 (off) to 0.5"},
 		{ArgSmallJobHeadroom, "-0.1", "from 0 (off) to 0.5"},
 		{ArgSmallJobHeadroom, "most", "not a number"},
-		{ArgCheckpointAttainedAbove, "-1h", "must not be negative"},
-		{ArgCheckpointAttainedAbove, "long", "not a duration"},
 		{ArgCheckpointMaxPreemptions, 0, "must be at least 1"},
 		{ArgCheckpointMaxPreemptions, 1.5, "not a whole number"},
 		{ArgCheckpointMaxPreemptions, "often", "not a number"},
@@ -111,6 +109,7 @@ func TestParseArgsRemovedKeys(t *testing.T) {
 		{"paddle.smallJobHeadroom.patience", 0, "delete the key"},
 		{"paddle.smallJobHeadroom.counts", "smallJobGPUs", "the headroom counts free GPUs"},
 		{"paddle.smallJobHeadroom.predicted", true, "keeps paddle.smallJobHeadroom of the GPUs free"},
+		{"paddle.checkpointable.attainedAbove", "16h", "stopped for starving gangs only"},
 		{"paddle.starvationGuard", "holdBack", "reserves the nodes it will start on"},
 		{"paddle.starvationGuard", "reserve", "paddle.starvationAfter: 0 turns the guard off"},
 	}

@@ -49,13 +49,10 @@ func compareInts(a, b int) int {
 //  3. then gangs whose missing pods fit on free resources now, so the
 //     allocate action does not spend the session on partial placements of
 //     gangs that are then rolled back;
-//  4. then, between two gangs the starvation guard covers, with
-//     paddle.checkpointable.attainedAbove, one that has not run before one
-//     that has (least attained service);
-//  5. then, between two such gangs, the one with less predicted GPU-time
-//     (ShortestPredictedFirst) or that still needs fewer GPUs
-//     (SmallGangsFirst);
-//  6. otherwise no opinion (Volcano falls back to creation time).
+//  4. then, between two gangs the starvation guard covers, the one with
+//     less predicted GPU-time (ShortestPredictedFirst) or that still needs
+//     fewer GPUs (SmallGangsFirst);
+//  5. otherwise no opinion (Volcano falls back to creation time).
 func (s *session) jobOrderFn(l, r interface{}) int {
 	lj, rj := l.(*api.JobInfo), r.(*api.JobInfo)
 	if s.args.ShortestPredictedFirst && s.starvation.on() {
@@ -95,18 +92,6 @@ func (s *session) jobOrderFn(l, r interface{}) int {
 		case lf && !rf:
 			return -1
 		case rf && !lf:
-			return 1
-		}
-	}
-	// By attained service (stopping.go), a gang that has not run goes
-	// before one that has: else a job just stopped for a gang would take
-	// its GPUs back first, being older.
-	if s.stop.byAttainedService() && s.guarded(lj) && s.guarded(rj) {
-		lr, rr := restarted(lj), restarted(rj)
-		switch {
-		case rr && !lr:
-			return -1
-		case lr && !rr:
 			return 1
 		}
 	}

@@ -102,11 +102,8 @@ func TestJobOrderSmallGangsFirst(t *testing.T) {
 		args       map[string]interface{}
 		bigAge     time.Duration // the 2 x 8-GPU gang; the 1 x 2-GPU gang is new
 		plainSmall bool          // small job without the job plugin's labels, task "worker"
-		// smallRan: the small gang has run before (Volcano's retry count
-		// 1 on its pods).
-		smallRan   bool
-		smallFirst bool // JobOrderFn(small, big)
-		bigFirst   bool // JobOrderFn(big, small)
+		smallFirst bool          // JobOrderFn(small, big)
+		bigFirst   bool          // JobOrderFn(big, small)
 	}{
 		{name: "fewer GPUs first", bigAge: 10 * time.Minute, smallFirst: true},
 		{name: "a starving gang still goes first", bigAge: starvingAge, bigFirst: true},
@@ -115,9 +112,6 @@ func TestJobOrderSmallGangsFirst(t *testing.T) {
 		{name: "without aging nothing bounds the wait: no opinion", bigAge: 10 * time.Minute,
 			args: map[string]interface{}{ArgStarvationAfter: 0}, bigFirst: true},
 		{name: "a job the guard does not cover keeps its place", bigAge: 10 * time.Minute, plainSmall: true, bigFirst: true},
-		{name: "by attained service a gang that has not run goes before one that has", bigAge: 10 * time.Minute, smallRan: true,
-			args: byAttained, bigFirst: true},
-		{name: "without it having run before changes nothing", bigAge: 10 * time.Minute, smallRan: true, smallFirst: true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -130,11 +124,7 @@ func TestJobOrderSmallGangsFirst(t *testing.T) {
 			if tc.plainSmall {
 				smallRole, smallTask = "", "worker"
 			}
-			smallPod := paddlePod("small", smallTask, 0, smallRole, paddleapi.ModeCollective, "", "1", 2)
-			if tc.smallRan {
-				smallPod.Annotations[paddleapi.RetryCountAnnotation] = "1"
-			}
-			c.pods = append(c.pods, smallPod)
+			c.pods = append(c.pods, paddlePod("small", smallTask, 0, smallRole, paddleapi.ModeCollective, "", "1", 2))
 			c.groups = []*schedulingv1.PodGroup{group("big", 2, time.Now().Add(-tc.bigAge)), group("small", 1, time.Now())}
 			tiers, cfgs := paddleTiers(t)
 			r := openSession(t, WithArgs(tiers, tc.args), cfgs, c)

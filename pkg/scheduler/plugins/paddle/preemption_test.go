@@ -3,7 +3,6 @@ package paddle
 import (
 	"fmt"
 	"slices"
-	"strconv"
 	"testing"
 	"time"
 
@@ -54,9 +53,6 @@ func checkpointableWith(cost time.Duration, retries, maxRetry int) func(*tb.PodW
 	}
 }
 
-// byAttained turns on stopping by attained service above 16 GPU-hours.
-var byAttained = map[string]interface{}{ArgCheckpointAttainedAbove: "16h"}
-
 // Volcano's real allocate, preempt and reclaim actions with deploy/paddle's
 // tiers on one full 8-GPU node: what a gang of one 4-GPU (or 8-GPU) pod
 // takes, and what it never takes.
@@ -71,12 +67,9 @@ func TestLeversWithVolcanoActions(t *testing.T) {
 		// (zero: with its PodGroup), as after a restart, when the job
 		// controller creates new pods under the old PodGroup.
 		podsWaited time.Duration
-		// gangRetries: the gang's pods carry Volcano's retry count (it ran
-		// before).
-		gangRetries int
-		victimPG    []*schedulingv1.PodGroup
-		queues      []string
-		want        []string // evicted
+		victimPG   []*schedulingv1.PodGroup
+		queues     []string
+		want       []string // evicted
 		// wantCount: evicted this many pods of the victim, whichever
 		// (set instead of want).
 		wantCount int
@@ -108,20 +101,7 @@ func TestLeversWithVolcanoActions(t *testing.T) {
 		{name: "a gang that is not starving leaves checkpointable jobs alone", gangGPUs: 8,
 			running:  leverPods("ck", []int{4, 4}, 2, "n0", 10*time.Hour, checkpointablePod),
 			victimPG: []*schedulingv1.PodGroup{group("ck", 2, time.Now().Add(-10*time.Hour))}},
-		// Stopping by attained service (stopping.go): a gang that has not
-		// run stops a job with 80 GPU-hours before it starves, within the
-		// guards.
-		{name: "by attained service a gang that has not run stops a long checkpointable job", gangGPUs: 8, gangAge: time.Hour, args: byAttained,
-			running:  leverPods("ck", []int{4, 4}, 2, "n0", 10*time.Hour, checkpointablePod),
-			victimPG: []*schedulingv1.PodGroup{group("ck", 2, time.Now().Add(-10*time.Hour))},
-			want:     []string{"ck-trainer-0", "ck-trainer-1"}, gangPlace: true},
-		{name: "by attained service: not a job below the threshold", gangGPUs: 8, gangAge: time.Hour, args: byAttained,
-			running:  leverPods("ck", []int{4, 4}, 2, "n0", time.Hour, checkpointablePod),
-			victimPG: []*schedulingv1.PodGroup{group("ck", 2, time.Now().Add(-10*time.Hour))}},
-		{name: "by attained service: not for a gang that has run before, it waits for its bound", gangGPUs: 8, gangAge: time.Hour, args: byAttained, gangRetries: 1,
-			running:  leverPods("ck", []int{4, 4}, 2, "n0", 10*time.Hour, checkpointablePod),
-			victimPG: []*schedulingv1.PodGroup{group("ck", 2, time.Now().Add(-10*time.Hour))}},
-		{name: "not for a gang that has waited less than the job's restart cost", gangGPUs: 8, gangAge: time.Hour, args: byAttained,
+		{name: "not for a starving gang whose new pods have waited less than the job's restart cost", gangGPUs: 8, gangAge: starvingAge, podsWaited: time.Hour,
 			running:  leverPods("ck", []int{4, 4}, 2, "n0", 10*time.Hour, checkpointableWith(2*time.Hour, 0, 3)),
 			victimPG: []*schedulingv1.PodGroup{group("ck", 2, time.Now().Add(-10*time.Hour))}},
 		{name: "not a job that has run less than its restart cost, even for a starving gang", gangGPUs: 8, gangAge: starvingAge,
@@ -157,9 +137,6 @@ func TestLeversWithVolcanoActions(t *testing.T) {
 			gang := paddlePod("gang", "trainer", 0, paddleapi.RoleTrainer, paddleapi.ModeCollective, "", "1", tc.gangGPUs)
 			if tc.podsWaited > 0 {
 				gang.CreationTimestamp = metav1.NewTime(time.Now().Add(-tc.podsWaited))
-			}
-			if tc.gangRetries > 0 {
-				gang.Annotations[paddleapi.RetryCountAnnotation] = strconv.Itoa(tc.gangRetries)
 			}
 			c.pods = append(c.pods, gang)
 			c.groups = append([]*schedulingv1.PodGroup{group("gang", 1, time.Now().Add(-tc.gangAge))}, tc.victimPG...)

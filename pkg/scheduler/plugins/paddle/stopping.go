@@ -10,18 +10,14 @@ import (
 )
 
 // This file is when a waiting gang may stop a job that opted in as
-// checkpointable (the checkpoint lever of victims.go), by the attained
-// service of Tiresias (NSDI'19) with guards against thrashing:
+// checkpointable (the checkpoint lever of victims.go), with guards against
+// thrashing:
 //
-//   - Who may stop: a starving gang (paddle.starvationAfter), as before;
-//     with paddle.checkpointable.attainedAbove also a gang that has not
-//     run yet, but only jobs that have attained at least that much GPU
-//     time since they started. These are the two queues of Tiresias'
-//     discretized least-attained-service order: a job that has had little
-//     service goes before one that has had much, so short jobs stop
-//     waiting behind long ones that can resume. A gang that has run
-//     before (Volcano's retry count above 0, so it was stopped or failed)
-//     ranks with the long ones and waits for its bound.
+//   - Who may stop: a starving gang (paddle.starvationAfter). Stopping by
+//     attained service for gangs that have not starved yet
+//     (paddle.checkpointable.attainedAbove, Tiresias' two LAS queues) was
+//     tried and removed: its rule on the trace replay's tuning windows was
+//     not met (docs/benchmarks.md, docs/bench/las-sweep).
 //   - What it costs: the job's restart cost (its --restart-cost,
 //     paddleapi.RestartCostAnnotation, or paddleapi.DefaultRestartCost),
 //     the run time one stop throws away. A job that has run less than that
@@ -44,11 +40,9 @@ import (
 // higher-priority job's preemption would otherwise fail a job out of
 // restarts.
 
-// stopPolicy is who may stop a checkpointable job, from the arguments.
+// stopPolicy is how often a checkpointable job may be stopped, from the
+// arguments.
 type stopPolicy struct {
-	// attainedAbove: a gang that has not run may stop jobs with at least
-	// this much attained GPU time; 0: starving gangs only.
-	attainedAbove  time.Duration
 	maxPreemptions int
 }
 
@@ -110,45 +104,16 @@ func keepStopGuards(ssn *framework.Session, maxPreemptions int, now time.Time) {
 	}
 }
 
-// restarted: the job has run before (Volcano's retry count on its pods).
-func restarted(job *api.JobInfo) bool {
-	for _, t := range job.Tasks {
-		if t.Pod != nil && paddleapi.RetryCountOf(t.Pod.Annotations) > 0 {
-			return true
-		}
-	}
-	return false
-}
-
-// stopRequest is one waiting gang's standing for stopping jobs.
-type stopRequest struct {
-	starving bool
-	// fresh: the gang has not run yet (it may stop jobs by attained
-	// service).
-	fresh  bool
-	waited time.Duration
-}
-
 // protected: the job's own guards forbid stopping it now, whoever asks.
 func (c stopCost) protected() bool {
 	return c.restartsLeft <= 0 || c.ranFor < c.restartCost
 }
 
-// mayStop: a gang standing as r may stop a job that costs c and has
-// attained GPU time attained.
-func (p stopPolicy) mayStop(r stopRequest, c stopCost, attained time.Duration) bool {
-	if c.protected() || r.waited < c.restartCost {
-		return false
-	}
-	if r.starving {
-		return true
-	}
-	return p.attainedAbove > 0 && r.fresh && attained >= p.attainedAbove
+// mayStop: a starving gang that has waited waited may stop a job that
+// costs c.
+func mayStop(waited time.Duration, c stopCost) bool {
+	return !c.protected() && waited >= c.restartCost
 }
-
-// byAttainedService: gangs that have not run may stop jobs before they
-// starve.
-func (p stopPolicy) byAttainedService() bool { return p.attainedAbove > 0 }
 
 // stopCost is stopCostOf(job), computed once per session.
 func (s *session) stopCost(job *api.JobInfo) stopCost {
@@ -164,14 +129,9 @@ func (s *session) stopCost(job *api.JobInfo) stopCost {
 
 // stoppable is which jobs gang may stop this session (nil: none).
 func (s *session) stoppable(gang *api.JobInfo) func(*api.JobInfo) bool {
-	if !s.args.PreemptCheckpointable {
+	if !s.args.PreemptCheckpointable || !s.starving(gang) {
 		return nil
 	}
-	r := stopRequest{starving: s.starving(gang), fresh: !restarted(gang), waited: s.now().Sub(s.waitingSince(gang))}
-	if !r.starving && !(s.stop.byAttainedService() && r.fresh) {
-		return nil
-	}
-	return func(job *api.JobInfo) bool {
-		return s.stop.mayStop(r, s.stopCost(job), s.attained(job))
-	}
+	waited := s.now().Sub(s.waitingSince(gang))
+	return func(job *api.JobInfo) bool { return mayStop(waited, s.stopCost(job)) }
 }
