@@ -17,6 +17,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"sigs.k8s.io/yaml"
@@ -198,8 +199,14 @@ type rawCatalogue struct {
 
 // Load reads the catalogue compiled in and checks that every entry can be
 // built: its file and fragments exist, its levers apply, the names it uses
-// are defined, no two entries share a name.
-func Load() (*Catalogue, error) {
+// are defined, no two entries share a name. The file is compiled in, so it
+// is read and checked once per process (every entry is composed and parsed
+// by Volcano's loader); callers share the result and must not change it.
+func Load() (*Catalogue, error) { return loadOnce() }
+
+var loadOnce = sync.OnceValues(load)
+
+func load() (*Catalogue, error) {
 	raw, err := embedded.ReadFile("catalogue.yaml")
 	if err != nil {
 		return nil, err

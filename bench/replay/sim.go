@@ -287,6 +287,9 @@ type sim struct {
 	// waiting job has waited that long (the paddle plugin's starvation
 	// threshold, the sla plugin's waiting time).
 	after []float64
+	// stopAfter: the timers after a checkpointable job starts
+	// (stopTimersOf), in seconds.
+	stopAfter []float64
 	// enqueues: the configuration runs the enqueue action, so jobs arrive
 	// with a Pending PodGroup and no pods until it admits them.
 	enqueues bool
@@ -326,6 +329,7 @@ func Simulate(ctx context.Context, w *Workload, models map[string]quality.Model,
 	s.gen = make([]int, len(w.Jobs))
 	s.bestStep = map[string]float64{}
 	s.after = timersOf(w, cfg)
+	s.stopAfter = stopTimersOf(cfg.Sched, w.Options.Flex.RestartCost)
 	s.enqueues = slices.Contains(cfg.Sched.Actions, "enqueue")
 	if cfg.Queues {
 		s.queues = w.QueueObjects()
@@ -973,7 +977,7 @@ func (s *sim) start(i int, t float64, pods []quality.Pod) {
 	s.last[i] = t
 	s.progress(i, t, pods)
 	if j.Checkpointable {
-		for _, d := range stopTimersOf(s.cfg.Sched, s.w.Options.Flex.RestartCost) {
+		for _, d := range s.stopAfter {
 			s.timerAt(t + d)
 		}
 	}

@@ -80,18 +80,14 @@ func TestReportRendersAgainFromSavedFigures(t *testing.T) {
 		t.Fatal(err)
 	}
 	first := renderTo(t, r, out)
-	for _, want := range []string{
+	pageHas(t, "report", first,
 		"| 100 | 400 | paddle | 364ms | 0.61x |",   // allocate ratio to stock
 		"| 4xT4-PCIe | 0.50x |",                    // mean slowdown 1.4 / 2.8
 		"| 5000 | 10000 | 1.04x | 0.99x | 1.61x |", // bound/s 28/27, last gang 374/377, bind lag 100/62
 		"the scheduler sets the pace",
 		"Last run: full mode, Volcano v1.15.1,",
 		"**This run was interrupted after 36m0s: the figures below are the parts and windows it finished.**",
-	} {
-		if !strings.Contains(first, want) {
-			t.Errorf("report lacks %q:\n%s", want, first)
-		}
-	}
+	)
 	loaded, err := load(resultsPath(out))
 	if err != nil {
 		t.Fatal(err)
@@ -270,7 +266,7 @@ func TestReplaySectionRatiosAndPlots(t *testing.T) {
 	var b strings.Builder
 	r.writeReplay(&b, dir)
 	page := b.String()
-	for _, want := range []string{
+	pageHas(t, "section", page,
 		"paddle / best stock (stock-binpack)",
 		"| 0.75x | - | 0.75x |", // mean and p95 JCT 3/4 and 12/16; median 0/0
 		"the reservation left 4.0 GPU-hours idle",
@@ -279,11 +275,7 @@ func TestReplaySectionRatiosAndPlots(t *testing.T) {
 		"former 30m threshold: mean JCT 3.50 h, idle 9.0 GPU-h, longest wait 1.50 h",
 		"Every figure is the mean of 3 replays",
 		"| paddle | 2.50 to 3.50 | 11.00 to 13.00 | 1.00 to 3.00 | 0.5 to 8.0 |",
-	} {
-		if !strings.Contains(page, want) {
-			t.Errorf("section lacks %q:\n%s", want, page)
-		}
-	}
+	)
 	for _, f := range []string{"replay-jct-8xa100-nvswitch-5-10.svg", "replay-util-8xa100-nvswitch-5-10.svg"} {
 		if !strings.Contains(page, "]("+f+")") {
 			t.Errorf("section does not link %s beside the page", f)
@@ -347,7 +339,7 @@ func TestPagesSayWhichSet(t *testing.T) {
 	var b strings.Builder
 	r.writeWindows(&b)
 	page := b.String()
-	for _, want := range []string{
+	pageHas(t, "windows paragraph", page,
 		"committed before any window it\npicks was replayed",
 		"seed 35",
 		"**held-out**, 12 windows, 24 window-preset pairs:\nno large-gang load 13200 (0%), 24000 (0%), 37000 (0%); low 20000 (5%), 21300 (2%), 13900 (3%); middle 23000 (15%), 76100 (36%), 67500 (22%); high 74000 (77%), 47200 (53%), 35600 (58%).\n",
@@ -355,11 +347,7 @@ func TestPagesSayWhichSet(t *testing.T) {
 		"on both presets no large-gang load 24900 (0%); low 9200 (1%); middle 72300 (17%); high 58800 (67%).\n",
 		"the patience default was reverted after the rule-2\nfigures",
 		"the elastic churn fix was found on\nPCIe 68100",
-	} {
-		if !strings.Contains(page, want) {
-			t.Errorf("windows paragraph lacks %q:\n%s", want, page)
-		}
-	}
+	)
 }
 
 // testCatalogue is the bench's catalogue.
@@ -370,4 +358,15 @@ func testCatalogue(t *testing.T) *catalogue.Catalogue {
 		t.Fatal(err)
 	}
 	return cat
+}
+
+// pageHas fails t for each of wants that page (what it is: a report, a
+// section) lacks.
+func pageHas(t *testing.T, what, page string, wants ...string) {
+	t.Helper()
+	for _, want := range wants {
+		if !strings.Contains(page, want) {
+			t.Errorf("%s lacks %q:\n%s", what, want, page)
+		}
+	}
 }

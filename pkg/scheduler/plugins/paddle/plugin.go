@@ -59,7 +59,7 @@ func (p *paddlePlugin) OnSessionOpen(ssn *framework.Session) {
 	// minimum (elastic.go).
 	keepElasticMinimum(ssn)
 	// Nor stop a checkpointable job its own guards protect (stopping.go).
-	keepStopGuards(ssn, p.args.CheckpointMaxPreemptions, s.now())
+	s.keepStopGuards()
 	// The levers (preemption.go): which gangs may preempt and what they
 	// may take. They act only where the preempt or reclaim action runs.
 	ssn.AddJobStarvingFns(PluginName, s.jobStarvingFn)

@@ -59,9 +59,8 @@ func (s *session) levers(gang *api.JobInfo) victimPolicy {
 	// queues are the reclaim action's, which takes from queues over their
 	// share only (reclaimableFn), as before.
 	vp.shrink = s.args.ShrinkElastic && (s.estimate(gang).fitsOnRelease || otherQueueGivesWay(vj.elastic, gang))
-	// Checkpointable jobs are stopped whole, for a starving gang or, by
-	// attained service, a gang that has not run, within the guards of
-	// stopping.go.
+	// Checkpointable jobs are stopped whole, for a starving gang, within
+	// the guards of stopping.go.
 	if vp.stoppable = s.stoppable(gang); vp.stoppable != nil {
 		vp.checkpoint = anyStoppable(vj.checkpointable, gang, vp.stoppable)
 	}

@@ -26,11 +26,10 @@ type session struct {
 	// built once.
 	starvation starvationPolicy
 	headroom   headroomPolicy
-	stop       stopPolicy
 
 	places map[string]place
 
-	// mu guards jobs, estimates, attainedTime, stopCosts and waitStart: the allocate
+	// mu guards jobs, estimates, attainedTime and waitStart: the allocate
 	// action calls event handlers and scoring from one goroutine today, but
 	// the framework does not promise it, and it runs predicates on many
 	// nodes at once.
@@ -40,8 +39,9 @@ type session struct {
 	// attainedTime is each job's attained GPU time (victims.go), computed
 	// once per session.
 	attainedTime map[api.JobID]time.Duration
-	// stopCosts is what stopping each job costs it (stopping.go),
-	// computed once per session.
+	// stopCosts is what stopping each checkpointable job costs it
+	// (stopping.go), read when the session opens (keepStopGuards) and only
+	// read after.
 	stopCosts map[api.JobID]stopCost
 	// waitStart is when each gang began to wait (waitingSince), computed
 	// once per session.
@@ -126,7 +126,6 @@ func newSession(ssn *framework.Session, a Args, store *Store) *session {
 		attainedTime: map[api.JobID]time.Duration{}, stopCosts: map[api.JobID]stopCost{}, waitStart: map[api.JobID]time.Time{}, work: map[api.JobID]predicted{}, gpu: newGPUState(a.GPUAssignmentsMaxAge, store.clock())}
 	s.starvation = starvationPolicy{after: a.StarvationAfter, taskNameJobs: a.StarvationTaskNameJobs, isPaddle: s.isPaddle, since: s.waitingSince}
 	s.headroom = headroomPolicy{share: a.SmallJobHeadroom, after: s.starvation.after}
-	s.stop = stopPolicy{maxPreemptions: a.CheckpointMaxPreemptions}
 	for id, job := range ssn.Jobs {
 		mode, ok := jobMode(job, a.TaskNameFallback)
 		if !ok {

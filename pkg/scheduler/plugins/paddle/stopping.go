@@ -4,7 +4,6 @@ import (
 	"time"
 
 	"volcano.sh/volcano/pkg/scheduler/api"
-	"volcano.sh/volcano/pkg/scheduler/framework"
 
 	"github.com/volcano-paddle/volcano-paddle/pkg/paddleapi"
 )
@@ -32,19 +31,15 @@ import (
 //
 // The job's own guards (how often, and not before it ran its restart
 // cost) hold for every action and plugin, not only paddle's levers: at
-// session open keepStopGuards marks such a job's pods not preemptable,
+// session open keepStopGuards reads every checkpointable job's stop cost,
+// once for the session, and marks the pods of a job they protect not
+// preemptable,
 // which Volcano's preempt, reclaim, gangPreempt and gangReclaim actions
 // check before they ask any plugin, as keepElasticMinimum does for an
 // elastic job's minimum. Any eviction of a checkpointable job's pod
 // restarts it whole (the job plugin's PodEvicted -> RestartJob), so a
 // higher-priority job's preemption would otherwise fail a job out of
 // restarts.
-
-// stopPolicy is how often a checkpointable job may be stopped, from the
-// arguments.
-type stopPolicy struct {
-	maxPreemptions int
-}
 
 // stopCost is what stopping a job costs it, and how often it still may
 // be stopped, read from its pods.
@@ -88,17 +83,24 @@ func stopCostOf(job *api.JobInfo, maxPreemptions int, now time.Time) stopCost {
 	return c
 }
 
-// keepStopGuards marks, for this session, every running pod of a
-// checkpointable job its guards protect (stopCost.protected) as not
-// preemptable, so that no action or plugin stops it.
-func keepStopGuards(ssn *framework.Session, maxPreemptions int, now time.Time) {
-	for _, job := range ssn.Jobs {
-		if !checkpointable(job) || !stopCostOf(job, maxPreemptions, now).protected() {
+// keepStopGuards reads each checkpointable job's stop cost for the
+// session (stopCosts) and marks every running pod of a job its guards
+// protect (stopCost.protected) as not preemptable, so that no action or
+// plugin stops it.
+func (s *session) keepStopGuards() {
+	now := s.now()
+	for id, job := range s.ssn.Jobs {
+		if !checkpointable(job) {
+			continue
+		}
+		c := stopCostOf(job, s.args.CheckpointMaxPreemptions, now)
+		s.stopCosts[id] = c
+		if !c.protected() {
 			continue
 		}
 		for _, t := range job.Tasks {
 			if t.Preemptable && api.PreemptableStatus(t.Status) {
-				keepTask(ssn, t)
+				keepTask(s.ssn, t)
 			}
 		}
 	}
@@ -115,23 +117,14 @@ func mayStop(waited time.Duration, c stopCost) bool {
 	return !c.protected() && waited >= c.restartCost
 }
 
-// stopCost is stopCostOf(job), computed once per session.
-func (s *session) stopCost(job *api.JobInfo) stopCost {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if c, ok := s.stopCosts[job.UID]; ok {
-		return c
-	}
-	c := stopCostOf(job, s.stop.maxPreemptions, s.now())
-	s.stopCosts[job.UID] = c
-	return c
-}
-
 // stoppable is which jobs gang may stop this session (nil: none).
 func (s *session) stoppable(gang *api.JobInfo) func(*api.JobInfo) bool {
 	if !s.args.PreemptCheckpointable || !s.starving(gang) {
 		return nil
 	}
 	waited := s.now().Sub(s.waitingSince(gang))
-	return func(job *api.JobInfo) bool { return mayStop(waited, s.stopCost(job)) }
+	return func(job *api.JobInfo) bool {
+		c, ok := s.stopCosts[job.UID]
+		return ok && mayStop(waited, c)
+	}
 }
