@@ -60,6 +60,9 @@ const (
 	// gangs leave free for smaller jobs until they starve; see
 	// Args.SmallJobHeadroom.
 	ArgSmallJobHeadroom = "paddle.smallJobHeadroom"
+	// ArgHeadroomPredictedAbove: the headroom holds only gangs predicted
+	// to run at least this long; see Args.HeadroomPredictedAbove.
+	ArgHeadroomPredictedAbove = "paddle.smallJobHeadroom.predictedAbove"
 )
 
 // Args are the plugin's arguments after defaulting and validation.
@@ -135,6 +138,12 @@ type Args struct {
 	// cluster's GPUs free (headroom.go). 0 turns it off; it needs
 	// StarvationAfter, which bounds the wait.
 	SmallJobHeadroom float64
+	// HeadroomPredictedAbove: the headroom holds a gang only if the
+	// queues' history predicts its median run time at least this long (a
+	// gang the history says nothing of is held as before). A short gang
+	// gives its GPUs back soon, so holding it costs it more than it saves
+	// the smaller jobs behind it. 0 holds every whole-node gang.
+	HeadroomPredictedAbove time.Duration
 }
 
 // DefaultStarvationAfter and DefaultSmallJobHeadroom were chosen together
@@ -358,6 +367,7 @@ func arguments(a *Args) []argument {
 		arg(ArgPreemptCheckpointable, &a.PreemptCheckpointable, toBool),
 		arg(ArgCheckpointMaxPreemptions, &a.CheckpointMaxPreemptions, intAtLeast(1, "must be at least 1 (paddle.checkpointable.preempt: false stops none)")),
 		arg(ArgSmallJobHeadroom, &a.SmallJobHeadroom, parseHeadroom),
+		arg(ArgHeadroomPredictedAbove, &a.HeadroomPredictedAbove, durationAtLeast(0, "must not be negative (0 holds every whole-node gang)")),
 	}
 }
 
@@ -428,10 +438,10 @@ func toDuration(v interface{}) (time.Duration, error) {
 const maxDurationSeconds = float64(math.MaxInt64) / float64(time.Second)
 
 func (a Args) String() string {
-	return fmt.Sprintf("affinity=%g packing=%g gpuTopology=%g (allJobs=%t, assignmentsMaxAge=%s) rackLabel=%q spineLabel=%q gangFitOrder=%t smallGangsFirst=%t shortestPredictedFirst=%t starvationAfter=%s taskNameFallback=%t starvationGuard.taskNameJobs=%t elastic.shrink=%t checkpointable.preempt=%t (maxPreemptions=%d) smallJobHeadroom=%g",
+	return fmt.Sprintf("affinity=%g packing=%g gpuTopology=%g (allJobs=%t, assignmentsMaxAge=%s) rackLabel=%q spineLabel=%q gangFitOrder=%t smallGangsFirst=%t shortestPredictedFirst=%t starvationAfter=%s taskNameFallback=%t starvationGuard.taskNameJobs=%t elastic.shrink=%t checkpointable.preempt=%t (maxPreemptions=%d) smallJobHeadroom=%g (predictedAbove=%s)",
 		a.AffinityWeight, a.PackingWeight, a.GPUTopologyWeight, a.GPUTopologyAllJobs, a.GPUAssignmentsMaxAge, a.RackLabel, a.SpineLabel,
 		a.GangFitOrder, a.SmallGangsFirst, a.ShortestPredictedFirst, a.StarvationAfter, a.TaskNameFallback, a.StarvationTaskNameJobs,
-		a.ShrinkElastic, a.PreemptCheckpointable, a.CheckpointMaxPreemptions, a.SmallJobHeadroom)
+		a.ShrinkElastic, a.PreemptCheckpointable, a.CheckpointMaxPreemptions, a.SmallJobHeadroom, a.HeadroomPredictedAbove)
 }
 
 // ArgsIn parses the paddle plugin's arguments from scheduler tiers, with

@@ -25,7 +25,7 @@ func TestParseArgsValues(t *testing.T) {
 		ArgGangFitOrder: false, ArgStarvationAfter: "1h", ArgTaskNameFallback: false, ArgGPUAssignMaxAge: "5m",
 		ArgStarvationTaskNameJobs: true, ArgSmallGangsFirst: "false", ArgShortestPredictedFirst: "false",
 		ArgShrinkElastic: true, ArgPreemptCheckpointable: "true", ArgSmallJobHeadroom: "0.2",
-		ArgCheckpointMaxPreemptions: "4",
+		ArgCheckpointMaxPreemptions: "4", ArgHeadroomPredictedAbove: "3h",
 	})
 	if len(problems) != 0 {
 		t.Fatal(problems)
@@ -34,7 +34,7 @@ func TestParseArgsValues(t *testing.T) {
 		RackLabel: "example.com/rack", SpineLabel: "", GangFitOrder: false, StarvationAfter: time.Hour, TaskNameFallback: false,
 		StarvationTaskNameJobs: true, ShrinkElastic: true, PreemptCheckpointable: true,
 		CheckpointMaxPreemptions: 4,
-		SmallJobHeadroom:         0.2}
+		SmallJobHeadroom:         0.2, HeadroomPredictedAbove: 3 * time.Hour}
 	if a != want {
 		t.Errorf("got %+v\nwant %+v", a, want)
 	}
@@ -66,6 +66,8 @@ func TestParseArgsBadValues(t *testing.T) {
 		{ArgSmallJobHeadroom, 0.6, "from 0 (off) to 0.5"},
 		{ArgSmallJobHeadroom, "-0.1", "from 0 (off) to 0.5"},
 		{ArgSmallJobHeadroom, "most", "not a number"},
+		{ArgHeadroomPredictedAbove, "-1h", "must not be negative"},
+		{ArgHeadroomPredictedAbove, "long", "not a duration"},
 		{ArgCheckpointMaxPreemptions, 0, "must be at least 1"},
 		{ArgCheckpointMaxPreemptions, 1.5, "not a whole number"},
 		{ArgCheckpointMaxPreemptions, "often", "not a number"},

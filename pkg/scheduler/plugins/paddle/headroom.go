@@ -59,6 +59,9 @@ type headroomPolicy struct {
 	// after is the starvation threshold (starvationPolicy.after), which
 	// ends every hold.
 	after time.Duration
+	// predictedAbove (HeadroomPredictedAbove): only gangs predicted to
+	// run at least this long are held; 0 holds every one.
+	predictedAbove time.Duration
 }
 
 // on: a share is set and the starvation threshold, which bounds the wait,
@@ -83,6 +86,14 @@ func (h headroomPolicy) holds(c clusterGPUs, gpus int) bool {
 	return c.free+c.elastic-gpus < h.keep(c)
 }
 
+// shortEnoughToGo: the history predicts the gang's median run time below
+// predictedAbove. Such a gang gives its GPUs back soon, so the small jobs
+// that arrive while it runs wait little; held, it would wait up to the
+// starvation threshold itself. Without a prediction it is held as before.
+func (h headroomPolicy) shortEnoughToGo(median time.Duration, predicted bool) bool {
+	return h.predictedAbove > 0 && predicted && median < h.predictedAbove
+}
+
 // keep is how many GPUs the headroom keeps free for smaller jobs, rounded
 // up.
 func (h headroomPolicy) keep(c clusterGPUs) int {
@@ -93,11 +104,17 @@ func (h headroomPolicy) keep(c clusterGPUs) int {
 // bound ends the hold, not how long the gang has waited, so that it stays
 // the same from one session to the next and the PodGroup's condition is
 // written only when the counts change (holds.go).
-func (h headroomPolicy) message(job *api.JobInfo, c clusterGPUs, gpus int, since time.Time) string {
-	var elastic string
+func (h headroomPolicy) message(job *api.JobInfo, c clusterGPUs, gpus int, since time.Time, median time.Duration, predicted bool) string {
+	var elastic, long string
 	if c.elastic > 0 {
 		elastic = fmt.Sprintf(" (counting the %d that elastic jobs hold above their minimum)", c.elastic)
 	}
-	return fmt.Sprintf("paddle: gang %s needs %d GPUs; starting it now would leave %d of the cluster's %d GPUs free%s, fewer than the %d (%s %g) kept for smaller jobs; it starts when more are free, or at %s once it has waited %s (%s)",
-		gangName(job), gpus, max(0, c.free+c.elastic-gpus), c.total, elastic, h.keep(c), ArgSmallJobHeadroom, h.share, since.Add(h.after).UTC().Format(time.RFC3339), h.after, ArgStarvationAfter)
+	switch {
+	case h.predictedAbove > 0 && predicted:
+		long = fmt.Sprintf(", and its queue's history predicts it runs %s (median), at least %s (%s)", median.Round(time.Minute), h.predictedAbove, ArgHeadroomPredictedAbove)
+	case h.predictedAbove > 0:
+		long = fmt.Sprintf(" (its queue's history has no run time to predict it from, so %s does not let it go)", ArgHeadroomPredictedAbove)
+	}
+	return fmt.Sprintf("paddle: gang %s needs %d GPUs; starting it now would leave %d of the cluster's %d GPUs free%s, fewer than the %d (%s %g) kept for smaller jobs%s; it starts when more are free, or at %s once it has waited %s (%s)",
+		gangName(job), gpus, max(0, c.free+c.elastic-gpus), c.total, elastic, h.keep(c), ArgSmallJobHeadroom, h.share, long, since.Add(h.after).UTC().Format(time.RFC3339), h.after, ArgStarvationAfter)
 }

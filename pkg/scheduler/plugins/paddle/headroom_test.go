@@ -72,6 +72,53 @@ func TestSmallJobHeadroom(t *testing.T) {
 	}
 }
 
+// With paddle.smallJobHeadroom.predictedAbove the headroom holds only the
+// whole-node gangs whose queue's history predicts a median run time at
+// least that long: a gang predicted short starts at once, one predicted
+// long, or one the history says nothing of, is held as before and its
+// message says why. The cluster is TestSmallJobHeadroom's: an 8-GPU gang
+// would leave 12 of 32 GPUs free, the share 0.5 keeps 16.
+func TestHeadroomLetsShortGangsGo(t *testing.T) {
+	short := historyOf(t, 5, map[[2]int]time.Duration{{1, 8}: 20 * time.Minute})
+	long := historyOf(t, 5, map[[2]int]time.Duration{{1, 8}: 10 * time.Hour})
+	above := map[string]interface{}{ArgSmallJobHeadroom: 0.5, ArgHeadroomPredictedAbove: "2h"}
+	cases := []struct {
+		name    string
+		args    map[string]interface{}
+		history string
+		held    bool
+		says    string // in the held gang's fit errors
+	}{
+		{name: "predicted short: starts", args: above, history: short},
+		{name: "predicted long: held", args: above, history: long, held: true,
+			says: "its queue's history predicts it runs 10h0m0s (median), at least 2h0m0s (" + ArgHeadroomPredictedAbove + ")"},
+		{name: "no history: held", args: above, held: true, says: "has no run time to predict it from"},
+		{name: "a history that says nothing of 8-GPU pods still predicts from the queue", args: above,
+			history: historyOf(t, 5, map[[2]int]time.Duration{{1, 1}: 20 * time.Minute})},
+		{name: "off: predicted short is held", args: map[string]interface{}{ArgSmallJobHeadroom: 0.5}, history: short, held: true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := cluster{nodes: twoRacks()}
+			c.pods = append(c.pods, filler("running-0", "n0", "1", 8), filler("running-1", "n1", "1", 4),
+				paddlePod("gang", "trainer", 0, paddleapi.RoleTrainer, paddleapi.ModeCollective, "", "1", 8))
+			c.groups = []*schedulingv1.PodGroup{group("gang", 1, time.Now().Add(-3*time.Hour)), group("fillers", 0, time.Now())}
+			if tc.history != "" {
+				c.queueAnnotations = map[string]map[string]string{"default": {paddleapi.RunTimeHistoryAnnotation: tc.history}}
+			}
+			tiers, cfgs := paddleTiers(t)
+			r := allocateOnce(t, WithArgs(tiers, tc.args), cfgs, c, nil)
+			on, placed := r.placed["gang-trainer-0"]
+			if placed == tc.held {
+				t.Fatalf("gang placed = %t (on %q), want %t", placed, on, !tc.held)
+			}
+			if msg := jobByName(t, r, "gang").JobFitErrors; tc.held && !strings.Contains(msg, tc.says) {
+				t.Errorf("fit errors %q lack %q", msg, tc.says)
+			}
+		})
+	}
+}
+
 func TestHeadroomPolicy(t *testing.T) {
 	c := countGPUs(nil)
 	if (headroomPolicy{share: 0.5, after: time.Hour}).holds(c, 8) {

@@ -115,15 +115,29 @@ func (s *session) features(job *api.JobInfo) jobhistory.Features {
 // predicts it: the GPUs it still needs times its predicted mean run time;
 // false without history.
 func (s *session) predictedWork(job *api.JobInfo) (float64, bool) {
+	w := s.predictionOf(job)
+	return w.gpuSeconds, w.ok
+}
+
+// predictedMedian is the gang's predicted median run time; false without
+// history.
+func (s *session) predictedMedian(job *api.JobInfo) (time.Duration, bool) {
+	w := s.predictionOf(job)
+	return w.median, w.ok
+}
+
+// predictionOf is what the history predicts of the gang, computed once per
+// session.
+func (s *session) predictionOf(job *api.JobInfo) predicted {
 	p := s.predictorOf()
 	if p == nil {
-		return 0, false
+		return predicted{}
 	}
 	s.mu.Lock()
 	w, ok := s.work[job.UID]
 	s.mu.Unlock()
 	if ok {
-		return w.gpuSeconds, w.ok
+		return w
 	}
 	f := s.features(job)
 	pr, found := p.Predict(f, s.now())
@@ -134,12 +148,13 @@ func (s *session) predictedWork(job *api.JobInfo) (float64, bool) {
 			gpus = f.GPUs
 		}
 		w.gpuSeconds = float64(gpus) * pr.Mean.Seconds()
-		klog.V(5).InfoS("Predicted a gang's run time", "job", job.UID, "mean", pr.Mean.Round(time.Second), "level", pr.Level, "weight", pr.Weight)
+		w.median = pr.Median
+		klog.V(5).InfoS("Predicted a gang's run time", "job", job.UID, "mean", pr.Mean.Round(time.Second), "median", pr.Median.Round(time.Second), "level", pr.Level, "weight", pr.Weight)
 	}
 	s.mu.Lock()
 	s.work[job.UID] = w
 	s.mu.Unlock()
-	return w.gpuSeconds, w.ok
+	return w
 }
 
 // predictorOf is the session's predictor of the queues' histories (nil
@@ -151,6 +166,7 @@ func (s *session) predictorOf() *jobhistory.Predictor {
 // predicted is a job's predicted work, computed once per session.
 type predicted struct {
 	gpuSeconds float64
+	median     time.Duration
 	ok         bool
 }
 

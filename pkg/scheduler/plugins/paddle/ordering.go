@@ -4,6 +4,9 @@ import (
 	"cmp"
 	"fmt"
 	"strings"
+	"time"
+
+	"k8s.io/klog/v2"
 
 	"volcano.sh/volcano/pkg/scheduler/api"
 )
@@ -159,7 +162,16 @@ func (s *session) headroomHolds(job *api.JobInfo) (string, bool) {
 	if !h.holds(c, f.gpus) {
 		return "", false
 	}
-	return h.message(job, c, f.gpus, s.waitingSince(job)), true
+	var median time.Duration
+	var predicted bool
+	if h.predictedAbove > 0 {
+		median, predicted = s.predictedMedian(job)
+		if h.shortEnoughToGo(median, predicted) {
+			klog.V(4).InfoS("Headroom lets a short gang go", "job", job.UID, "predictedMedian", median.Round(time.Second), "predictedAbove", h.predictedAbove)
+			return "", false
+		}
+	}
+	return h.message(job, c, f.gpus, s.waitingSince(job), median, predicted), true
 }
 
 // headroomGPUs is the session's GPU count with the GPUs elastic jobs hold

@@ -125,7 +125,7 @@ func newSession(ssn *framework.Session, a Args, store *Store) *session {
 	s := &session{ssn: ssn, args: a, store: store, places: buildPlaces(ssn, a), jobs: map[api.JobID]*jobState{}, estimates: map[api.JobID]*gangEstimate{},
 		attainedTime: map[api.JobID]time.Duration{}, stopCosts: map[api.JobID]stopCost{}, waitStart: map[api.JobID]time.Time{}, work: map[api.JobID]predicted{}, gpu: newGPUState(a.GPUAssignmentsMaxAge, store.clock())}
 	s.starvation = starvationPolicy{after: a.StarvationAfter, taskNameJobs: a.StarvationTaskNameJobs, isPaddle: s.isPaddle, since: s.waitingSince}
-	s.headroom = headroomPolicy{share: a.SmallJobHeadroom, after: s.starvation.after}
+	s.headroom = headroomPolicy{share: a.SmallJobHeadroom, after: s.starvation.after, predictedAbove: a.HeadroomPredictedAbove}
 	for id, job := range ssn.Jobs {
 		mode, ok := jobMode(job, a.TaskNameFallback)
 		if !ok {
