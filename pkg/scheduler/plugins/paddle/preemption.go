@@ -59,6 +59,9 @@ func (s *session) levers(gang *api.JobInfo) victimPolicy {
 	// queues are the reclaim action's, which takes from queues over their
 	// share only (reclaimableFn), as before.
 	vp.shrink = s.args.ShrinkElastic && (s.estimate(gang).fitsOnRelease || otherQueueGivesWay(vj.elastic, gang))
+	if vp.shrink {
+		vp.restartable = s.restartable(gang)
+	}
 	// Checkpointable jobs are stopped whole, for a starving gang, within
 	// the guards of stopping.go.
 	if vp.stoppable = s.stoppable(gang); vp.stoppable != nil {

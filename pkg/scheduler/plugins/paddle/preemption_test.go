@@ -40,6 +40,12 @@ func leverPods(job string, gpus []int, running int, node string, ran time.Durati
 func elasticPod(p *tb.PodWrapper) *tb.PodWrapper        { return p.Elastic() }
 func checkpointablePod(p *tb.PodWrapper) *tb.PodWrapper { return p.Checkpointable() }
 
+// elasticCheckpointable marks an elastic job's pods checkpointable too,
+// with its restart cost.
+func elasticCheckpointable(cost time.Duration) func(*tb.PodWrapper) *tb.PodWrapper {
+	return func(p *tb.PodWrapper) *tb.PodWrapper { return checkpointableWith(cost, 0, 3)(p.Elastic()) }
+}
+
 // checkpointableWith marks a checkpointable job's pods with its restart
 // cost (0: none written) and restarts (retries of maxRetry; maxRetry < 0:
 // not written).
@@ -85,6 +91,17 @@ func TestLeversWithVolcanoActions(t *testing.T) {
 		{name: "shrinking is off unless configured", gangGPUs: 4, args: map[string]interface{}{ArgShrinkElastic: false},
 			running:  leverPods("el", []int{2, 2, 2, 2}, 4, "n0", time.Hour, elasticPod),
 			victimPG: []*schedulingv1.PodGroup{group("el", 1, time.Now().Add(-time.Hour))}},
+		// Any eviction restarts a checkpointable job whole: shrinking one
+		// that is elastic too takes the stop's guards.
+		{name: "a gang that has waited less than the restart cost does not shrink an elastic job that is checkpointable", gangGPUs: 4,
+			gangAge:  time.Hour,
+			running:  leverPods("el", []int{2, 2, 2, 2}, 4, "n0", 10*time.Hour, elasticCheckpointable(2*time.Hour)),
+			victimPG: []*schedulingv1.PodGroup{group("el", 1, time.Now().Add(-10*time.Hour))}},
+		{name: "a gang that has waited past the restart cost shrinks an elastic job that is checkpointable", gangGPUs: 4,
+			gangAge:  3 * time.Hour,
+			running:  leverPods("el", []int{2, 2, 2, 2}, 4, "n0", 10*time.Hour, elasticCheckpointable(2*time.Hour)),
+			victimPG: []*schedulingv1.PodGroup{group("el", 1, time.Now().Add(-10*time.Hour))},
+			want:     []string{"el-trainer-2", "el-trainer-3"}, gangPlace: true},
 		{name: "a starving gang stops a checkpointable job", gangGPUs: 8, gangAge: starvingAge,
 			running:  leverPods("ck", []int{4, 4}, 2, "n0", 10*time.Hour, checkpointablePod),
 			victimPG: []*schedulingv1.PodGroup{group("ck", 2, time.Now().Add(-10*time.Hour))},

@@ -117,6 +117,20 @@ func mayStop(waited time.Duration, c stopCost) bool {
 	return !c.protected() && waited >= c.restartCost
 }
 
+// restartable is which jobs gang may take pods from when that restarts
+// them: an eviction restarts a checkpointable job whole (PodEvicted ->
+// RestartJob), so shrinking an elastic job that is also checkpointable is
+// a stop and takes the stop's guards, starving or not: a gang that has
+// waited less than the job's restart cost takes nothing from it. Jobs
+// that are not checkpointable shrink without restarting.
+func (s *session) restartable(gang *api.JobInfo) func(*api.JobInfo) bool {
+	waited := s.now().Sub(s.waitingSince(gang))
+	return func(job *api.JobInfo) bool {
+		c, ok := s.stopCosts[job.UID]
+		return !ok || mayStop(waited, c)
+	}
+}
+
 // stoppable is which jobs gang may stop this session (nil: none).
 func (s *session) stoppable(gang *api.JobInfo) func(*api.JobInfo) bool {
 	if !s.args.PreemptCheckpointable || !s.starving(gang) {

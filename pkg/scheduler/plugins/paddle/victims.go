@@ -21,8 +21,11 @@ import (
 // victimPolicy is what a gang may take: the levers that apply to it and
 // the session's jobs, as values (it never holds the plugin).
 type victimPolicy struct {
-	// shrink: pods of elastic jobs above their minimum (ShrinkElastic).
-	shrink bool
+	// shrink: pods of elastic jobs above their minimum (ShrinkElastic),
+	// of the jobs restartable allows (stopping.go: a checkpointable one
+	// restarts when it shrinks).
+	shrink      bool
+	restartable func(*api.JobInfo) bool
 	// checkpoint: jobs that opted in as checkpointable, those stoppable
 	// says may be stopped for the gang (stopping.go).
 	checkpoint bool
@@ -132,7 +135,7 @@ func (vp victimPolicy) classify(gang *api.JobInfo, preemptees []*api.TaskInfo) c
 		if !ok {
 			continue
 		}
-		if vp.shrink && elasticTrainer(t) && surplus(job) > 0 {
+		if vp.shrink && elasticTrainer(t) && surplus(job) > 0 && (vp.restartable == nil || vp.restartable(job)) {
 			if len(c.elastic[job.UID]) == 0 {
 				c.elasticJobs = append(c.elasticJobs, job)
 			}
