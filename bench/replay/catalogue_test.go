@@ -5,27 +5,14 @@ import (
 	"time"
 
 	"github.com/volcano-paddle/volcano-paddle/bench/catalogue"
+	"github.com/volcano-paddle/volcano-paddle/bench/catalogue/catalogtest"
 	"github.com/volcano-paddle/volcano-paddle/pkg/scheduler/plugins/paddle"
 )
-
-// testCatalogue is the bench's catalogue and the scheduler files it reads.
-func testCatalogue(t *testing.T) (*catalogue.Catalogue, catalogue.Files) {
-	t.Helper()
-	cat, err := catalogue.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	files, err := catalogue.RepoFiles()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cat, files
-}
 
 // built is an entry as the bench replays it.
 func built(t *testing.T, e catalogue.Entry, flex bool) Config {
 	t.Helper()
-	cat, files := testCatalogue(t)
+	cat, files := catalogtest.Load(t), catalogtest.Files(t)
 	c, err := cat.Build(e, files, flex)
 	if err != nil {
 		t.Fatal(err)
@@ -36,7 +23,7 @@ func built(t *testing.T, e catalogue.Entry, flex bool) Config {
 // entry is the catalogue's entry of that name.
 func entry(t *testing.T, name string) catalogue.Entry {
 	t.Helper()
-	cat, _ := testCatalogue(t)
+	cat := catalogtest.Load(t)
 	e, ok := cat.Lookup(name)
 	if !ok {
 		t.Fatalf("no entry %s in the catalogue", name)
@@ -48,7 +35,7 @@ func entry(t *testing.T, name string) catalogue.Entry {
 // it is replays, the sla ones with slaWait (0: the catalogue's).
 func stockConfigs(t *testing.T, slaWait time.Duration) []Config {
 	t.Helper()
-	cat, _ := testCatalogue(t)
+	cat := catalogtest.Load(t)
 	es, err := cat.Comparison(false, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -18,6 +18,7 @@ import (
 	"volcano.sh/volcano/pkg/scheduler/framework"
 
 	"github.com/volcano-paddle/volcano-paddle/bench/catalogue"
+	"github.com/volcano-paddle/volcano-paddle/bench/catalogue/catalogtest"
 	"github.com/volcano-paddle/volcano-paddle/bench/quality"
 	"github.com/volcano-paddle/volcano-paddle/pkg/scheduler/plugins/paddle"
 )
@@ -786,7 +787,7 @@ func TestGangAwareConfigs(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("gang-aware stock configurations %q, want %q", got, want)
 	}
-	cat, _ := testCatalogue(t)
+	cat := catalogtest.Load(t)
 	compared, err := cat.Comparison(false, nil)
 	if err != nil {
 		t.Fatal(err)

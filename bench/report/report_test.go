@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/volcano-paddle/volcano-paddle/bench/catalogue"
+	"github.com/volcano-paddle/volcano-paddle/bench/catalogue/catalogtest"
 	"github.com/volcano-paddle/volcano-paddle/bench/clusterbench"
 	"github.com/volcano-paddle/volcano-paddle/bench/quality"
 	"github.com/volcano-paddle/volcano-paddle/bench/replay"
@@ -248,7 +249,7 @@ func TestAdoptVerdict(t *testing.T) {
 // paddle's ratios to it and the guard's idle GPU-hours, the number of runs
 // and their ranges, and writes its plots.
 func TestReplaySectionRatiosAndPlots(t *testing.T) {
-	cat := testCatalogue(t)
+	cat := catalogtest.Load(t)
 	m := func(name string, meanJCT, p95, idle, longest float64) replay.Metrics {
 		return replay.Metrics{Config: name, Role: replay.Role(cat.RoleOf(name)), Jobs: 10, Started: 10, MeanJCT: meanJCT * 3600, P95JCT: p95 * 3600, IdleGPUHours: idle,
 			LongestWait: longest * 3600, JCTQuantiles: []float64{3600, 7200}, UtilisationOverTime: []float64{0.5, 0.7}, UtilBin: 3600}
@@ -325,7 +326,7 @@ func TestTarget(t *testing.T) {
 // and its windows, and call the earlier rules' windows seen, a report saved
 // before the rule (with the old kinds) included.
 func TestPagesSayWhichSet(t *testing.T) {
-	cat := testCatalogue(t)
+	cat := catalogtest.Load(t)
 	rep := func(kind string, p quality.Preset, start int) *replay.Report {
 		return &replay.Report{Kind: kind, Options: runner.Options(cat.Windows, catalogue.Window{Preset: p, Start: start, Jobs: cat.Windows.Jobs})}
 	}
@@ -348,16 +349,6 @@ func TestPagesSayWhichSet(t *testing.T) {
 		"the patience default was reverted after the rule-2\nfigures",
 		"the elastic churn fix was found on\nPCIe 68100",
 	)
-}
-
-// testCatalogue is the bench's catalogue.
-func testCatalogue(t *testing.T) *catalogue.Catalogue {
-	t.Helper()
-	cat, err := catalogue.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cat
 }
 
 // pageHas fails t for each of wants that page (what it is: a report, a

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/volcano-paddle/volcano-paddle/bench/catalogue"
+	"github.com/volcano-paddle/volcano-paddle/bench/catalogue/catalogtest"
 	"github.com/volcano-paddle/volcano-paddle/bench/quality"
 	"github.com/volcano-paddle/volcano-paddle/bench/replay"
 )
@@ -28,7 +29,7 @@ func TestVerdictsTable(t *testing.T) {
 		rep.Metrics = rep.PerSeed[0].Metrics
 		return rep
 	}
-	r := &Report{Replay: []*replay.Report{window(100, []float64{9, 9.9, 10.8}), window(200, []float64{9, 9.9, 10.8})}, cat: testCatalogue(t)}
+	r := &Report{Replay: []*replay.Report{window(100, []float64{9, 9.9, 10.8}), window(200, []float64{9, 9.9, 10.8})}, cat: catalogtest.Load(t)}
 	var b strings.Builder
 	r.writeVerdicts(&b)
 	page := b.String()
@@ -38,7 +39,7 @@ func TestVerdictsTable(t *testing.T) {
 	)
 	// Reports saved before seeds varied have no verdicts.
 	var old strings.Builder
-	(&Report{Replay: []*replay.Report{{Kind: catalogue.KindTuning}}, cat: testCatalogue(t)}).writeVerdicts(&old)
+	(&Report{Replay: []*replay.Report{{Kind: catalogue.KindTuning}}, cat: catalogtest.Load(t)}).writeVerdicts(&old)
 	if old.Len() != 0 {
 		t.Errorf("verdicts for a report without seeds: %s", old.String())
 	}

@@ -9,21 +9,12 @@ import (
 	"testing"
 
 	"github.com/volcano-paddle/volcano-paddle/bench/catalogue"
+	"github.com/volcano-paddle/volcano-paddle/bench/catalogue/catalogtest"
 	"github.com/volcano-paddle/volcano-paddle/bench/runner"
 	"github.com/volcano-paddle/volcano-paddle/harness/localcluster"
 )
 
 const testData = "../../quality/testdata/pollux"
-
-// testCatalogue is the bench's catalogue.
-func testCatalogue(t *testing.T) *catalogue.Catalogue {
-	t.Helper()
-	cat, err := catalogue.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cat
-}
 
 // The go command of the allocate part builds the Volcano this test binary
 // embeds (both read the same module file).
@@ -41,14 +32,14 @@ func TestSameVolcano(t *testing.T) {
 // every part but the replay promises no duration the replay's own estimate
 // does not give.
 func TestPlanDescribe(t *testing.T) {
-	p, err := planOf(testCatalogue(t), flags{mode: "full", skip: "allocate,cluster,quality,jobsize"})
+	p, err := planOf(catalogtest.Load(t), flags{mode: "full", skip: "allocate,cluster,quality,jobsize"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if d := p.describe(); d != "the replay (its estimate follows once its windows are known)" {
 		t.Errorf("replay only: %q", d)
 	}
-	p, err = planOf(testCatalogue(t), flags{mode: "full", skip: "replay,cluster"})
+	p, err = planOf(catalogtest.Load(t), flags{mode: "full", skip: "replay,cluster"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +70,7 @@ func TestDefaultOut(t *testing.T) {
 		{flags{mode: "quick", elastic: 0.5}, "/r/docs/bench/flex"},
 		{flags{mode: "quick", checkpoint: 0.3}, "/r/docs/bench/flex"},
 	} {
-		if got := filepath.ToSlash(defaultOut(testCatalogue(t), "/r", tc.f)); got != tc.want {
+		if got := filepath.ToSlash(defaultOut(catalogtest.Load(t), "/r", tc.f)); got != tc.want {
 			t.Errorf("%+v: %s, want %s", tc.f, got, tc.want)
 		}
 	}
@@ -125,7 +116,7 @@ func TestWindowsOfPlans(t *testing.T) {
 		}
 		return m
 	}
-	cat := testCatalogue(t)
+	cat := catalogtest.Load(t)
 	for _, c := range []struct {
 		name string
 		f    flags
