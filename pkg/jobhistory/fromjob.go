@@ -110,7 +110,7 @@ func FromJob(job *batch.Job, pods []*corev1.Pod) (Record, error) {
 		SubmitTime:     job.CreationTimestamp.UTC(),
 		Pods:           sh.pods,
 		GPUsPerPod:     sh.gpusPerPod,
-		Queue:          job.Spec.Queue,
+		Queue:          QueueOf(job),
 		Namespace:      job.Namespace,
 		Mode:           sh.mode,
 		MinPods:        sh.minPods,
@@ -120,12 +120,6 @@ func FromJob(job *batch.Job, pods []*corev1.Pod) (Record, error) {
 		Phase:          string(job.Status.State.Phase),
 		Restarts:       int(job.Status.RetryCount),
 		Name:           job.Name,
-	}
-	if rec.Queue == "" {
-		// Volcano's admission sets it (pkg/webhooks/admission/jobs/mutate/
-		// mutate_job.go: patchDefaultQueue), so only a job created
-		// without the webhook lacks one.
-		rec.Queue = "default"
 	}
 	start, end, from, err := runTimes(job, trainerPods(job, pods, sh.tasks), sh.pods)
 	if err != nil {
@@ -420,4 +414,15 @@ func condTime(c batch.JobCondition) time.Time {
 		return time.Time{}
 	}
 	return c.LastTransitionTime.Time
+}
+
+// QueueOf is the queue a job's record goes to: its spec.queue, or
+// "default" where it has none. Volcano's admission sets it
+// (pkg/webhooks/admission/jobs/mutate/mutate_job.go: patchDefaultQueue),
+// so only a job created without the webhook lacks one.
+func QueueOf(job *batch.Job) string {
+	if job.Spec.Queue == "" {
+		return "default"
+	}
+	return job.Spec.Queue
 }

@@ -283,6 +283,15 @@ func (h *QueueHistory) Record(uid string, r Record) bool {
 	return true
 }
 
+// Takes: Record could still take the job uid if it ended at or before
+// ended; false when it is recorded already or ended too long before the
+// newest. Lets a caller skip reading a job (its pods) that would only be
+// refused.
+func (h *QueueHistory) Takes(uid string, ended time.Time) bool {
+	_, ok := h.recorded[uid]
+	return !ok && ended.Unix() >= h.newest-int64(RecordSlack/time.Second)
+}
+
 // Annotation is the history to write back on the Queue, as of now.
 func (h *QueueHistory) Annotation(now time.Time) (string, error) {
 	return h.AnnotationAs(now, now)

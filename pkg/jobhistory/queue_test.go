@@ -177,6 +177,11 @@ func TestQueueHistoryRecordsOnce(t *testing.T) {
 		t.Error("a job that ended more than RecordSlack before the newest was recorded")
 	}
 	nearly := aRecord().in("a").took(time.Hour).at(3*time.Hour - RecordSlack/2).obj()
+	// Takes says beforehand what Record would do.
+	if back.Takes("uid-2", later.End()) || back.Takes("uid-3", job.End()) || !back.Takes("uid-4", nearly.End()) {
+		t.Errorf("Takes(recorded, too old, within the slack) = %t, %t, %t; want false, false, true",
+			back.Takes("uid-2", later.End()), back.Takes("uid-3", job.End()), back.Takes("uid-4", nearly.End()))
+	}
 	if !back.Record("uid-4", nearly) {
 		t.Error("a job that ended within RecordSlack of the newest was not recorded")
 	}

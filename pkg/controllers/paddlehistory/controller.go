@@ -123,9 +123,41 @@ func (c *Controller) enqueueFinished() {
 	slices.SortFunc(done, func(a, b *batch.Job) int {
 		return a.Status.State.LastTransitionTime.Time.Compare(b.Status.State.LastTransitionTime.Time)
 	})
+	// Each queue's history is read once, and a job it already holds, or
+	// would refuse as too old, is not queued: reading one means listing
+	// its pods, and a restart would otherwise do that for every finished
+	// job the cluster still keeps. A job's pods end by the time its phase
+	// last changed, so a job refused by that time is refused by its own.
+	histories := map[string]*jobhistory.QueueHistory{}
+	skipped := 0
 	for _, j := range done {
+		q := jobhistory.QueueOf(j)
+		h, read := histories[q]
+		if !read {
+			h = c.queueHistory(q)
+			histories[q] = h
+		}
+		if h != nil && !h.Takes(string(j.UID), j.Status.State.LastTransitionTime.Time) {
+			skipped++
+			continue
+		}
 		c.queue.Add(jobItem + j.Namespace + "/" + j.Name)
 	}
+	klog.V(2).InfoS("Queued the jobs that finished while the controller was down", "finished", len(done), "alreadyRecorded", skipped)
+}
+
+// queueHistory is queue q's history as its annotation has it now; nil when
+// it cannot be read (then every job of q is read, and Record decides).
+func (c *Controller) queueHistory(q string) *jobhistory.QueueHistory {
+	queue, err := c.VC.SchedulingV1beta1().Queues().Get(context.Background(), q, metav1.GetOptions{})
+	if err != nil {
+		return nil
+	}
+	h, err := jobhistory.NewQueueHistory(q, queue.Annotations[paddleapi.RunTimeHistoryAnnotation])
+	if err != nil {
+		return nil
+	}
+	return h
 }
 
 func (c *Controller) processNext() bool {

@@ -171,16 +171,25 @@ func TestRecordsFinishedJobsOnTheirQueue(t *testing.T) {
 		t.Errorf("prod predicts %+v", pr)
 	}
 
-	// A restarted controller sees the same jobs: no write.
+	// A restarted controller sees the same jobs: no write, and no job's
+	// pods listed (the queues' histories already hold them).
 	c2, _ := newController(t, nil, nil, nil)
 	c2.Kube, c2.VC, c2.Jobs = c.Kube, vc, c.Jobs
 	vc.ClearActions()
+	kube := c.Kube.(*fake.Clientset)
+	kube.ClearActions()
 	c2.enqueueFinished()
+	if n := c2.queue.Len(); n != 0 {
+		t.Errorf("a restarted controller queued %d jobs its queues' histories hold", n)
+	}
 	drain(t, c2)
 	for _, a := range vc.Actions() {
 		if a.GetVerb() == "update" {
 			t.Errorf("a restarted controller wrote %s again", a.GetResource().Resource)
 		}
+	}
+	for _, a := range kube.Actions() {
+		t.Errorf("a restarted controller asked for %s %s", a.GetVerb(), a.GetResource().Resource)
 	}
 	if pr2, _ := historyOf(t, vc, "research").Predict(f, now); pr2.Weight != pr.Weight {
 		t.Errorf("weight %v after the restart, %v before", pr2.Weight, pr.Weight)
