@@ -53,6 +53,9 @@ type Report struct {
 	Alloc       []AllocResult
 	Quality     []QualityResult
 	Replay      []*replay.Report
+	// Before: the earlier run whose paddle joined this one's windows as
+	// PaddleBefore (-before; AddBefore).
+	Before string `json:",omitempty"`
 	// Sweep: the lever a -sweep run swept ("": the comparison).
 	Sweep   string `json:",omitempty"`
 	Cluster []clusterbench.Measurement

@@ -80,6 +80,7 @@ func (r *Report) writeVerdicts(b *strings.Builder) {
 		}
 	}
 	r.writeVariantVerdicts(b, groups)
+	r.writeBeforeVerdicts(b, groups)
 	w("\n| window | paddle / best per window, mean JCT | p95 JCT | paddle-queues / best per window, mean |\n|---|---|---|---|\n")
 	for _, g := range groups {
 		for _, rep := range g.reps {
@@ -106,7 +107,7 @@ func (r *Report) writeVariantVerdicts(b *strings.Builder, groups []*verdictGroup
 	var variants []string
 	for _, g := range groups {
 		for _, m := range g.reps[0].Metrics {
-			if m.Role == replay.RolePaddle && m.Config != replay.Paddle && !slices.Contains(variants, m.Config) {
+			if m.Role == replay.RolePaddle && m.Config != replay.Paddle && m.Config != PaddleBefore && !slices.Contains(variants, m.Config) {
 				variants = append(variants, m.Config)
 			}
 		}
@@ -123,6 +124,31 @@ func (r *Report) writeVariantVerdicts(b *strings.Builder, groups []*verdictGroup
 				verdictCell(replay.GeoMeanRatioTo(mean, v, replay.Paddle)), verdictCell(replay.GeoMeanRatioTo(p95, v, replay.Paddle)))
 		}
 	}
+}
+
+// writeBeforeVerdicts: paddle against paddle as an earlier run replayed
+// it on the same windows and seeds (-before: AddBefore), paired by seed.
+func (r *Report) writeBeforeVerdicts(b *strings.Builder, groups []*verdictGroup) {
+	header := false
+	for _, g := range groups {
+		mean, _ := pairedOf(g.reps, replay.MeanJCTFigure)
+		p95, _ := pairedOf(g.reps, replay.P95JCTFigure)
+		mean, p95 = withConfig(mean, PaddleBefore), withConfig(p95, PaddleBefore)
+		if len(mean) == 0 {
+			continue
+		}
+		if !header {
+			fmt.Fprintf(b, "\n| windows | node type | paddle / paddle before (%s), mean JCT | p95 JCT |\n|---|---|---|---|\n", r.Before)
+			header = true
+		}
+		fmt.Fprintf(b, "| %s (%d) | %s | %s | %s |\n", g.kind, len(mean), g.preset,
+			verdictCell(replay.GeoMeanRatioTo(mean, replay.Paddle, PaddleBefore)), verdictCell(replay.GeoMeanRatioTo(p95, replay.Paddle, PaddleBefore)))
+	}
+}
+
+// withConfig keeps the windows that have config.
+func withConfig(ps []replay.Paired, config string) []replay.Paired {
+	return slices.DeleteFunc(ps, func(p replay.Paired) bool { _, ok := p.Values[config]; return !ok })
 }
 
 // pairedOf is every window's figure per configuration and seed, and the

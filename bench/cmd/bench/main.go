@@ -139,6 +139,7 @@ type flags struct {
 	linkScale                                                    float64
 	firstFree                                                    bool
 	shard, progress                                              string
+	before                                                       string
 }
 
 func parseFlags(cat *catalogue.Catalogue) flags {
@@ -163,6 +164,7 @@ func parseFlags(cat *catalogue.Catalogue) flags {
 	flag.BoolVar(&f.firstFree, "first-free-gpus", false, "sensitivity pass: GPUs assigned first-free within a node, as a topology-blind device plugin would")
 	flag.StringVar(&f.shard, "shard", "", "K/N: replay only the K-th of N interleaved parts of the windows (run N processes, one per core, then once without -shard: it resumes every window from -progress and writes the page)")
 	flag.StringVar(&f.progress, "progress", "", "folder of per-window results a run keeps as it goes and resumes from (default .local/bench-progress/<run folder's name>)")
+	flag.StringVar(&f.before, "before", "", "an earlier run's results.json (e.g. docs/bench/heldout-baseline/results.json): its paddle joins this run's windows that it replayed with the same options and seeds, as paddle-before, and the verdicts give paddle / paddle before, paired by seed (with -render too)")
 	flag.StringVar(&f.printConf, "print-conf", "", "print the complete Volcano scheduler configuration a configuration of bench/catalogue/catalogue.yaml runs (with -elastic-share or -checkpoint-share: as the elastic and checkpoint workload runs it), and how it is put together, then exit")
 	flag.StringVar(&f.memProfile, "memprofile", "", "write a heap profile here when the measuring is done (go tool pprof)")
 	flag.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the measuring here (go tool pprof)")
@@ -329,7 +331,7 @@ func main() {
 		os.Exit(2)
 	}
 	if f.render != "" {
-		render(f.render, f.out)
+		render(f.render, f.out, f.before)
 		return
 	}
 	if f.printConf != "" {
@@ -392,6 +394,7 @@ func main() {
 		logf("shard %d/%d done: its windows are in %s; run again without -shard to write the page", p.shard, p.shards, p.progress)
 		return
 	}
+	addBefore(r, f.before)
 	if err := r.WriteAll(f.out); err != nil {
 		fail(err)
 	}
@@ -409,11 +412,12 @@ func main() {
 // render writes the page of saved runs again (-render; several,
 // comma-separated, are merged: report.Load) into the run folder out, by
 // default the folder of the first.
-func render(results, out string) {
+func render(results, out, before string) {
 	r, err := report.Load(results)
 	if err != nil {
 		fail(err)
 	}
+	addBefore(r, before)
 	if out == "" {
 		out = filepath.Dir(strings.Split(results, ",")[0])
 	}
@@ -424,6 +428,26 @@ func render(results, out string) {
 		fail(err)
 	}
 	logf("rendered %s from %s", report.PagePath(out), results)
+}
+
+// addBefore joins the paddle of the earlier run saved at before (-before)
+// to r's windows, and says which windows it could not.
+func addBefore(r *report.Report, before string) {
+	if before == "" {
+		return
+	}
+	old, err := report.Load(before)
+	if err != nil {
+		fail(fmt.Errorf("-before: %w", err))
+	}
+	added, missing := r.AddBefore(old, before)
+	for _, m := range missing {
+		logf("-before: window %s", m)
+	}
+	if added == 0 && r.Before == "" {
+		fail(fmt.Errorf("-before %s: none of this run's windows was replayed there with the same options and seeds", before))
+	}
+	logf("-before: paddle of %s joined %d of %d windows as %s", before, added, len(r.Replay), report.PaddleBefore)
 }
 
 // printConf prints what a configuration of the catalogue runs (-print-conf),
