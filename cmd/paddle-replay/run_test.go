@@ -173,19 +173,21 @@ func TestRandSeedTakesEffect(t *testing.T) {
 // seeds. A forced win of paddle over every stock configuration is not
 // among them: see docs/paddle-replay.md ("What a tie means").
 func TestRunKnownAnswers(t *testing.T) {
-	// Whole-node gangs, one an hour, each running 1.5 h: two at a time
+	// Whole-node gangs, one every 4 h, each running 4.5 h: two at a time
 	// fit the 16 GPUs, so every stock configuration starts each at its
-	// arrival (JCT 1.5 h). Paddle's headroom (paddle.smallJobHeadroom 0.2:
+	// arrival (JCT 4.5 h). Paddle's headroom (paddle.smallJobHeadroom 0.2:
 	// 4 of 16 GPUs) holds a gang while the other runs, since starting it
-	// would leave no GPU free, so the gangs run one at a time: the k-th
-	// (from 0) of a window starts at 1.5k h and ends 0.5k+1.5 h after its
-	// arrival (no wait reaches the 16 h starvation threshold).
-	gangs := every(40, time.Hour, 90*time.Minute, 1, 8)
+	// would leave no GPU free and the history predicts (or cannot yet
+	// predict) at least paddle.smallJobHeadroom.predictedAbove's 4 h, so
+	// the gangs run one at a time: the k-th (from 0) of a window starts at
+	// 4.5k h and ends 0.5k+4.5 h after its arrival (no wait reaches the
+	// 16 h starvation threshold).
+	gangs := every(40, 4*time.Hour, 270*time.Minute, 1, 8)
 	heldMean := 0.0
 	for k := 0; k < 20; k++ {
-		heldMean += (0.5*float64(k) + 1.5) / 20
+		heldMean += (0.5*float64(k) + 4.5) / 20
 	}
-	heldRatio := fmt.Sprintf("%.3f [%.3f, %.3f] worse", heldMean/1.5, heldMean/1.5, heldMean/1.5)
+	heldRatio := fmt.Sprintf("%.3f [%.3f, %.3f] worse", heldMean/4.5, heldMean/4.5, heldMean/4.5)
 
 	for _, tc := range []struct {
 		name    string
@@ -206,6 +208,14 @@ func TestRunKnownAnswers(t *testing.T) {
 		{
 			name: "headroom idles GPUs, shipped settings only", history: gangs, args: []string{"--settings", "paddle"},
 			want: []string{heldRatio, "Verdict: keep stock (stock): paddle with mean JCT " + heldRatio},
+		},
+		{
+			// Gangs of 1.5 h, one an hour: from the first that ends, the
+			// history predicts 1.5 h, under predictedAbove's 4 h, and the
+			// headroom lets each start at its arrival, as stock does.
+			name: "short gangs are not held once the history predicts them short", history: every(40, time.Hour, 90*time.Minute, 1, 8),
+			args: []string{"--settings", "paddle"},
+			want: []string{"Verdict: no difference shown: paddle against stock is a tie on this history: mean JCT 1.000 [1.000, 1.000] tie"},
 		},
 		{
 			// The same history with every setting: the choosing part sees

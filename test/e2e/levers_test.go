@@ -514,14 +514,18 @@ func boundAfter(t *testing.T, c *localcluster.Cluster, ns, job string, pg *sched
 }
 
 // headroomCluster is the shared cluster with deploy/paddle's scheduler
-// configuration at paddle.smallJobHeadroom 0.5 and paddle.starvationAfter
-// after, and a namespace in which 4 of the 8
+// configuration at paddle.smallJobHeadroom 0.5 (holding every whole-node
+// gang) and paddle.starvationAfter after, and a namespace in which 4 of the 8
 // nodes are full (fillHalfTheNodes): 32 of 64 GPUs free, all of which the
 // headroom keeps.
 func headroomCluster(t *testing.T, after time.Duration) (*localcluster.Cluster, string) {
 	t.Helper()
 	c := framework.Cluster(t)
-	useDeployConfWith(t, c, "paddle.starvationAfter: 16h\n      paddle.smallJobHeadroom: 0.2", "paddle.starvationAfter: "+after.String()+"\n      paddle.smallJobHeadroom: 0.5")
+	// predictedAbove 0: the shared cluster's default queue may have a
+	// history of short jobs by now (other tests' finished jobs), and
+	// the gang must be held whatever it predicts.
+	useDeployConfWith(t, c, "paddle.starvationAfter: 16h\n      paddle.smallJobHeadroom: 0.2\n      paddle.smallJobHeadroom.predictedAbove: 4h",
+		"paddle.starvationAfter: "+after.String()+"\n      paddle.smallJobHeadroom: 0.5\n      paddle.smallJobHeadroom.predictedAbove: 0s")
 	ns := framework.Namespace(t, c)
 	fillHalfTheNodes(t, c, ns)
 	return c, ns

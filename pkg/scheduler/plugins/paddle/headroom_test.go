@@ -95,7 +95,8 @@ func TestHeadroomLetsShortGangsGo(t *testing.T) {
 		{name: "no history: held", args: above, held: true, says: "has no run time to predict it from"},
 		{name: "a history that says nothing of 8-GPU pods still predicts from the queue", args: above,
 			history: historyOf(t, 5, map[[2]int]time.Duration{{1, 1}: 20 * time.Minute})},
-		{name: "off: predicted short is held", args: map[string]interface{}{ArgSmallJobHeadroom: 0.5}, history: short, held: true},
+		{name: "off: predicted short is held", args: map[string]interface{}{ArgSmallJobHeadroom: 0.5, ArgHeadroomPredictedAbove: 0}, history: short, held: true},
+		{name: "deploy/paddle's 4h lets a gang predicted to run 20m go", args: map[string]interface{}{ArgSmallJobHeadroom: 0.5}, history: short},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
