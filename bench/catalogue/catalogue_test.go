@@ -239,7 +239,7 @@ func TestComparison(t *testing.T) {
 // The sweeps replay what their rules were written for, in order.
 func TestSweeps(t *testing.T) {
 	c, _ := testCatalogue(t)
-	if got := c.SweepNames(); !reflect.DeepEqual(got, []string{"sla", "paddle", "headroom", "predicted", "predicted-above"}) {
+	if got := c.SweepNames(); !reflect.DeepEqual(got, []string{"sla", "paddle", "headroom", "predicted", "predicted-above", "predicted-above-longer"}) {
 		t.Errorf("sweeps %v", got)
 	}
 	_, v115 := framework.GetAction("gangpreempt")
@@ -250,10 +250,11 @@ func TestSweeps(t *testing.T) {
 	for name, want := range map[string][]string{
 		"sla": {"stock-sla-30m", "stock-binpack-tasktopology-sla-30m", "stock-sla-1h", "stock-binpack-tasktopology-sla-1h", "stock-sla-2h",
 			"stock-binpack-tasktopology-sla-2h", "stock-sla-4h", "stock-binpack-tasktopology-sla-4h", "stock-sla-8h", "stock-binpack-tasktopology-sla-8h"},
-		"paddle":          slices.Concat(ordering, []string{"paddle", "paddle-after2h", "paddle-after8h", "paddle-after16h", "paddle-after48h", "paddle-fifo"}),
-		"headroom":        slices.Concat(ordering, []string{"paddle", "paddle-headroom0.1", "paddle-headroom0.2", "paddle-headroom0.3", "paddle-headroom0.2-after16h"}),
-		"predicted":       {"paddle", "paddle-by-gpus"},
-		"predicted-above": {"paddle", "paddle-above1h", "paddle-above4h"},
+		"paddle":                 slices.Concat(ordering, []string{"paddle", "paddle-after2h", "paddle-after8h", "paddle-after16h", "paddle-after48h", "paddle-fifo"}),
+		"headroom":               slices.Concat(ordering, []string{"paddle", "paddle-headroom0.1", "paddle-headroom0.2", "paddle-headroom0.3", "paddle-headroom0.2-after16h"}),
+		"predicted":              {"paddle", "paddle-by-gpus"},
+		"predicted-above":        {"paddle", "paddle-above1h", "paddle-above4h"},
+		"predicted-above-longer": {"paddle", "paddle-above8h", "paddle-above16h", "paddle-headroom0"},
 	} {
 		es, err := c.SweepEntries(name)
 		if err != nil {
