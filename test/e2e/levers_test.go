@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/volcano-paddle/volcano-paddle/harness/localcluster"
+	"github.com/volcano-paddle/volcano-paddle/pkg/jobhistory"
 	"github.com/volcano-paddle/volcano-paddle/pkg/paddleapi"
 	paddleplugin "github.com/volcano-paddle/volcano-paddle/pkg/scheduler/plugins/paddle"
 	"github.com/volcano-paddle/volcano-paddle/test/e2e/framework"
@@ -16,6 +17,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
 	batchv1alpha1 "volcano.sh/apis/pkg/apis/batch/v1alpha1"
 	schedulingv1beta1 "volcano.sh/apis/pkg/apis/scheduling/v1beta1"
 )
@@ -426,6 +428,87 @@ func TestHeadroomHoldsWholeNodeGangUntilItStarves(t *testing.T) {
 	// Condition times have a resolution of a second.
 	if waited := boundAfter(t, c, ns, whole.Name, pg); waited < headroomAfterE2E-time.Second {
 		t.Errorf("whole-node gang bound %s after its PodGroup was created, before paddle.starvationAfter (%s)", waited, headroomAfterE2E)
+	}
+}
+
+// paddle.smallJobHeadroom.predictedAbove (deploy/paddle's 4h) on a real API
+// server and our scheduler binary, with the run-time histories on the
+// queues where paddle-history-controller keeps them: a whole-node gang
+// whose queue's history says such jobs run 10 h is held, and says what was
+// predicted; one whose queue's history says 20 min starts at once beside
+// it, though it leaves as few GPUs free.
+func TestHeadroomLetsPredictedShortGangGo(t *testing.T) {
+	c := framework.Cluster(t)
+	useDeployConfWith(t, c, "paddle.smallJobHeadroom: 0.2\n", "paddle.smallJobHeadroom: 0.5\n")
+	short, long := coexistQueues(t, c)
+	ns := framework.Namespace(t, c)
+	setQueueHistory(t, c, short, ns, 20*time.Minute)
+	setQueueHistory(t, c, long, ns, 10*time.Hour)
+	fillHalfTheNodes(t, c, ns)
+
+	slow := paddleJob(ns, "slow", nil, 1, framework.Task{Name: "trainer", Replicas: 1, GPUs: 8})
+	slow.Spec.Queue = long
+	framework.CreateJob(t, c, slow)
+	pg := framework.WaitPodGroup(t, c, ns, slow.Name, 60*time.Second, func(pg *schedulingv1beta1.PodGroup) bool {
+		h := framework.Held(pg)
+		return h != nil && h.Status == corev1.ConditionTrue && h.Reason == paddleplugin.ReasonHeldForHeadroom
+	})
+	// The prediction leans a little towards what the other queues' jobs
+	// of that size ran (pkg/jobhistory: Predict), so not exactly 10 h.
+	msg := framework.Held(pg).Message
+	t.Logf("slow: %s", msg)
+	if !regexp.MustCompile(`its queue's history predicts it runs ([5-9]|10)h[0-9]+m0s \(median\), at least 4h0m0s \(paddle\.smallJobHeadroom\.predictedAbove\)`).MatchString(msg) {
+		t.Errorf("the held gang's condition does not say what was predicted: %q", msg)
+	}
+
+	quick := paddleJob(ns, "quick", nil, 1, framework.Task{Name: "trainer", Replicas: 1, GPUs: 8})
+	quick.Spec.Queue = short
+	framework.CreateJob(t, c, quick)
+	framework.WaitJobPhase(t, c, ns, quick.Name, batchv1alpha1.Running, 60*time.Second)
+	for _, p := range framework.JobPods(t, c, ns, slow.Name) {
+		if p.Spec.NodeName != "" {
+			t.Errorf("the gang predicted to run 10 h was bound to %s while the headroom holds it\n%s", p.Spec.NodeName, framework.DescribePods(c, ns))
+		}
+	}
+}
+
+// setQueueHistory writes on queue q the run-time history that
+// paddle-history-controller would keep after five jobs of one 8-GPU
+// trainer in namespace ns ran d each.
+func setQueueHistory(t *testing.T, c *localcluster.Cluster, q, ns string, d time.Duration) {
+	t.Helper()
+	h, err := jobhistory.NewQueueHistory(q, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	end := time.Now().Add(-time.Hour)
+	for i := 0; i < 5; i++ {
+		r := jobhistory.Record{SubmitTime: end.Add(-d - time.Minute), Start: end.Add(-d), Duration: d, Pods: 1, GPUsPerPod: 8,
+			MinPods: 1, MaxPods: 1, Queue: q, Namespace: ns, Mode: jobhistory.ModeCollective}
+		if !h.Record(fmt.Sprintf("%s-%d", q, i), r) {
+			t.Fatalf("job %d not recorded", i)
+		}
+		end = end.Add(time.Minute)
+	}
+	ann, err := h.Annotation(time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		queue, err := c.Volcano.SchedulingV1beta1().Queues().Get(ctx, q, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if queue.Annotations == nil {
+			queue.Annotations = map[string]string{}
+		}
+		queue.Annotations[paddleapi.RunTimeHistoryAnnotation] = ann
+		_, err = c.Volcano.SchedulingV1beta1().Queues().Update(ctx, queue, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
+		t.Fatalf("writing queue %s's history: %v", q, err)
 	}
 }
 
