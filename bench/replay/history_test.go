@@ -85,7 +85,10 @@ func predictsFromHistory(t *testing.T, models map[string]quality.Model, plain, p
 // lets it start exactly at its bound.
 func TestReplayStarvationTimerFromAdmission(t *testing.T) {
 	models := testModels(t)
-	ours := paddleConfig(t)
+	// Holding every whole-node gang: once the 100 s job has ended the
+	// history would predict the gang short, and deploy/paddle's
+	// predictedAbove would let it go.
+	ours := WithPaddleArgs(paddleConfig(t), "paddle-holdall", "paddle holding every whole-node gang", map[string]interface{}{paddle.ArgHeadroomPredictedAbove: 0})
 	// 40 GPUs; 32 busy until 100,000 s. The 1-GPU job leaves the last
 	// node at 100 s, when the enqueue action admits the 8-GPU gang; the
 	// headroom (0.2 of 40: 8 GPUs) holds it from then.

@@ -22,6 +22,12 @@ type Metrics struct {
 	// Mean queueing delay of single-GPU jobs and of jobs of a whole node or
 	// more (LargeJobGPUs): who waits under each configuration.
 	MeanWaitSingleGPU, MeanWaitLarge float64
+	// LargeWaits: the wait of every started job of a whole node or more,
+	// in whole seconds, in arrival order: pooled over windows and seeds,
+	// their quantiles say how long such gangs wait (Report: Pooled). Kept
+	// per seed only (PerSeed), not in a window's averaged figures; absent
+	// from reports saved before it was kept.
+	LargeWaits []float64 `json:",omitempty"`
 	// Makespan: first arrival to last end.
 	Makespan float64
 	// Utilisation: GPU-seconds used over the cluster's during the makespan.
@@ -99,6 +105,7 @@ func Measure(r *Run, w *Workload, horizon float64) Metrics {
 			waitSingle = append(waitSingle, j.Start-j.Arrival)
 		case j.GPUs >= LargeJobGPUs:
 			waitLarge = append(waitLarge, j.Start-j.Arrival)
+			m.LargeWaits = append(m.LargeWaits, math.Round(j.Start-j.Arrival))
 		}
 		m.Makespan = math.Max(m.Makespan, j.End)
 		d := w.Jobs[k].Duration

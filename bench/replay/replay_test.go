@@ -103,6 +103,10 @@ func TestSimulateQueueing(t *testing.T) {
 		if m.Started != 2 || math.Abs(m.MeanJCT-(100+140)/2.0) > 1e-6 || m.LongestWait != 90 || math.Abs(m.Makespan-150) > 1e-6 {
 			t.Errorf("%s: %+v", cfg.Name(), m)
 		}
+		// Both are jobs of 8 GPUs or more: their waits, in arrival order.
+		if !reflect.DeepEqual(m.LargeWaits, []float64{0, 90}) {
+			t.Errorf("%s: large jobs' waits %v, want [0 90]", cfg.Name(), m.LargeWaits)
+		}
 		// 16 GPUs busy 0..150, except 8 idle 100..150 with nothing waiting.
 		if want := (16*100.0 + 8*50) / (16 * 150); math.Abs(m.Utilisation-want) > 1e-9 || m.IdleGPUHours != 0 {
 			t.Errorf("%s: utilisation %g (want %g), idle %g GPU-h (want 0)", cfg.Name(), m.Utilisation, want, m.IdleGPUHours)
@@ -191,7 +195,11 @@ func TestAverageMetrics(t *testing.T) {
 		JCTQuantiles: []float64{1, 3}, UtilisationOverTime: []float64{0.5}}
 	b := Metrics{Config: "c", Jobs: 4, Started: 3, MeanJCT: 20, LongestWait: 6, IdleGPUHours: 5, Cycles: 13,
 		JCTQuantiles: []float64{3, 5}, UtilisationOverTime: []float64{0.7, 0.9}}
+	a.LargeWaits, b.LargeWaits = []float64{1}, []float64{2}
 	got := averageMetrics([]Metrics{a, b})
+	if got.LargeWaits != nil {
+		t.Errorf("the averaged figures keep waits %v; they are kept per seed", got.LargeWaits)
+	}
 	if got.Config != "c" || got.MeanJCT != 15 || got.LongestWait != 4 || got.IdleGPUHours != 3 || got.Started != 3 || got.Cycles != 12 {
 		t.Errorf("average %+v", got)
 	}

@@ -177,6 +177,7 @@ func averageMetrics(ms []Metrics) Metrics {
 	}
 	a.Cycles = int(math.Round(float64(cycles) / n))
 	a.MultiPodCollective = int(math.Round(float64(collective) / n))
+	a.LargeWaits = nil // kept per seed (PerSeed)
 	a.JCTQuantiles = averageSeries(ms, func(m *Metrics) []float64 { return m.JCTQuantiles })
 	a.UtilisationOverTime = averageSeries(ms, func(m *Metrics) []float64 { return m.UtilisationOverTime })
 	return a

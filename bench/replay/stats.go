@@ -361,3 +361,57 @@ func BoundRatio(ps []Paired, bounds []float64, config string) float64 {
 	}
 	return math.Exp(logs / float64(n))
 }
+
+// Pooled is what one configuration did over a set of windows and seeds,
+// pooled: the waits of jobs of a whole node or more, and the GPUs left
+// free while jobs waited.
+type Pooled struct {
+	Config string
+	Role   Role
+	// LargeGangs: the started jobs of LargeJobGPUs or more, over every
+	// window and seed; P99LargeWait their 99th percentile wait in seconds
+	// (NaN when the reports kept no waits: saved before LargeWaits).
+	LargeGangs   int
+	P99LargeWait float64
+	// FreeGPUHoursWaiting summed over windows and seeds; Runs how many
+	// window-seed replays it sums; Unstarted the jobs left unstarted.
+	FreeGPUHoursWaiting float64
+	Runs, Unstarted     int
+}
+
+// PoolRuns pools every configuration's per-seed figures of reps (the
+// lower bound left out), in the order the first report lists them.
+func PoolRuns(reps []*Report) []Pooled {
+	var out []Pooled
+	index := map[string]int{}
+	waits := map[string][]float64{}
+	for _, rep := range reps {
+		for _, sr := range rep.PerSeed {
+			for _, m := range sr.Metrics {
+				if m.Role == RoleBound {
+					continue
+				}
+				k, ok := index[m.Config]
+				if !ok {
+					k = len(out)
+					index[m.Config] = k
+					out = append(out, Pooled{Config: m.Config, Role: m.Role})
+				}
+				p := &out[k]
+				p.Runs++
+				p.FreeGPUHoursWaiting += m.FreeGPUHoursWaiting
+				p.Unstarted += m.Jobs - m.Started
+				waits[m.Config] = append(waits[m.Config], m.LargeWaits...)
+			}
+		}
+	}
+	for k := range out {
+		w := waits[out[k].Config]
+		out[k].LargeGangs, out[k].P99LargeWait = len(w), math.NaN()
+		if len(w) > 0 {
+			sort.Float64s(w)
+			out[k].P99LargeWait = quantile(w, 0.99)
+		}
+	}
+	return out
+}

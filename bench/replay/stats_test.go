@@ -153,3 +153,35 @@ func TestGeoMeanRatioTo(t *testing.T) {
 		t.Errorf("a configuration no window has: %+v", iv)
 	}
 }
+
+// PoolRuns pools each configuration over windows and seeds: the large
+// jobs' waits (their p99, nearest rank), the free GPU-hours summed, the
+// jobs never started; the bound is left out; a report without waits
+// (saved before they were kept) gives no p99.
+func TestPoolRuns(t *testing.T) {
+	seed := func(s int64, ms ...Metrics) SeedResult { return SeedResult{Seed: s, Metrics: ms} }
+	waits := func(n int, from float64) []float64 {
+		var w []float64
+		for k := 0; k < n; k++ {
+			w = append(w, from+float64(k))
+		}
+		return w
+	}
+	a := &Report{PerSeed: []SeedResult{
+		seed(1, Metrics{Config: "stock", Role: RoleStock, Jobs: 3, Started: 3, FreeGPUHoursWaiting: 1, LargeWaits: waits(50, 0)},
+			Metrics{Config: "paddle", Role: RolePaddle, Jobs: 3, Started: 2, FreeGPUHoursWaiting: 10},
+			Metrics{Config: LowerBound, Role: RoleBound, Jobs: 3, Started: 3}),
+		seed(2, Metrics{Config: "stock", Role: RoleStock, Jobs: 3, Started: 3, FreeGPUHoursWaiting: 2, LargeWaits: waits(50, 1000)},
+			Metrics{Config: "paddle", Role: RolePaddle, Jobs: 3, Started: 3, FreeGPUHoursWaiting: 20})}}
+	got := PoolRuns([]*Report{a})
+	if len(got) != 2 || got[0].Config != "stock" || got[1].Config != "paddle" {
+		t.Fatalf("pooled %+v, want stock and paddle", got)
+	}
+	// 100 waits: 0..49 and 1000..1049; the 99th is 1048.
+	if s := got[0]; s.LargeGangs != 100 || s.P99LargeWait != 1048 || s.FreeGPUHoursWaiting != 3 || s.Runs != 2 || s.Unstarted != 0 {
+		t.Errorf("stock %+v", s)
+	}
+	if p := got[1]; p.LargeGangs != 0 || !math.IsNaN(p.P99LargeWait) || p.FreeGPUHoursWaiting != 30 || p.Unstarted != 1 {
+		t.Errorf("paddle %+v", p)
+	}
+}

@@ -81,6 +81,7 @@ func (r *Report) writeVerdicts(b *strings.Builder) {
 	}
 	r.writeVariantVerdicts(b, groups)
 	r.writeBeforeVerdicts(b, groups)
+	r.writePooled(b, groups)
 	w("\n| window | paddle / best per window, mean JCT | p95 JCT | paddle-queues / best per window, mean |\n|---|---|---|---|\n")
 	for _, g := range groups {
 		for _, rep := range g.reps {
@@ -143,6 +144,26 @@ func (r *Report) writeBeforeVerdicts(b *strings.Builder, groups []*verdictGroup)
 		}
 		fmt.Fprintf(b, "| %s (%d) | %s | %s | %s |\n", g.kind, len(mean), g.preset,
 			verdictCell(replay.GeoMeanRatioTo(mean, replay.Paddle, PaddleBefore)), verdictCell(replay.GeoMeanRatioTo(p95, replay.Paddle, PaddleBefore)))
+	}
+}
+
+// writePooled: per node type and window set, each configuration's waits of
+// jobs of a whole node or more, pooled over windows and seeds (their 99th
+// percentile), and the GPUs it left free while jobs waited, summed: who
+// holds GPUs, and what that buys the large gangs.
+func (r *Report) writePooled(b *strings.Builder, groups []*verdictGroup) {
+	w := func(f string, a ...interface{}) { fmt.Fprintf(b, f, a...) }
+	w("\nPooled over the windows and seeds of each node type: the jobs of %d GPUs or more (a whole node) that\n", replay.LargeJobGPUs)
+	w("started, their 99th percentile wait, and the GPU-hours left free while any job waited, summed.\n\n")
+	w("| windows | node type | config | jobs of %d+ GPUs | their p99 wait h | free GPU-h while jobs waited | jobs never started |\n|---|---|---|---|---|---|---|\n", replay.LargeJobGPUs)
+	for _, g := range groups {
+		for _, p := range replay.PoolRuns(g.reps) {
+			p99 := "-"
+			if !math.IsNaN(p.P99LargeWait) {
+				p99 = hours(p.P99LargeWait)
+			}
+			w("| %s (%d) | %s | %s | %d | %s | %.0f | %d |\n", g.kind, len(g.reps), g.preset, p.Config, p.LargeGangs, p99, p.FreeGPUHoursWaiting, p.Unstarted)
+		}
 	}
 }
 
