@@ -15,19 +15,12 @@ import (
 // before, paired by seed; a window under other options, or whose seeds
 // differ, gets none, and says why.
 func TestAddBefore(t *testing.T) {
-	m := func(c string, role replay.Role, mean float64) replay.Metrics {
-		return replay.Metrics{Config: c, Role: role, Jobs: 2, Started: 2, MeanJCT: mean, P95JCT: 2 * mean}
-	}
 	window := func(start int, seeds []int64, paddle float64, linkScale float64) *replay.Report {
-		rep := &replay.Report{Kind: catalogue.KindHeldOut, Options: replay.Options{Preset: quality.A100SXM, Start: start, Jobs: 300,
-			Sensitivity: replay.Sensitivity{LinkScale: linkScale}}}
-		for k, s := range seeds {
-			rep.PerSeed = append(rep.PerSeed, replay.SeedResult{Seed: s, Metrics: []replay.Metrics{
-				m(replay.Stock, replay.RoleStock, 10+float64(k)), m(replay.Paddle, replay.RolePaddle, paddle+float64(k)),
-				m(replay.Clairvoyant, replay.RoleReference, 7), m(replay.LowerBound, replay.RoleBound, 5)}})
-		}
-		rep.Metrics = rep.PerSeed[0].Metrics
-		return rep
+		o := replay.Options{Preset: quality.A100SXM, Start: start, Jobs: 300, Sensitivity: replay.Sensitivity{LinkScale: linkScale}}
+		return seededWindow(catalogue.KindHeldOut, o, seeds, func(k int) []replay.Metrics {
+			return []replay.Metrics{jctMetrics(replay.Stock, replay.RoleStock, 10+float64(k)), jctMetrics(replay.Paddle, replay.RolePaddle, paddle+float64(k)),
+				jctMetrics(replay.Clairvoyant, replay.RoleReference, 7), jctMetrics(replay.LowerBound, replay.RoleBound, 5)}
+		})
 	}
 	seeds := []int64{1, 2, 3}
 	cur := &Report{cat: catalogtest.Load(t), Replay: []*replay.Report{

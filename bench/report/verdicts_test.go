@@ -15,19 +15,13 @@ import (
 // configuration, with intervals and verdicts, the reference and the bound
 // beside them, and each window's ratio.
 func TestVerdictsTable(t *testing.T) {
-	m := func(c string, role replay.Role, mean float64) replay.Metrics {
-		return replay.Metrics{Config: c, Role: role, Jobs: 2, Started: 2, MeanJCT: mean, P95JCT: 2 * mean}
-	}
 	window := func(start int, paddle []float64) *replay.Report {
-		rep := &replay.Report{Kind: catalogue.KindTuning, Options: replay.Options{Preset: quality.A100SXM, Start: start, Jobs: 300}}
-		for k, p := range paddle {
-			rep.PerSeed = append(rep.PerSeed, replay.SeedResult{Seed: int64(k), Metrics: []replay.Metrics{
-				m(replay.Stock, replay.RoleStock, 10+float64(k)), m("stock-binpack", replay.RoleStock, 11+float64(k)),
-				m(replay.Paddle, replay.RolePaddle, p), m(replay.Clairvoyant, replay.RoleReference, 7+float64(k)),
-				m(replay.LowerBound, replay.RoleBound, 5)}})
-		}
-		rep.Metrics = rep.PerSeed[0].Metrics
-		return rep
+		return seededWindow(catalogue.KindTuning, replay.Options{Preset: quality.A100SXM, Start: start, Jobs: 300}, []int64{0, 1, 2}, func(k int) []replay.Metrics {
+			return []replay.Metrics{
+				jctMetrics(replay.Stock, replay.RoleStock, 10+float64(k)), jctMetrics("stock-binpack", replay.RoleStock, 11+float64(k)),
+				jctMetrics(replay.Paddle, replay.RolePaddle, paddle[k]), jctMetrics(replay.Clairvoyant, replay.RoleReference, 7+float64(k)),
+				jctMetrics(replay.LowerBound, replay.RoleBound, 5)}
+		})
 	}
 	r := &Report{Replay: []*replay.Report{window(100, []float64{9, 9.9, 10.8}), window(200, []float64{9, 9.9, 10.8})}, cat: catalogtest.Load(t)}
 	var b strings.Builder
@@ -46,4 +40,21 @@ func TestVerdictsTable(t *testing.T) {
 	if old.Len() != 0 {
 		t.Errorf("verdicts for a report without seeds: %s", old.String())
 	}
+}
+
+// jctMetrics is a configuration's figures with mean JCT mean and p95 JCT
+// twice that, every job started.
+func jctMetrics(c string, role replay.Role, mean float64) replay.Metrics {
+	return replay.Metrics{Config: c, Role: role, Jobs: 2, Started: 2, MeanJCT: mean, P95JCT: 2 * mean}
+}
+
+// seededWindow is a window of set kind replayed under seeds, the k-th
+// seed's figures rows(k); its averaged figures are the first seed's.
+func seededWindow(kind string, o replay.Options, seeds []int64, rows func(k int) []replay.Metrics) *replay.Report {
+	rep := &replay.Report{Kind: kind, Options: o}
+	for k, s := range seeds {
+		rep.PerSeed = append(rep.PerSeed, replay.SeedResult{Seed: s, Metrics: rows(k)})
+	}
+	rep.Metrics = rep.PerSeed[0].Metrics
+	return rep
 }
