@@ -122,8 +122,14 @@ func (i Interval) String() string {
 	return fmt.Sprintf("%.3f [%.3f, %.3f]", i.Point, i.Lo, i.Hi)
 }
 
-// seedMean is the mean of vs over the seeds picked (indices into vs).
+// seedMean is the mean of vs over the seeds picked (indices into vs); NaN
+// when vs has none (a configuration the window did not replay, as the
+// reference in reports saved before it existed), which ratio then leaves
+// out.
 func seedMean(vs []float64, pick []int) float64 {
+	if len(vs) == 0 {
+		return math.NaN()
+	}
 	s := 0.0
 	for _, k := range pick {
 		s += vs[k]

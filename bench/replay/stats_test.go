@@ -92,6 +92,11 @@ func TestGeoMeanRatio(t *testing.T) {
 	if _, _, skipped := GeoMeanRatio(ps, "paddle", AgainstBestPerWindow); skipped != 1 {
 		t.Errorf("skipped %d windows, want 1", skipped)
 	}
+	// A configuration no window replayed (the reference in a report saved
+	// before it existed) has no ratio, and nothing fails.
+	if none, _, _ := GeoMeanRatio(ps, Clairvoyant, AgainstBestSingle); !math.IsNaN(none.Point) {
+		t.Errorf("a configuration never replayed: %v, want NaN", none)
+	}
 }
 
 // PairedOf reads a report's seeds, scores a seed with a job never started
