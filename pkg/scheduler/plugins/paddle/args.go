@@ -133,9 +133,10 @@ type Args struct {
 	// spec.maxRetry.
 	CheckpointMaxPreemptions int
 	// SmallJobHeadroom (0 to 0.5): a guarded gang that needs at least a
-	// whole node's GPUs and has not yet waited StarvationAfter does not
-	// start while starting it would leave less than this share of the
-	// cluster's GPUs free (headroom.go). 0 turns it off; it needs
+	// whole node's GPUs, has not yet waited StarvationAfter and is not
+	// predicted to finish soon (HeadroomPredictedAbove) does not start
+	// while starting it would leave less than this share of the cluster's
+	// GPUs free (headroom.go). 0 turns it off; it needs
 	// StarvationAfter, which bounds the wait.
 	SmallJobHeadroom float64
 	// HeadroomPredictedAbove: the headroom holds a gang only if the
