@@ -132,6 +132,14 @@ func TestPredict(t *testing.T) {
 	}{
 		{"the last 10 days", []string{"predict", "--trace", path, "--last", "240h"}, 0,
 			[]string{"100 jobs", "the 61 submitted", `history \(every level\) +1\.0\dx +100% +0\.87`, `global mean \(naive\) +9\.\d\dx`, "shape 61"}, nil},
+		{"no job of a whole node", []string{"predict", "--trace", path, "--last", "240h"}, 0,
+			[]string{`Jobs of 8 or more GPUs, split at paddle\.smallJobHeadroom\.predictedAbove 4h0m0s: none in the judged part\.`}, nil},
+		// 1-GPU nodes: every job is a whole-node gang; at 1 h the queues'
+		// 100 s and 10,000 s jobs are told apart without a mistake.
+		{"the headroom's split", []string{"predict", "--trace", path, "--last", "240h", "--node-gpus", "1", "--headroom-above", "1h"}, 0,
+			[]string{`Jobs of 1 or more GPUs, split at paddle\.smallJobHeadroom\.predictedAbove 1h0m0s: 61 judged; 30 predicted to run less \(the headroom lets them start at once\), 0 of them ran 1h0m0s or more; 31 predicted to run 1h0m0s or more \(it may hold them\), 0 of them ran less\.`}, nil},
+		{"no GPUs per node", []string{"predict", "--trace", path, "--node-gpus", "0"}, 2, nil, []string{"--node-gpus=0", "at least 1"}},
+		{"no threshold", []string{"predict", "--trace", path, "--headroom-above", "0s"}, 2, nil, []string{"--headroom-above=0s", "positive"}},
 		{"no trace", []string{"predict"}, 2, nil, []string{"--trace is required"}},
 		{"a missing trace", []string{"predict", "--trace", path + ".gone"}, 1, nil, []string{"--trace", "no such file"}},
 		{"a negative span", []string{"predict", "--trace", path, "--last", "-1h"}, 2, nil, []string{"--last=-1h0m0s", "positive"}},

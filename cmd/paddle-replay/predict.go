@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/volcano-paddle/volcano-paddle/pkg/jobhistory"
+	"github.com/volcano-paddle/volcano-paddle/pkg/scheduler/plugins/paddle"
 )
 
 var predictCommand = command{
@@ -26,6 +27,10 @@ const defaultJudged = 30 * 24 * time.Hour
 type predictOptions struct {
 	trace string
 	last  time.Duration
+	// nodeGPUs and holdAbove: the whole-node gangs the headroom judges, and
+	// its paddle.smallJobHeadroom.predictedAbove.
+	nodeGPUs  int
+	holdAbove time.Duration
 }
 
 func predictFlags() (*flag.FlagSet, *predictOptions) {
@@ -33,6 +38,8 @@ func predictFlags() (*flag.FlagSet, *predictOptions) {
 	fs := flag.NewFlagSet("predict", flag.ContinueOnError)
 	fs.StringVar(&o.trace, "trace", "", "the history CSV (paddle-replay export's format, or the Philly trace's)")
 	fs.DurationVar(&o.last, "last", defaultJudged, "judge the jobs submitted in this last part of the history; the jobs before it are what the predictor starts from")
+	fs.IntVar(&o.nodeGPUs, "node-gpus", 8, "GPUs of your largest node: jobs of at least this many are the whole-node gangs the scheduler plugin's headroom judges")
+	fs.DurationVar(&o.holdAbove, "headroom-above", paddle.DefaultHeadroomPredictedAbove, "the "+paddle.ArgHeadroomPredictedAbove+" to judge: whole-node gangs predicted to run less start at once, the others may be held")
 	return fs, o
 }
 
@@ -53,6 +60,12 @@ func runPredict(args []string, stdout, stderr io.Writer) error {
 	}
 	if o.last <= 0 {
 		return usageError("--last=%s: give a positive duration, such as 720h", o.last)
+	}
+	if o.nodeGPUs < 1 {
+		return usageError("--node-gpus=%d: give the GPUs of your largest node, at least 1", o.nodeGPUs)
+	}
+	if o.holdAbove <= 0 {
+		return usageError("--headroom-above=%s: give a positive duration, such as 4h", o.holdAbove)
 	}
 	records, format, err := readRecords(o.trace)
 	if err != nil {
@@ -99,7 +112,21 @@ func runPredict(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "%s %d", l, ev.Answered[l])
 	}
 	fmt.Fprintln(stdout, ".")
+	writeSplit(stdout, ev.Split(o.nodeGPUs, o.holdAbove), o.nodeGPUs, o.holdAbove)
 	return nil
+}
+
+// writeSplit says how the headroom's threshold would have sorted the
+// history's whole-node gangs, and how often wrongly.
+func writeSplit(w io.Writer, s jobhistory.Split, nodeGPUs int, above time.Duration) {
+	fmt.Fprintf(w, "\nJobs of %d or more GPUs, split at %s %s: ", nodeGPUs, paddle.ArgHeadroomPredictedAbove, above)
+	if s.Jobs == 0 {
+		fmt.Fprintln(w, "none in the judged part.")
+		return
+	}
+	fmt.Fprintf(w, "%d judged; %d predicted to run less (the headroom lets them start at once), %d of them ran %s or more; "+
+		"%d predicted to run %s or more (it may hold them), %d of them ran less.\n",
+		s.Jobs, s.PredictedShort, s.PredictedShortRanLong, above, s.PredictedLong, above, s.PredictedLongRanShort)
 }
 
 // readRecords reads every record of a history file.

@@ -48,6 +48,53 @@ type Evaluation struct {
 	// Answered counts the jobs by the most specific level that had seen
 	// jobs like them.
 	Answered map[string]int
+
+	// judged: each predicted job's GPUs, predicted median and run time
+	// (Split reads them).
+	judged []judgedJob
+}
+
+type judgedJob struct {
+	gpus              int
+	predicted, actual time.Duration
+}
+
+// Split is how the predictor sorts the jobs of some size at a threshold
+// of predicted run time, against how long they ran: what a rule that
+// treats jobs predicted short differently (the paddle scheduler plugin's
+// smallJobHeadroom.predictedAbove) would have got right and wrong.
+type Split struct {
+	// Jobs: the judged jobs of at least the size asked.
+	Jobs int
+	// PredictedShort: predicted below the threshold; RanLong of those ran
+	// at least as long. PredictedLong and RanShort likewise.
+	PredictedShort, PredictedShortRanLong int
+	PredictedLong, PredictedLongRanShort  int
+}
+
+// Split sorts the judged jobs of at least minGPUs GPUs by whether their
+// predicted median run time is below threshold.
+func (ev Evaluation) Split(minGPUs int, threshold time.Duration) Split {
+	var s Split
+	for _, j := range ev.judged {
+		if j.gpus < minGPUs {
+			continue
+		}
+		s.Jobs++
+		long := j.actual >= threshold
+		if j.predicted < threshold {
+			s.PredictedShort++
+			if long {
+				s.PredictedShortRanLong++
+			}
+			continue
+		}
+		s.PredictedLong++
+		if !long {
+			s.PredictedLongRanShort++
+		}
+	}
+	return s
 }
 
 // Evaluate predicts every job submitted in [from, to) at its submission,
@@ -60,6 +107,7 @@ func Evaluate(records []Record, from, to time.Time) Evaluation {
 	for i, g := range guesses {
 		jobs[i] = records[g.record]
 		ev.Answered[g.level]++
+		ev.judged = append(ev.judged, judgedJob{gpus: jobs[i].TotalGPUs(), predicted: g.model, actual: jobs[i].Duration})
 	}
 	ev.Predictor = accuracyOf(jobs, func(i int) time.Duration { return guesses[i].model })
 	ev.Baseline = accuracyOf(jobs, func(i int) time.Duration { return guesses[i].baseline })

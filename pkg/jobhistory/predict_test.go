@@ -140,6 +140,50 @@ func TestEvaluateKnownAnswer(t *testing.T) {
 	}
 }
 
+// Split sorts the jobs of a size by predicted run time at a threshold,
+// against how long they ran: 8-GPU jobs of queue short run 100 s, of queue
+// long 10,000 s, 1-GPU jobs are left out; with a queue whose 8-GPU jobs
+// alternate between the two, half of them are predicted wrongly.
+func TestEvaluateSplit(t *testing.T) {
+	var rs []Record
+	for i := 0; i < 300; i++ {
+		q, d, gpus := "short", 100*time.Second, 8
+		switch i % 3 {
+		case 1:
+			q, d = "long", 10000*time.Second
+		case 2:
+			q, gpus = "mixed", 1
+		}
+		rs = append(rs, aRecord().in(q).shape(1, gpus).took(d).at(time.Duration(i)*time.Hour).obj())
+	}
+	ev := Evaluate(rs, h0.Add(150*time.Hour), h0.Add(300*time.Hour))
+	got := ev.Split(8, time.Hour)
+	want := Split{Jobs: 100, PredictedShort: 50, PredictedLong: 50}
+	if got != want {
+		t.Errorf("split %+v, want %+v", got, want)
+	}
+	// A threshold above every run time: all predicted short, the long
+	// half did not run that long either.
+	if got := ev.Split(8, 100*time.Hour); got.PredictedShort != 100 || got.PredictedShortRanLong != 0 {
+		t.Errorf("split at 100 h %+v", got)
+	}
+	// Queue mixed: its 8-GPU jobs alternate 100 s and 10,000 s; the
+	// predicted median is near their geometric mean, 1,000 s, so at
+	// 2,000 s every job is predicted short and the long half wrongly.
+	var mixed []Record
+	for i := 0; i < 200; i++ {
+		d := 100 * time.Second
+		if i%2 == 1 {
+			d = 10000 * time.Second
+		}
+		mixed = append(mixed, aRecord().in("mixed").shape(1, 8).took(d).at(time.Duration(i)*time.Hour).obj())
+	}
+	m := Evaluate(mixed, h0.Add(100*time.Hour), h0.Add(200*time.Hour)).Split(8, 2000*time.Second)
+	if want := (Split{Jobs: 100, PredictedShort: 100, PredictedShortRanLong: 50}); m != want {
+		t.Errorf("mixed split %+v, want %+v", m, want)
+	}
+}
+
 // A job is predicted only from jobs known before it was submitted: its
 // own run time, and the run time of any job that ends after its
 // submission, change nothing of what was predicted for it.
