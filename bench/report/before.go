@@ -25,21 +25,14 @@ func (r *Report) AddBefore(before *Report, from string) (added int, missing []st
 			missing = append(missing, fmt.Sprintf("%s %d+%d: has %s already", rep.Options.Preset.Name, rep.Options.Start, rep.Options.Jobs, PaddleBefore))
 			continue
 		}
-		old := r.earlierWindow(before, rep)
-		if old == nil {
-			missing = append(missing, fmt.Sprintf("%s %d+%d: not in %s (or under other options or seeds)", rep.Options.Preset.Name, rep.Options.Start, rep.Options.Jobs, from))
-			continue
-		}
-		mean, _ := old.Get(replay.Paddle)
-		if mean.Config == "" {
-			missing = append(missing, fmt.Sprintf("%s %d+%d: %s has no paddle there", rep.Options.Preset.Name, rep.Options.Start, rep.Options.Jobs, from))
+		mean, perSeed := r.earlierPaddle(before, rep)
+		if perSeed == nil {
+			missing = append(missing, fmt.Sprintf("%s %d+%d: not in %s with paddle (or under other options or seeds)", rep.Options.Preset.Name, rep.Options.Start, rep.Options.Jobs, from))
 			continue
 		}
 		rep.Metrics = append(rep.Metrics, asBefore(mean))
 		for k := range rep.PerSeed {
-			i := slices.IndexFunc(old.PerSeed, func(s replay.SeedResult) bool { return s.Seed == rep.PerSeed[k].Seed })
-			j := slices.IndexFunc(old.PerSeed[i].Metrics, func(m replay.Metrics) bool { return m.Config == replay.Paddle })
-			rep.PerSeed[k].Metrics = append(rep.PerSeed[k].Metrics, asBefore(old.PerSeed[i].Metrics[j]))
+			rep.PerSeed[k].Metrics = append(rep.PerSeed[k].Metrics, asBefore(perSeed[k]))
 		}
 		if rep.Notes == nil {
 			rep.Notes = map[string]string{}
@@ -53,23 +46,35 @@ func (r *Report) AddBefore(before *Report, from string) (added int, missing []st
 	return added, missing
 }
 
-// earlierWindow is before's replay of rep's window: same window set,
-// options and seeds, with paddle under every seed; nil if none.
-func (r *Report) earlierWindow(before *Report, rep *replay.Report) *replay.Report {
+// earlierPaddle is paddle's figures in before's replay of rep's window
+// (same window set, options and seeds): averaged, and per seed in the
+// order of rep's seeds; perSeed is nil where before has no such window
+// with paddle under every seed.
+func (r *Report) earlierPaddle(before *Report, rep *replay.Report) (mean replay.Metrics, perSeed []replay.Metrics) {
 	for _, old := range before.Replay {
 		if before.kindOf(old) != r.kindOf(rep) || !reflect.DeepEqual(old.Options, rep.Options) || len(old.PerSeed) != len(rep.PerSeed) {
 			continue
 		}
-		ok := true
+		mean, ok := old.Get(replay.Paddle)
+		perSeed = make([]replay.Metrics, 0, len(rep.PerSeed))
 		for _, s := range rep.PerSeed {
 			i := slices.IndexFunc(old.PerSeed, func(o replay.SeedResult) bool { return o.Seed == s.Seed })
-			ok = ok && i >= 0 && slices.ContainsFunc(old.PerSeed[i].Metrics, func(m replay.Metrics) bool { return m.Config == replay.Paddle })
+			if i < 0 {
+				ok = false
+				break
+			}
+			j := slices.IndexFunc(old.PerSeed[i].Metrics, func(m replay.Metrics) bool { return m.Config == replay.Paddle })
+			if j < 0 {
+				ok = false
+				break
+			}
+			perSeed = append(perSeed, old.PerSeed[i].Metrics[j])
 		}
 		if ok {
-			return old
+			return mean, perSeed
 		}
 	}
-	return nil
+	return replay.Metrics{}, nil
 }
 
 func asBefore(m replay.Metrics) replay.Metrics {

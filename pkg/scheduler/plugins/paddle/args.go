@@ -159,10 +159,10 @@ const (
 	DefaultSmallJobHeadroom = 0.2
 )
 
-// DefaultHeadroomPredictedAbove was chosen on the tuning windows by the
-// rule docs/benchmarks.md wrote before the sweep (docs/bench/
-// predicted-above-sweep: mean JCT 0.981x and 0.978x of holding every
-// whole-node gang, fewer free GPU-hours while jobs waited; 1h tied).
+// DefaultHeadroomPredictedAbove was chosen on the trace replay's tuning
+// windows by a rule written before its sweep (docs/benchmarks.md, "Rules
+// written before their sweeps"): a gang predicted to finish within it
+// gives its GPUs back before the small jobs it would delay wait long.
 const DefaultHeadroomPredictedAbove = 4 * time.Hour
 
 // DefaultArgs are used for every argument that is absent or invalid.

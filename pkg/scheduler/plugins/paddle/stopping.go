@@ -131,14 +131,15 @@ func (s *session) restartable(gang *api.JobInfo) func(*api.JobInfo) bool {
 	}
 }
 
-// stoppable is which jobs gang may stop this session (nil: none).
+// stoppable is which checkpointable jobs gang may stop this session (nil:
+// none): a starving gang, within the guards restartable checks.
 func (s *session) stoppable(gang *api.JobInfo) func(*api.JobInfo) bool {
 	if !s.args.PreemptCheckpointable || !s.starving(gang) {
 		return nil
 	}
-	waited := s.now().Sub(s.waitingSince(gang))
+	restartable := s.restartable(gang)
 	return func(job *api.JobInfo) bool {
-		c, ok := s.stopCosts[job.UID]
-		return ok && mayStop(waited, c)
+		_, checkpointable := s.stopCosts[job.UID]
+		return checkpointable && restartable(job)
 	}
 }
