@@ -214,15 +214,43 @@ func WindowRatio(p Paired, config string) Interval {
 // With AgainstBestSingle, single names the stock configuration chosen on
 // all windows.
 func GeoMeanRatio(ps []Paired, config string, against Against) (iv Interval, single string, skipped int) {
-	type window pickedWindow
-	at := func(ws []window) (float64, string) {
+	return geoMeanRatio(ps, config, against, nil)
+}
+
+// Target is a goal below a stock baseline that still leaves room above the
+// lower bound: on a window whose baseline is S and whose lower bound is L,
+// T = min(S, max(Shrink*S, (S+L)/2)): Shrink of the baseline where the
+// bound allows it, halfway to the bound where it does not, and never more
+// than the baseline. Bounds[k] is window k's bound (pairedOf's order).
+type Target struct {
+	Shrink float64
+	Bounds []float64
+}
+
+// of is the target for window k whose baseline is s (s itself without a
+// target; NaN without a bound, which leaves the window out).
+func (t *Target) of(k int, s float64) float64 {
+	if t == nil {
+		return s
+	}
+	if k >= len(t.Bounds) || math.IsNaN(t.Bounds[k]) {
+		return math.NaN()
+	}
+	return math.Min(s, math.Max(t.Shrink*s, (s+t.Bounds[k])/2))
+}
+
+// GeoMeanRatioToTarget is GeoMeanRatio against each window's target t
+// instead of its baseline.
+func GeoMeanRatioToTarget(ps []Paired, config string, against Against, t Target) (iv Interval, single string) {
+	iv, single, _ = geoMeanRatio(ps, config, against, &t)
+	return iv, single
+}
+
+func geoMeanRatio(ps []Paired, config string, against Against, target *Target) (iv Interval, single string, skipped int) {
+	at := func(ws []pickedWindow) (float64, string) {
 		chosen := ""
 		if against == AgainstBestSingle {
-			picked := make([]pickedWindow, len(ws))
-			for i, w := range ws {
-				picked[i] = pickedWindow(w)
-			}
-			chosen = bestSingle(picked)
+			chosen = bestSingle(ws)
 		}
 		logs, k := 0.0, 0
 		for _, w := range ws {
@@ -232,7 +260,7 @@ func GeoMeanRatio(ps []Paired, config string, against Against) (iv Interval, sin
 			} else {
 				_, base = w.p.bestStock(w.pick)
 			}
-			r := ratio(seedMean(w.p.Values[config], w.pick), base)
+			r := ratio(seedMean(w.p.Values[config], w.pick), target.of(w.k, base))
 			if math.IsNaN(r) {
 				continue
 			}
@@ -244,9 +272,9 @@ func GeoMeanRatio(ps []Paired, config string, against Against) (iv Interval, sin
 		}
 		return math.Exp(logs / float64(k)), chosen
 	}
-	full := make([]window, len(ps))
+	full := make([]pickedWindow, len(ps))
 	for i, p := range ps {
-		full[i] = window{p, allSeeds(len(p.Seeds))}
+		full[i] = pickedWindow{p: p, k: i, pick: allSeeds(len(p.Seeds))}
 		_, b := p.bestStock(full[i].pick)
 		if math.IsInf(b, 1) {
 			skipped++
@@ -255,10 +283,10 @@ func GeoMeanRatio(ps []Paired, config string, against Against) (iv Interval, sin
 	point, single := at(full)
 	rng := rand.New(rand.NewSource(bootstrapSeed))
 	iv = interval(point, func() float64 {
-		ws := make([]window, len(ps))
+		ws := make([]pickedWindow, len(ps))
 		for i := range ws {
-			p := ps[rng.Intn(len(ps))]
-			ws[i] = window{p, resample(rng, len(p.Seeds))}
+			k := rng.Intn(len(ps))
+			ws[i] = pickedWindow{p: ps[k], k: k, pick: resample(rng, len(ps[k].Seeds))}
 		}
 		r, _ := at(ws)
 		return r
@@ -289,9 +317,10 @@ func GeoMeanRatioTo(ps []Paired, config, baseline string) Interval {
 	return iv
 }
 
-// pickedWindow is a window and the seeds a resample picked.
+// pickedWindow is a window (ps[k]) and the seeds a resample picked.
 type pickedWindow struct {
 	p    Paired
+	k    int
 	pick []int
 }
 
@@ -325,7 +354,7 @@ func bestSingle(ws []pickedWindow) string {
 func BestSingle(ps []Paired) string {
 	ws := make([]pickedWindow, len(ps))
 	for i, p := range ps {
-		ws[i] = pickedWindow{p, allSeeds(len(p.Seeds))}
+		ws[i] = pickedWindow{p: p, k: i, pick: allSeeds(len(p.Seeds))}
 	}
 	return bestSingle(ws)
 }

@@ -190,3 +190,47 @@ func TestPoolRuns(t *testing.T) {
 		t.Errorf("paddle %+v", p)
 	}
 }
+
+// The target is f of the baseline where the bound leaves room, halfway to
+// the bound where it does not, never above the baseline; a window without
+// a bound is left out. The best single stock configuration is chosen as
+// for GeoMeanRatio, and the target taken below it.
+func TestGeoMeanRatioToTarget(t *testing.T) {
+	// Window a: S 10, L 9.8: (S+L)/2 = 9.9 > 0.95 S, so T = 9.9.
+	// Window b: S 10, L 0: T = 0.95 S = 9.5.
+	// Window c: a bound above the baseline cannot lift T above S.
+	ps := []Paired{
+		paired("a", map[string][]float64{"stock": {10, 10}, "stock-b": {11, 11}, "paddle": {9.9, 9.9}}),
+		paired("b", map[string][]float64{"stock": {10, 10}, "stock-b": {12, 12}, "paddle": {10, 10}}),
+		paired("c", map[string][]float64{"stock": {10, 10}, "stock-b": {9, 9}, "paddle": {9, 9}}),
+	}
+	bounds := []float64{9.8, 0, 20}
+	cases := []struct {
+		name    string
+		against Against
+		target  Target
+		point   float64
+		single  string
+	}{
+		{"per window", AgainstBestPerWindow, Target{Shrink: 0.95, Bounds: bounds}, math.Cbrt(1 * (10 / 9.5) * 1), ""},
+		// stock: geometric mean 10 against stock-b's (11*12*9)^(1/3) = 10.58.
+		{"best single", AgainstBestSingle, Target{Shrink: 0.95, Bounds: bounds}, math.Cbrt(1 * (10 / 9.5) * 0.9), "stock"},
+		{"shrink 1 is the baseline", AgainstBestPerWindow, Target{Shrink: 1, Bounds: bounds}, math.Cbrt(0.99 * 1 * 1), ""},
+		{"a window without a bound is left out", AgainstBestPerWindow, Target{Shrink: 0.95, Bounds: []float64{9.8, math.NaN(), 20}}, 1, ""},
+	}
+	for _, c := range cases {
+		iv, single := GeoMeanRatioToTarget(ps, "paddle", c.against, c.target)
+		if math.Abs(iv.Point-c.point) > 1e-9 {
+			t.Errorf("%s: %v, want %g", c.name, iv, c.point)
+		}
+		if single != c.single {
+			t.Errorf("%s: best single %q, want %q", c.name, single, c.single)
+		}
+		if iv.Lo > iv.Point || iv.Hi < iv.Point {
+			t.Errorf("%s: interval %v does not hold its point", c.name, iv)
+		}
+	}
+	if plain, _, _ := GeoMeanRatio(ps, "paddle", AgainstBestPerWindow); math.Abs(plain.Point-math.Cbrt(0.99*1*1)) > 1e-9 {
+		t.Errorf("GeoMeanRatio %v changed", plain)
+	}
+}

@@ -79,6 +79,7 @@ func (r *Report) writeVerdicts(b *strings.Builder) {
 				verdictCell(single), name, verdictCell(ref), boundRatio(ps, bounds, name))
 		}
 	}
+	r.writeTargets(b, groups)
 	r.writeVariantVerdicts(b, groups)
 	r.writeBeforeVerdicts(b, groups)
 	r.writePooled(b, groups)
@@ -99,6 +100,48 @@ func (r *Report) writeVerdicts(b *strings.Builder) {
 		}
 	}
 	w("\n")
+}
+
+// Targets below stock, per workload and figure: the share of the stock
+// baseline paddle is asked to reach where the lower bound leaves room
+// (replay.Target): issue 38's targets for the trace as it is (mean JCT) and
+// for the elastic and checkpoint workload (mean and p95 JCT).
+var (
+	traceTargets = []figureTarget{{replay.MeanJCTFigure, 0.95}}
+	flexTargets  = []figureTarget{{replay.MeanJCTFigure, 0.80}, {replay.P95JCTFigure, 0.95}}
+)
+
+type figureTarget struct {
+	figure replay.Figure
+	shrink float64
+}
+
+// writeTargets: paddle against targets below the best stock configuration
+// (per window and best single), T = min(S, max(shrink*S, (S+L)/2)) with L
+// the window's lower bound; at most 1 meets the target.
+func (r *Report) writeTargets(b *strings.Builder, groups []*verdictGroup) {
+	w := func(f string, a ...interface{}) { fmt.Fprintf(b, f, a...) }
+	w("\nAgainst targets below stock: on a window whose stock baseline is S and whose lower bound is L, the\n")
+	w("target is T = min(S, max(f S, (S + L) / 2)), f of the baseline where the bound leaves room, halfway to\n")
+	w("the bound where it does not. Paddle / T at most 1 meets it.\n\n")
+	w("| windows | node type | figure | f | paddle / T, best per window | paddle / T, best single (which) |\n|---|---|---|---|---|---|\n")
+	for _, g := range groups {
+		targets := traceTargets
+		if g.reps[0].Options.Flex.On() {
+			targets = flexTargets
+		}
+		for _, t := range targets {
+			ps, bounds := pairedOf(g.reps, t.figure)
+			if len(ps) == 0 {
+				continue
+			}
+			target := replay.Target{Shrink: t.shrink, Bounds: bounds}
+			oracle, _ := replay.GeoMeanRatioToTarget(ps, replay.Paddle, replay.AgainstBestPerWindow, target)
+			single, name := replay.GeoMeanRatioToTarget(ps, replay.Paddle, replay.AgainstBestSingle, target)
+			w("| %s (%d) | %s | %s | %.2f | %s | %s (%s) |\n", g.kind, len(ps), g.preset, t.figure.Name, t.shrink,
+				verdictCell(oracle), verdictCell(single), name)
+		}
+	}
 }
 
 // writeVariantVerdicts: every other paddle configuration the run replayed
