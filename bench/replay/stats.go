@@ -61,13 +61,20 @@ type Paired struct {
 	// never started.
 	Values map[string][]float64
 	Roles  map[string]Role
+	// Bound: the lower bound's figure on the window (one value: the bound
+	// has no seeds of its own, it is averaged over them); NaN when the
+	// report has none.
+	Bound float64
 }
 
-// PairedOf collects a figure of a report's seeds (PerSeed). A report saved
-// before seeds varied has none and gives an error.
+// PairedOf collects a figure of a report's seeds (PerSeed) and its lower
+// bound. A report saved before seeds varied has none and gives an error.
 func PairedOf(rep *Report, f Figure) (Paired, error) {
 	p := Paired{Window: fmt.Sprintf("%s %d+%d", rep.Options.Preset.Name, rep.Options.Start, rep.Options.Jobs),
-		Values: map[string][]float64{}, Roles: map[string]Role{}}
+		Values: map[string][]float64{}, Roles: map[string]Role{}, Bound: math.NaN()}
+	if lb, ok := rep.Get(LowerBound); ok {
+		p.Bound = f.Of(lb)
+	}
 	if len(rep.PerSeed) == 0 {
 		return p, fmt.Errorf("window %s: no per-seed figures (saved before seeds varied)", p.Window)
 	}
@@ -218,25 +225,21 @@ func GeoMeanRatio(ps []Paired, config string, against Against) (iv Interval, sin
 }
 
 // Target is a goal below a stock baseline that still leaves room above the
-// lower bound: on a window whose baseline is S and whose lower bound is L,
-// T = min(S, max(Shrink*S, (S+L)/2)): Shrink of the baseline where the
-// bound allows it, halfway to the bound where it does not, and never more
-// than the baseline. Bounds[k] is window k's bound (pairedOf's order).
+// lower bound: on a window whose baseline is S and whose lower bound is L
+// (Paired.Bound), T = min(S, max(Shrink*S, (S+L)/2)): Shrink of the
+// baseline where the bound allows it, halfway to the bound where it does
+// not, and never more than the baseline.
 type Target struct {
 	Shrink float64
-	Bounds []float64
 }
 
-// of is the target for window k whose baseline is s (s itself without a
+// of is the target on window p whose baseline is s (s itself without a
 // target; NaN without a bound, which leaves the window out).
-func (t *Target) of(k int, s float64) float64 {
+func (t *Target) of(p Paired, s float64) float64 {
 	if t == nil {
 		return s
 	}
-	if k >= len(t.Bounds) || math.IsNaN(t.Bounds[k]) {
-		return math.NaN()
-	}
-	return math.Min(s, math.Max(t.Shrink*s, (s+t.Bounds[k])/2))
+	return math.Min(s, math.Max(t.Shrink*s, (s+p.Bound)/2))
 }
 
 // GeoMeanRatioToTarget is GeoMeanRatio against each window's target t
@@ -260,7 +263,7 @@ func geoMeanRatio(ps []Paired, config string, against Against, target *Target) (
 			} else {
 				_, base = w.p.bestStock(w.pick)
 			}
-			r := ratio(seedMean(w.p.Values[config], w.pick), target.of(w.k, base))
+			r := ratio(seedMean(w.p.Values[config], w.pick), target.of(w.p, base))
 			if math.IsNaN(r) {
 				continue
 			}
@@ -274,7 +277,7 @@ func geoMeanRatio(ps []Paired, config string, against Against, target *Target) (
 	}
 	full := make([]pickedWindow, len(ps))
 	for i, p := range ps {
-		full[i] = pickedWindow{p: p, k: i, pick: allSeeds(len(p.Seeds))}
+		full[i] = pickedWindow{p, allSeeds(len(p.Seeds))}
 		_, b := p.bestStock(full[i].pick)
 		if math.IsInf(b, 1) {
 			skipped++
@@ -285,8 +288,8 @@ func geoMeanRatio(ps []Paired, config string, against Against, target *Target) (
 	iv = interval(point, func() float64 {
 		ws := make([]pickedWindow, len(ps))
 		for i := range ws {
-			k := rng.Intn(len(ps))
-			ws[i] = pickedWindow{p: ps[k], k: k, pick: resample(rng, len(ps[k].Seeds))}
+			p := ps[rng.Intn(len(ps))]
+			ws[i] = pickedWindow{p, resample(rng, len(p.Seeds))}
 		}
 		r, _ := at(ws)
 		return r
@@ -317,10 +320,9 @@ func GeoMeanRatioTo(ps []Paired, config, baseline string) Interval {
 	return iv
 }
 
-// pickedWindow is a window (ps[k]) and the seeds a resample picked.
+// pickedWindow is a window and the seeds a resample picked.
 type pickedWindow struct {
 	p    Paired
-	k    int
 	pick []int
 }
 
@@ -354,7 +356,7 @@ func bestSingle(ws []pickedWindow) string {
 func BestSingle(ps []Paired) string {
 	ws := make([]pickedWindow, len(ps))
 	for i, p := range ps {
-		ws[i] = pickedWindow{p: p, k: i, pick: allSeeds(len(p.Seeds))}
+		ws[i] = pickedWindow{p, allSeeds(len(p.Seeds))}
 	}
 	return bestSingle(ws)
 }
@@ -377,17 +379,17 @@ func interval(point float64, draw func() float64) Interval {
 }
 
 // BoundRatio is the geometric mean over windows of the lower bound's
-// figure (bounds[k], window ps[k]) over config's mean over seeds: how far
-// below that configuration no schedule can go. NaN when no window has both.
-func BoundRatio(ps []Paired, bounds []float64, config string) float64 {
+// figure (Paired.Bound) over config's mean over seeds: how far below that
+// configuration no schedule can go. NaN when no window has both.
+func BoundRatio(ps []Paired, config string) float64 {
 	logs, n := 0.0, 0
-	for k, p := range ps {
+	for _, p := range ps {
 		vs, ok := p.Values[config]
-		if !ok || k >= len(bounds) {
+		if !ok {
 			continue
 		}
-		if m := seedMean(vs, allSeeds(len(vs))); m > 0 && !math.IsInf(m, 1) && bounds[k] > 0 {
-			logs += math.Log(bounds[k] / m)
+		if m := seedMean(vs, allSeeds(len(vs))); m > 0 && !math.IsInf(m, 1) && p.Bound > 0 {
+			logs += math.Log(p.Bound / m)
 			n++
 		}
 	}

@@ -19,6 +19,16 @@ func paired(window string, values map[string][]float64) Paired {
 	return p
 }
 
+// withBounds is ps with window k's lower bound bounds[k].
+func withBounds(ps []Paired, bounds ...float64) []Paired {
+	out := make([]Paired, len(ps))
+	for k, p := range ps {
+		p.Bound = bounds[k]
+		out[k] = p
+	}
+	return out
+}
+
 func TestWindowRatio(t *testing.T) {
 	inf := math.Inf(1)
 	cases := []struct {
@@ -128,11 +138,11 @@ func TestPairedOf(t *testing.T) {
 // configuration's mean over seeds; none where no window has the
 // configuration.
 func TestBoundRatio(t *testing.T) {
-	ps := []Paired{paired("a", map[string][]float64{"stock": {8, 12}}), paired("b", map[string][]float64{"stock": {40, 40}})}
-	if got, want := BoundRatio(ps, []float64{5, 10}, "stock"), math.Sqrt(0.5*0.25); math.Abs(got-want) > 1e-12 {
+	ps := withBounds([]Paired{paired("a", map[string][]float64{"stock": {8, 12}}), paired("b", map[string][]float64{"stock": {40, 40}})}, 5, 10)
+	if got, want := BoundRatio(ps, "stock"), math.Sqrt(0.5*0.25); math.Abs(got-want) > 1e-12 {
 		t.Errorf("bound ratio %g, want %g", got, want)
 	}
-	if got := BoundRatio(ps, []float64{5, 10}, "paddle"); !math.IsNaN(got) {
+	if got := BoundRatio(ps, "paddle"); !math.IsNaN(got) {
 		t.Errorf("bound ratio of an absent configuration %g, want NaN", got)
 	}
 }
@@ -209,17 +219,18 @@ func TestGeoMeanRatioToTarget(t *testing.T) {
 		name    string
 		against Against
 		target  Target
+		bounds  []float64
 		point   float64
 		single  string
 	}{
-		{"per window", AgainstBestPerWindow, Target{Shrink: 0.95, Bounds: bounds}, math.Cbrt(1 * (10 / 9.5) * 1), ""},
+		{"per window", AgainstBestPerWindow, Target{Shrink: 0.95}, bounds, math.Cbrt(1 * (10 / 9.5) * 1), ""},
 		// stock: geometric mean 10 against stock-b's (11*12*9)^(1/3) = 10.58.
-		{"best single", AgainstBestSingle, Target{Shrink: 0.95, Bounds: bounds}, math.Cbrt(1 * (10 / 9.5) * 0.9), "stock"},
-		{"shrink 1 is the baseline", AgainstBestPerWindow, Target{Shrink: 1, Bounds: bounds}, math.Cbrt(0.99 * 1 * 1), ""},
-		{"a window without a bound is left out", AgainstBestPerWindow, Target{Shrink: 0.95, Bounds: []float64{9.8, math.NaN(), 20}}, 1, ""},
+		{"best single", AgainstBestSingle, Target{Shrink: 0.95}, bounds, math.Cbrt(1 * (10 / 9.5) * 0.9), "stock"},
+		{"shrink 1 is the baseline", AgainstBestPerWindow, Target{Shrink: 1}, bounds, math.Cbrt(0.99 * 1 * 1), ""},
+		{"a window without a bound is left out", AgainstBestPerWindow, Target{Shrink: 0.95}, []float64{9.8, math.NaN(), 20}, 1, ""},
 	}
 	for _, c := range cases {
-		iv, single := GeoMeanRatioToTarget(ps, "paddle", c.against, c.target)
+		iv, single := GeoMeanRatioToTarget(withBounds(ps, c.bounds...), "paddle", c.against, c.target)
 		if math.Abs(iv.Point-c.point) > 1e-9 {
 			t.Errorf("%s: %v, want %g", c.name, iv, c.point)
 		}

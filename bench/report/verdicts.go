@@ -64,7 +64,7 @@ func (r *Report) writeVerdicts(b *strings.Builder) {
 	w("|---|---|---|---|---|---|---|\n")
 	for _, g := range groups {
 		for _, f := range []replay.Figure{replay.MeanJCTFigure, replay.P95JCTFigure} {
-			ps, bounds := pairedOf(g.reps, f)
+			ps := pairedOf(g.reps, f)
 			if len(ps) == 0 {
 				continue
 			}
@@ -76,7 +76,7 @@ func (r *Report) writeVerdicts(b *strings.Builder) {
 				note = fmt.Sprintf(" (%d windows without a baseline left out)", skipped)
 			}
 			w("| %s (%d) | %s | %s | %s | %s (%s) | %s | %s |\n", g.kind, len(ps), g.preset, f.Name, verdictCell(oracle)+note,
-				verdictCell(single), name, verdictCell(ref), boundRatio(ps, bounds, name))
+				verdictCell(single), name, verdictCell(ref), boundRatio(ps, name))
 		}
 	}
 	r.writeTargets(b, groups)
@@ -131,11 +131,11 @@ func (r *Report) writeTargets(b *strings.Builder, groups []*verdictGroup) {
 			targets = flexTargets
 		}
 		for _, t := range targets {
-			ps, bounds := pairedOf(g.reps, t.figure)
+			ps := pairedOf(g.reps, t.figure)
 			if len(ps) == 0 {
 				continue
 			}
-			target := replay.Target{Shrink: t.shrink, Bounds: bounds}
+			target := replay.Target{Shrink: t.shrink}
 			oracle, _ := replay.GeoMeanRatioToTarget(ps, replay.Paddle, replay.AgainstBestPerWindow, target)
 			single, name := replay.GeoMeanRatioToTarget(ps, replay.Paddle, replay.AgainstBestSingle, target)
 			w("| %s (%d) | %s | %s | %.2f | %s | %s (%s) |\n", g.kind, len(ps), g.preset, t.figure.Name, t.shrink,
@@ -161,8 +161,8 @@ func (r *Report) writeVariantVerdicts(b *strings.Builder, groups []*verdictGroup
 	}
 	fmt.Fprintf(b, "\n| windows | node type | variant | variant / paddle, mean JCT | p95 JCT |\n|---|---|---|---|---|\n")
 	for _, g := range groups {
-		mean, _ := pairedOf(g.reps, replay.MeanJCTFigure)
-		p95, _ := pairedOf(g.reps, replay.P95JCTFigure)
+		mean := pairedOf(g.reps, replay.MeanJCTFigure)
+		p95 := pairedOf(g.reps, replay.P95JCTFigure)
 		for _, v := range variants {
 			fmt.Fprintf(b, "| %s (%d) | %s | %s | %s | %s |\n", g.kind, len(mean), g.preset, v,
 				verdictCell(replay.GeoMeanRatioTo(mean, v, replay.Paddle)), verdictCell(replay.GeoMeanRatioTo(p95, v, replay.Paddle)))
@@ -175,8 +175,8 @@ func (r *Report) writeVariantVerdicts(b *strings.Builder, groups []*verdictGroup
 func (r *Report) writeBeforeVerdicts(b *strings.Builder, groups []*verdictGroup) {
 	header := false
 	for _, g := range groups {
-		mean, _ := pairedOf(g.reps, replay.MeanJCTFigure)
-		p95, _ := pairedOf(g.reps, replay.P95JCTFigure)
+		mean := pairedOf(g.reps, replay.MeanJCTFigure)
+		p95 := pairedOf(g.reps, replay.P95JCTFigure)
 		mean, p95 = withConfig(mean, PaddleBefore), withConfig(p95, PaddleBefore)
 		if len(mean) == 0 {
 			continue
@@ -215,26 +215,21 @@ func withConfig(ps []replay.Paired, config string) []replay.Paired {
 	return slices.DeleteFunc(ps, func(p replay.Paired) bool { _, ok := p.Values[config]; return !ok })
 }
 
-// pairedOf is every window's figure per configuration and seed, and the
-// lower bound's figure per window (one value: the bound has no seeds of
-// its own, it is averaged over them).
-func pairedOf(reps []*replay.Report, f replay.Figure) ([]replay.Paired, []float64) {
+// pairedOf is every window's figure per configuration and seed, with its
+// lower bound.
+func pairedOf(reps []*replay.Report, f replay.Figure) []replay.Paired {
 	var ps []replay.Paired
-	var bounds []float64
 	for _, rep := range reps {
-		p, err := replay.PairedOf(rep, f)
-		if err != nil {
-			continue
+		if p, err := replay.PairedOf(rep, f); err == nil {
+			ps = append(ps, p)
 		}
-		lb, _ := rep.Get(replay.LowerBound)
-		ps, bounds = append(ps, p), append(bounds, f.Of(lb))
 	}
-	return ps, bounds
+	return ps
 }
 
 // boundRatio is replay.BoundRatio as a table cell.
-func boundRatio(ps []replay.Paired, bounds []float64, config string) string {
-	if r := replay.BoundRatio(ps, bounds, config); !math.IsNaN(r) {
+func boundRatio(ps []replay.Paired, config string) string {
+	if r := replay.BoundRatio(ps, config); !math.IsNaN(r) {
 		return fmt.Sprintf("%.2f", r)
 	}
 	return "-"

@@ -295,7 +295,6 @@ type window struct {
 	first, last  float64
 	rep          *replay.Report
 	mean, p95    replay.Paired
-	bound        replay.Metrics
 	choosingPart bool
 }
 
@@ -435,7 +434,6 @@ func (p *runPlan) run(ctx context.Context) error {
 		if w.p95, err = replay.PairedOf(rep, replay.P95JCTFigure); err != nil {
 			return err
 		}
-		w.bound, _ = rep.Get(replay.LowerBound)
 	}
 	fmt.Fprintf(p.stderr, "replayed %d windows x %d seeds in %s\n", len(ws), p.seeds, time.Since(prog.began).Round(time.Second))
 
@@ -580,7 +578,7 @@ func (p *runPlan) choose(ws []*window) choice {
 	fmt.Fprintln(tw)
 	tw.Flush()
 	ref, _, _ := replay.GeoMeanRatio(mean, replay.Clairvoyant, replay.AgainstBestSingle)
-	fmt.Fprintf(out, "reference / best single stock: %s; lower bound / best single stock: %s\n", cell(ref), boundRatio(ws, single, replay.MeanJCTFigure))
+	fmt.Fprintf(out, "reference / best single stock: %s; lower bound / best single stock: %s\n", cell(ref), boundRatio(mean, single))
 	fmt.Fprintf(out, "chosen: %s (%s), the lowest geometric mean against the best single stock configuration\n\n", best.name, best.settings)
 	return best
 }
@@ -619,7 +617,7 @@ func (p *runPlan) judge(ws []*window, c choice) {
 	fmt.Fprintf(tw, "geometric mean / best stock per window (oracle)\t\t%s\t%s\n", cell(oMean), cell(oP95))
 	fmt.Fprintf(tw, "geometric mean / best single stock (mean: %s, p95: %s)\t\t%s\t%s\n", singleMean, singleP95, cell(sMean), cell(sP95))
 	fmt.Fprintf(tw, "reference / best single stock\t\t%s\t%s\n", cell(rMean), cell(rP95))
-	fmt.Fprintf(tw, "lower bound / best single stock\t\t%s\t%s\n", boundRatio(ws, singleMean, replay.MeanJCTFigure), boundRatio(ws, singleP95, replay.P95JCTFigure))
+	fmt.Fprintf(tw, "lower bound / best single stock\t\t%s\t%s\n", boundRatio(mean, singleMean), boundRatio(p95, singleP95))
 	tw.Flush()
 	if skipped > 0 {
 		fmt.Fprintf(out, "(%d judging windows where no stock configuration started every job under every seed are left out)\n", skipped)
@@ -686,16 +684,10 @@ func pairedOf(ws []*window, f func(*window) replay.Paired) []replay.Paired {
 	return out
 }
 
-// boundRatio is replay.BoundRatio over the windows, as a table cell.
-func boundRatio(ws []*window, config string, f replay.Figure) string {
-	ps, bounds := make([]replay.Paired, len(ws)), make([]float64, len(ws))
-	for k, w := range ws {
-		ps[k], bounds[k] = w.mean, f.Of(w.bound)
-		if f.Name == replay.P95JCTFigure.Name {
-			ps[k] = w.p95
-		}
-	}
-	if r := replay.BoundRatio(ps, bounds, config); !math.IsNaN(r) {
+// boundRatio is replay.BoundRatio over the windows' figure (their mean or
+// p95 JCT), as a table cell.
+func boundRatio(ps []replay.Paired, config string) string {
+	if r := replay.BoundRatio(ps, config); !math.IsNaN(r) {
 		return fmt.Sprintf("%.3f", r)
 	}
 	return "-"
